@@ -1,0 +1,529 @@
+"""The run log: an MCAP file with one tree snapshot per tick and the backend's streams.
+
+Written by :class:`RunLogger` (a :class:`~py_trees_manipulation.observers.RunObserver`) and read
+back by :func:`read_run_log`. MCAP (https://mcap.dev) is the container; every message is
+JSON-encoded (``message_encoding = "json"``) and every channel carries a JSON Schema
+(``schema encoding = "jsonschema"``), so the file opens in Foxglove and in any MCAP reader.
+See ``docs/run_log.md`` for the same description with examples.
+
+Time: a message's ``log_time`` and ``publish_time`` are the **backend clock** (sim time, seconds
+since the backend started) in integer nanoseconds; the wall-clock start is in ``/run/metadata``.
+Messages are written in tick order; within a tick: events, telemetry, then the snapshot.
+
+Channels:
+
+``/run/metadata`` (schema ``ptm.RunMetadata``), once, at ``on_start``:
+    ``{"source": task file or "<memory>", "extra": {seed, args, overrides...},
+    "backend": class name, "started_wall_iso": ISO 8601 UTC, "format_version": 1,
+    "py_trees_manipulation_version": "0.1.0"}``. The same fields (as strings) are also stored
+    as the MCAP metadata record ``run``.
+``/tree/snapshot`` (schema ``ptm.TreeSnapshot``), once per tick:
+    the py_trees_js-style snapshot of :mod:`py_trees_manipulation.viewer.snapshot`.
+``/events`` (schema ``ptm.Event``), one message per entry appended to ``RunState.events``:
+    ``{"time_s", "source", "text", "tick", ...any extra keys of the event}``.
+``/telemetry/<name>`` (schema ``ptm.Telemetry.<name>``), once per tick per stream that
+    ``backend.telemetry()`` returns, e.g. ``/telemetry/gripper/panda``:
+    ``{"time_s", "tick", ...the stream's fields}``; poses appear as
+    ``{"position": [x, y, z] (m), "orientation": [w, x, y, z]}``. The schema is inferred from the
+    stream's first sample (a field's JSON type) and allows further fields.
+``/summary`` (schema ``ptm.RunSummary``), once, at ``on_end`` (or when the log is closed without
+    ``on_end``): the runner's summary plus ``"ticks"``, ``"time_s"``, ``"wall_time_s"`` and
+    ``"closed_by"`` (``"on_end"``, ``"close"``, or ``"finaliser"`` when the process exited or the
+    logger was dropped without ``on_end``).
+
+Robustness: ``on_end`` always finishes the file (summary, index, footer). If it is never called,
+a ``weakref.finalize`` hook (run at interpreter exit and when the logger is garbage collected)
+finishes it. The writer is flushed every ``flush_interval_s`` of wall time, so even a killed
+process leaves every chunk but the last readable: :func:`read_run_log` reads an unfinished file
+up to the damage and reports ``complete=False``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import logging
+import struct
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Optional, Union
+
+import numpy as np
+from mcap.exceptions import InvalidMagic, McapError
+from mcap.records import Channel, Footer, Message, Metadata, Schema
+from mcap.stream_reader import StreamReader
+from mcap.writer import CompressionType, Writer
+
+from py_trees_manipulation import __version__
+from py_trees_manipulation.viewer.snapshot import SnapshotBuilder, shared_builder, to_jsonable
+
+logger = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+PROFILE = "ptm"
+
+TOPIC_METADATA = "/run/metadata"
+TOPIC_SNAPSHOT = "/tree/snapshot"
+TOPIC_EVENTS = "/events"
+TOPIC_SUMMARY = "/summary"
+TELEMETRY_PREFIX = "/telemetry/"
+
+_SCHEMA_URI = "https://json-schema.org/draft/2020-12/schema"
+
+SNAPSHOT_SCHEMA: dict[str, Any] = {
+    "$schema": _SCHEMA_URI,
+    "title": "ptm.TreeSnapshot",
+    "description": "py_trees_js-style behaviour tree snapshot (py_trees_manipulation.viewer.snapshot)",
+    "type": "object",
+    "required": ["timestamp", "tick", "behaviours", "root"],
+    "properties": {
+        "timestamp": {"type": "number", "description": "backend clock, s"},
+        "tick": {"type": "integer"},
+        "changed": {"type": "string", "enum": ["true", "false"]},
+        "root": {"type": "string"},
+        "visited_path": {"type": "array", "items": {"type": "string"}},
+        "behaviours": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "required": ["id", "name", "status"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "name": {"type": "string"},
+                    "status": {"type": "string", "enum": ["INVALID", "FAILURE", "RUNNING", "SUCCESS"]},
+                    "colour": {"type": "string"},
+                    "children": {"type": "array", "items": {"type": "string"}},
+                    "details": {"type": "string"},
+                    "data": {"type": "object"},
+                    "type": {"type": "string"},
+                    "class_name": {"type": "string"},
+                    "parent": {"type": ["string", "null"]},
+                    "visited": {"type": "boolean"},
+                    "is_active": {"type": "boolean"},
+                    "parameters": {"type": "object"},
+                },
+            },
+        },
+        "blackboard": {
+            "type": "object",
+            "properties": {
+                "behaviours": {"type": "object"},
+                "data": {"type": "object", "additionalProperties": {"type": "string"}},
+                "values": {"type": "object"},
+                "clients": {"type": "object"},
+            },
+        },
+        "activity": {"type": "array", "items": {"type": "string"}},
+        "activity_items": {"type": "array", "items": {"type": "object"}},
+    },
+}
+
+EVENT_SCHEMA: dict[str, Any] = {
+    "$schema": _SCHEMA_URI,
+    "title": "ptm.Event",
+    "type": "object",
+    "required": ["time_s", "text"],
+    "properties": {
+        "time_s": {"type": "number", "description": "backend clock, s"},
+        "tick": {"type": "integer"},
+        "source": {"type": "string"},
+        "text": {"type": "string"},
+    },
+}
+
+METADATA_SCHEMA: dict[str, Any] = {
+    "$schema": _SCHEMA_URI,
+    "title": "ptm.RunMetadata",
+    "type": "object",
+    "properties": {
+        "source": {"type": "string"},
+        "extra": {"type": "object"},
+        "backend": {"type": "string"},
+        "started_wall_iso": {"type": "string"},
+        "format_version": {"type": "integer"},
+        "py_trees_manipulation_version": {"type": "string"},
+    },
+}
+
+SUMMARY_SCHEMA: dict[str, Any] = {
+    "$schema": _SCHEMA_URI,
+    "title": "ptm.RunSummary",
+    "type": "object",
+    "properties": {
+        "outcome": {"type": "string"},
+        "ticks": {"type": "integer"},
+        "time_s": {"type": "number"},
+        "wall_time_s": {"type": "number"},
+        "closed_by": {"type": "string", "enum": ["on_end", "close", "finaliser"]},
+    },
+}
+
+_POSE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "position": {"type": "array", "items": {"type": "number"}, "description": "m"},
+        "orientation": {"type": "array", "items": {"type": "number"}, "description": "w, x, y, z"},
+    },
+}
+
+
+def _json_type_schema(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"type": "boolean"}
+    if isinstance(value, int):
+        return {"type": "integer"}
+    if isinstance(value, float):
+        return {"type": "number"}
+    if isinstance(value, str):
+        return {"type": "string"}
+    if isinstance(value, list):
+        items = _json_type_schema(value[0]) if value else {}
+        return {"type": "array", "items": items}
+    if isinstance(value, dict):
+        if set(value) == {"position", "orientation"}:
+            return dict(_POSE_SCHEMA)
+        return {"type": "object", "properties": {k: _json_type_schema(v) for k, v in value.items()}}
+    return {}
+
+
+def telemetry_schema(name: str, sample: dict[str, Any]) -> dict[str, Any]:
+    """JSON Schema of the ``/telemetry/<name>`` channel, inferred from a JSON-able first sample."""
+    props = {"time_s": {"type": "number", "description": "backend clock, s"}, "tick": {"type": "integer"}}
+    props.update({k: _json_type_schema(v) for k, v in sample.items() if k not in props})
+    return {
+        "$schema": _SCHEMA_URI,
+        "title": f"ptm.Telemetry.{name}",
+        "type": "object",
+        "properties": props,
+        "additionalProperties": True,
+    }
+
+
+def _ns(time_s: float) -> int:
+    return max(0, int(round(float(time_s) * 1e9)))
+
+
+def _dumps(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+class _Sink:
+    """The open writer and what is needed to finish it; shared with the finaliser."""
+
+    def __init__(self, path: Path, compression: CompressionType, chunk_size: int) -> None:
+        self.path = path
+        self.file: IO[bytes] = open(path, "wb")
+        self.writer = Writer(self.file, compression=compression, chunk_size=chunk_size)
+        self.writer.start(profile=PROFILE, library=f"py_trees_manipulation {__version__}")
+        self.lock = threading.Lock()
+        self.closed = False
+        self.tick = 0
+        self.time_s = 0.0
+        self.t0_wall = time.monotonic()
+        self.summary_channel: Optional[int] = None
+
+    def close(self, summary: Optional[dict[str, Any]], closed_by: str) -> None:
+        with self.lock:
+            if self.closed:
+                return
+            self.closed = True
+            try:
+                if self.summary_channel is not None:
+                    body = dict(summary or {"outcome": "UNKNOWN", "reason": "logger closed without on_end"})
+                    body.setdefault("ticks", self.tick)
+                    body.setdefault("time_s", self.time_s)
+                    body["wall_time_s"] = time.monotonic() - self.t0_wall
+                    body["closed_by"] = closed_by
+                    t = _ns(self.time_s)
+                    self.writer.add_message(self.summary_channel, t, _dumps(to_jsonable(body)), t)
+                self.writer.finish()
+            finally:
+                self.file.close()
+
+
+class RunLogger:
+    """Run observer writing the MCAP run log (channels in the module docstring).
+
+    Args:
+        path: output file (``.mcap``); parent directories are created. Overwritten if present.
+        snapshots: write ``/tree/snapshot`` every tick (the viewer's replay needs it).
+        telemetry: write ``/telemetry/<name>`` from ``RunState.telemetry()``.
+        flush_interval_s: wall-clock seconds between flushes of the writer (each flush closes a
+            compressed chunk; smaller means less lost if the process is killed, larger files).
+        compression: ``"zstd"`` (default), ``"lz4"`` or ``"none"``.
+        metadata: extra fields merged into ``/run/metadata`` ``extra`` (e.g. the CLI arguments).
+
+    The observer never raises out of its hooks: an error is logged once, kept in ``errors`` and
+    logging stops; ``on_end`` still tries to finish the file.
+    """
+
+    def __init__(
+        self,
+        path: Union[str, Path],
+        *,
+        snapshots: bool = True,
+        telemetry: bool = True,
+        flush_interval_s: float = 1.0,
+        compression: str = "zstd",
+        metadata: Optional[dict[str, Any]] = None,
+    ) -> None:
+        self.path = Path(path)
+        self.snapshots = snapshots
+        self.telemetry = telemetry
+        self.flush_interval_s = flush_interval_s
+        self.compression = {"zstd": CompressionType.ZSTD, "lz4": CompressionType.LZ4,
+                            "none": CompressionType.NONE}[compression]
+        self.metadata = dict(metadata or {})
+        self.errors: list[str] = []
+        self._sink: Optional[_Sink] = None
+        self._finalizer: Optional[weakref.finalize] = None
+        self._channels: dict[str, int] = {}
+        self._events_seen = 0
+        self._builder: Optional[SnapshotBuilder] = None
+        self._last_flush = 0.0
+        self._failed = False
+
+    # -- observer hooks ----------------------------------------------------------------------
+    def on_start(self, run: Any) -> None:
+        try:
+            self._open()
+            assert self._sink is not None
+            if self.snapshots:
+                self._builder = shared_builder(run.tree)
+            extra = dict(run.extra)
+            extra.update(self.metadata)
+            meta = {
+                "source": str(run.source),
+                "extra": to_jsonable(extra),
+                "backend": type(run.backend).__name__,
+                "started_wall_iso": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                "format_version": FORMAT_VERSION,
+                "py_trees_manipulation_version": __version__,
+            }
+            w = self._sink.writer
+            w.add_metadata("run", {k: v if isinstance(v, str) else json.dumps(v) for k, v in meta.items()})
+            t = _ns(run.time_s)
+            w.add_message(self._channels[TOPIC_METADATA], t, _dumps(meta), t)
+            self._sink.time_s = float(run.time_s)
+            self._events_seen = 0
+            self._write_events(run)
+        except Exception as exc:  # noqa: BLE001 - observers must not raise
+            self._fail(exc)
+
+    def on_tick(self, run: Any) -> None:
+        if self._failed or self._sink is None or self._sink.closed:
+            return
+        try:
+            sink = self._sink
+            sink.tick, sink.time_s = int(run.tick), float(run.time_s)
+            t = _ns(run.time_s)
+            w = sink.writer
+            self._write_events(run)
+            if self.telemetry:
+                for name, values in run.telemetry().items():
+                    body = {"time_s": float(run.time_s), "tick": int(run.tick)}
+                    body.update(to_jsonable(values))
+                    chan = self._channels.get(TELEMETRY_PREFIX + name)
+                    if chan is None:
+                        chan = self._register(TELEMETRY_PREFIX + name, telemetry_schema(name, body))
+                    w.add_message(chan, t, _dumps(body), t)
+            if self.snapshots:
+                if self._builder is None:
+                    self._builder = shared_builder(run.tree)
+                snap = self._builder.build(tick=run.tick, timestamp=run.time_s)
+                w.add_message(self._channels[TOPIC_SNAPSHOT], t, _dumps(snap), t, sequence=int(run.tick))
+            now = time.monotonic()
+            if now - self._last_flush >= self.flush_interval_s:
+                w.flush()
+                self._last_flush = now
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+
+    def on_end(self, run: Any, summary: dict[str, Any]) -> None:
+        if self._sink is None:
+            return
+        try:
+            if not self._failed and not self._sink.closed:
+                self._sink.tick, self._sink.time_s = int(run.tick), float(run.time_s)
+                self._write_events(run)
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+        self._close(summary, "on_end")
+
+    # -- other API ---------------------------------------------------------------------------
+    def close(self, summary: Optional[dict[str, Any]] = None) -> None:
+        """Finish the file now (idempotent); ``on_end`` does this for a normal run."""
+        self._close(summary, "close")
+
+    @property
+    def closed(self) -> bool:
+        return self._sink is None or self._sink.closed
+
+    # -- internals ---------------------------------------------------------------------------
+    def _open(self) -> None:
+        if self._sink is not None and not self._sink.closed:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._channels = {}
+        self._sink = _Sink(self.path, self.compression, chunk_size=512 * 1024)
+        self._finalizer = weakref.finalize(self, _Sink.close, self._sink, None, "finaliser")
+        self._register(TOPIC_METADATA, METADATA_SCHEMA)
+        self._register(TOPIC_EVENTS, EVENT_SCHEMA)
+        if self.snapshots:
+            self._register(TOPIC_SNAPSHOT, SNAPSHOT_SCHEMA)
+        self._sink.summary_channel = self._register(TOPIC_SUMMARY, SUMMARY_SCHEMA)
+        self._last_flush = time.monotonic()
+
+    def _register(self, topic: str, schema: dict[str, Any]) -> int:
+        assert self._sink is not None
+        w = self._sink.writer
+        sid = w.register_schema(name=schema["title"], encoding="jsonschema", data=_dumps(schema))
+        cid = w.register_channel(topic=topic, message_encoding="json", schema_id=sid)
+        self._channels[topic] = cid
+        return cid
+
+    def _write_events(self, run: Any) -> None:
+        assert self._sink is not None
+        events = run.events
+        if self._events_seen > len(events):  # the list was replaced or cleared
+            self._events_seen = 0
+        for ev in events[self._events_seen:]:
+            body = {"time_s": float(run.time_s), "source": "", "text": "", "tick": int(run.tick)}
+            body.update(to_jsonable(dict(ev)))
+            t = _ns(body["time_s"] if isinstance(body["time_s"], (int, float)) else run.time_s)
+            self._sink.writer.add_message(self._channels[TOPIC_EVENTS], t, _dumps(body), t)
+        self._events_seen = len(events)
+
+    def _fail(self, exc: BaseException) -> None:
+        msg = f"{type(exc).__name__}: {exc}"
+        self.errors.append(msg)
+        if not self._failed:
+            logger.warning("run log %s: logging stopped after error: %s", self.path, msg)
+        self._failed = True
+
+    def _close(self, summary: Optional[dict[str, Any]], closed_by: str) -> None:
+        if self._sink is None:
+            return
+        try:
+            self._sink.close(summary, closed_by)
+        except Exception as exc:  # noqa: BLE001
+            self._fail(exc)
+        if self._finalizer is not None:
+            self._finalizer.detach()
+
+
+# ------------------------------------------------------------------------------------------
+# Reading
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RunLog:
+    """A run log read back (see :func:`read_run_log`).
+
+    Attributes:
+        path: the file.
+        metadata: the ``/run/metadata`` message (``{}`` if missing).
+        snapshots: ``/tree/snapshot`` messages in tick order (empty if not requested).
+        telemetry: stream name (without ``/telemetry/``) -> list of samples in tick order.
+        events: ``/events`` messages in order.
+        summary: the ``/summary`` message, or ``None`` if the file was never finished.
+        complete: True if the file ends with a valid MCAP footer.
+        error: why reading stopped early (``complete=False``), else ``None``.
+    """
+
+    path: Path
+    metadata: dict[str, Any] = field(default_factory=dict)
+    snapshots: list[dict[str, Any]] = field(default_factory=list)
+    telemetry: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    summary: Optional[dict[str, Any]] = None
+    complete: bool = False
+    error: Optional[str] = None
+
+    def series(self, stream: str, field_name: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(time_s (n,), values (n, ...))`` of one telemetry field; samples missing it are skipped.
+
+        Raises:
+            KeyError: unknown stream, or no sample has the field.
+        """
+        samples = [s for s in self.telemetry[stream] if field_name in s and s[field_name] is not None]
+        if not samples:
+            raise KeyError(f"telemetry stream {stream!r} has no field {field_name!r}")
+        t = np.array([s["time_s"] for s in samples], dtype=np.float64)
+        return t, np.array([s[field_name] for s in samples])
+
+    def pose_series(self, stream: str, field_name: str = "pose") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(time_s (n,), positions (n, 3) m, quaternions (n, 4) w, x, y, z)`` of a pose field."""
+        samples = [s for s in self.telemetry[stream] if isinstance(s.get(field_name), dict)]
+        if not samples:
+            raise KeyError(f"telemetry stream {stream!r} has no pose field {field_name!r}")
+        t = np.array([s["time_s"] for s in samples], dtype=np.float64)
+        p = np.array([s[field_name]["position"] for s in samples], dtype=np.float64)
+        q = np.array([s[field_name]["orientation"] for s in samples], dtype=np.float64)
+        return t, p, q
+
+
+def read_run_log(path: Union[str, Path], *, snapshots: bool = True) -> RunLog:
+    """Read a run log written by :class:`RunLogger`, finished or not.
+
+    Args:
+        path: the ``.mcap`` file.
+        snapshots: decode ``/tree/snapshot`` messages (skip them for plots: much faster).
+
+    Returns:
+        A :class:`RunLog`. An unfinished or truncated file yields what precedes the damage, with
+        ``complete=False`` and ``error`` set.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: the file is not an MCAP file at all.
+    """
+    path = Path(path)
+    log = RunLog(path=path)
+    schemas: dict[int, Schema] = {}
+    channels: dict[int, Channel] = {}
+    with open(path, "rb") as f:
+        try:
+            reader = StreamReader(f, skip_magic=False)
+            for record in reader.records:
+                if isinstance(record, Schema):
+                    schemas[record.id] = record
+                elif isinstance(record, Channel):
+                    channels[record.id] = record
+                elif isinstance(record, Message):
+                    chan = channels.get(record.channel_id)
+                    if chan is None:
+                        continue
+                    topic = chan.topic
+                    if topic == TOPIC_SNAPSHOT and not snapshots:
+                        continue
+                    body = json.loads(record.data)
+                    if topic == TOPIC_SNAPSHOT:
+                        log.snapshots.append(body)
+                    elif topic.startswith(TELEMETRY_PREFIX):
+                        log.telemetry.setdefault(topic[len(TELEMETRY_PREFIX):], []).append(body)
+                    elif topic == TOPIC_EVENTS:
+                        log.events.append(body)
+                    elif topic == TOPIC_SUMMARY:
+                        log.summary = body
+                    elif topic == TOPIC_METADATA:
+                        log.metadata = body
+                elif isinstance(record, Metadata):
+                    pass
+                elif isinstance(record, Footer):
+                    log.complete = True
+        except InvalidMagic as exc:
+            raise ValueError(f"{path} is not an MCAP file: {exc}") from exc
+        except McapError as exc:
+            log.error = f"{type(exc).__name__}: {exc}"
+        except (struct.error, EOFError, ValueError, OSError) as exc:
+            log.error = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - e.g. a zstd error in a truncated chunk
+            log.error = f"{type(exc).__name__}: {exc}"
+    if not log.complete and log.error is None:
+        log.error = "file ends without an MCAP footer (run log not finished)"
+    return log

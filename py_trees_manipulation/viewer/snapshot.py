@@ -1,0 +1,458 @@
+"""Tree snapshots: one JSON-serialisable dict per tick, in the py_trees_js field names.
+
+The py_trees_js viewer (splintered-reality/py_trees_js, ``render_tree({tree})``) consumes a JSON
+tree with no published schema. We produce a documented **superset** of it, so a snapshot can be fed
+to py_trees_js unchanged, to our own page (:mod:`py_trees_manipulation.viewer.server`), and into the
+run log (:mod:`py_trees_manipulation.viewer.runlog`, channel ``/tree/snapshot``).
+
+Snapshot (top level)::
+
+    {
+      "timestamp": 1.2,            # number: backend clock at the end of the tick, seconds
+      "tick": 36,                  # ours: ticks done so far (1 after the first tick)
+      "changed": "true",           # py_trees_js: "true"/"false" (string!) - statuses, visited path
+                                   #   or blackboard writes differ from the previous snapshot
+      "root": "<id>",              # ours: id of the root behaviour
+      "behaviours": {"<id>": behaviour, ...},
+      "visited_path": ["<id>", ...],   # ids ticked this tick, in the order their ticks ended
+                                       #   (children before parents, as py_trees yields them)
+      "blackboard": {
+        "behaviours": {"<id>": {"<key>": "r" | "w" | "x"}},   # py_trees_js: access per behaviour
+        "data": {"<key>": "<value as short text>"},           # py_trees_js: value strings
+        "values": {"<key>": <JSON value>},                    # ours: the value itself (see below)
+        "clients": {"<key>": {"read": [names], "write": [names], "exclusive": [names]}}  # ours
+      },
+      "activity": ["<html string>", ...],   # py_trees_js: blackboard activity since the last snapshot
+      "activity_items": [                   # ours: the same, structured
+        {"key", "client_name", "client_id", "activity_type", "previous_value", "current_value"}
+      ]
+    }
+
+Behaviour::
+
+    {
+      "id": "<uuid string>", "name": "Grasp",
+      "status": "SUCCESS" | "FAILURE" | "RUNNING" | "INVALID",
+      "colour": "#FFA500",          # by kind: Sequence #FFA500, Selector #00FFFF, Parallel #FFFF00,
+                                    #   Decorator #DDDDDD, Behaviour #555555 (the py_trees_ros colours)
+      "children": ["<id>", ...],
+      "details": "tcp 0.034 m from target",   # the feedback message
+      "data": {"Class": "py_trees.composites.Sequence", "Type": "Sequence",
+               "Feedback": "...", "Parameters": {...}, "Blackboard": ["r: /grasp_pose", ...]},
+      # ours (also readable by py_trees_js, which ignores unknown fields):
+      "type": "Sequence" | "Selector" | "Parallel" | "Decorator" | "Behaviour",
+      "class_name": "py_trees.composites.Sequence",
+      "parent": "<id>" | null, "visited": true, "is_active": true,
+      "parameters": {...}             # constructor-level parameters, JSON values
+    }
+
+Parameters: a behaviour that has a ``parameters`` mapping attribute (as the YAML loader may set)
+reports it; otherwise its public instance attributes with simple values (numbers, strings, bools,
+short numeric lists, poses), minus py_trees' own bookkeeping. Composites report ``memory``;
+Parallel reports ``policy`` and ``synchronise``.
+
+JSON values (:func:`to_jsonable`): numpy arrays become lists, numpy scalars numbers, a ``(4, 4)``
+homogeneous transform becomes ``{"position": [x, y, z], "orientation": [w, x, y, z]}``
+(:func:`py_trees_manipulation.geometry.poses.pose_to_spec`), enums their name, dataclasses dicts,
+NaN and infinities ``null`` (JSON has neither), anything else its ``repr`` (cut at 200 characters).
+
+The activity stream: :class:`SnapshotBuilder` enables the py_trees blackboard activity stream and,
+as py_trees_ros does, clears it after reading each tick's items, so the stream never reaches its
+size limit (py_trees' ``ActivityStream.push`` then drops the newest item instead of the oldest).
+Several observers of one tree share one builder (:func:`shared_builder`), which builds each tick's
+snapshot once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import html
+import json
+import math
+import uuid
+import weakref
+from typing import Any, Mapping, Optional
+
+import numpy as np
+import py_trees
+from py_trees.blackboard import Blackboard
+
+from py_trees_manipulation.geometry.poses import pose_to_spec
+
+#: Node fill colours by kind, as the py_trees_ros viewer backend uses them.
+COLOURS = {
+    "Sequence": "#FFA500",
+    "Selector": "#00FFFF",
+    "Parallel": "#FFFF00",
+    "Decorator": "#DDDDDD",
+    "Behaviour": "#555555",
+}
+
+_MAX_REPR = 200
+_MAX_ARRAY = 4096
+_MAX_TEXT = 120
+
+# py_trees bookkeeping attributes never reported as parameters.
+_INTERNAL_ATTRS = frozenset(
+    {
+        "name", "status", "id", "parent", "children", "feedback_message", "blackboards", "logger",
+        "iterator", "qualified_name", "blackbox_level", "current_child", "decorated", "blackboard",
+        "policy", "memory", "parameters",
+    }
+)
+
+
+def to_jsonable(value: Any, _depth: int = 0) -> Any:
+    """A JSON-serialisable copy of ``value`` (see the module docstring for the rules).
+
+    Never raises: anything unknown becomes its (shortened) ``repr``.
+    """
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, np.generic):
+        return to_jsonable(value.item(), _depth)
+    if isinstance(value, enum.Enum):
+        return value.name
+    if _depth > 8:
+        return _short_repr(value)
+    if isinstance(value, np.ndarray):
+        if value.shape == (4, 4) and np.issubdtype(value.dtype, np.number) and _is_transform(value):
+            return pose_to_spec(value)
+        if value.size > _MAX_ARRAY:
+            return f"<array shape {value.shape} dtype {value.dtype}>"
+        if np.issubdtype(value.dtype, np.floating):
+            arr = value.astype(np.float64)
+            if not np.all(np.isfinite(arr)):
+                return [to_jsonable(v, _depth + 1) for v in arr.tolist()] if arr.ndim == 1 else \
+                    to_jsonable(arr.tolist(), _depth + 1)
+            return arr.tolist()
+        return to_jsonable(value.tolist(), _depth + 1)
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v, _depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        seq = list(value)
+        if len(seq) > _MAX_ARRAY:
+            return f"<{type(value).__name__} of {len(seq)} items>"
+        if len(seq) == 4 and all(isinstance(r, (list, tuple)) and len(r) == 4 for r in seq):
+            try:
+                arr = np.asarray(seq, dtype=np.float64)
+                if _is_transform(arr):
+                    return pose_to_spec(arr)
+            except (TypeError, ValueError):
+                pass
+        return [to_jsonable(v, _depth + 1) for v in seq]
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        try:
+            return {f.name: to_jsonable(getattr(value, f.name), _depth + 1) for f in dataclasses.fields(value)}
+        except Exception:  # noqa: BLE001 - a broken dataclass must not break a snapshot
+            return _short_repr(value)
+    return _short_repr(value)
+
+
+def _is_transform(a: np.ndarray) -> bool:
+    """True for a finite (4, 4) with last row (0, 0, 0, 1) and an orthonormal rotation block."""
+    if not np.all(np.isfinite(a)) or not np.allclose(a[3], (0.0, 0.0, 0.0, 1.0), atol=1e-9):
+        return False
+    r = a[:3, :3]
+    return bool(np.allclose(r @ r.T, np.eye(3), atol=1e-6))
+
+
+def _short_repr(value: Any, limit: int = _MAX_REPR) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def value_text(value: Any, limit: int = _MAX_TEXT) -> str:
+    """Short one-line text of a value, as shown in the py_trees_js ``blackboard.data`` map."""
+    jv = to_jsonable(value)
+    text = jv if isinstance(jv, str) else json.dumps(jv, separators=(",", ":"))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def behaviour_type(behaviour: py_trees.behaviour.Behaviour) -> str:
+    """``"Sequence"``, ``"Selector"``, ``"Parallel"``, ``"Decorator"`` or ``"Behaviour"``."""
+    if isinstance(behaviour, py_trees.composites.Sequence):
+        return "Sequence"
+    if isinstance(behaviour, py_trees.composites.Selector):
+        return "Selector"
+    if isinstance(behaviour, py_trees.composites.Parallel):
+        return "Parallel"
+    if isinstance(behaviour, py_trees.decorators.Decorator):
+        return "Decorator"
+    return "Behaviour"
+
+
+def behaviour_parameters(behaviour: py_trees.behaviour.Behaviour) -> dict[str, Any]:
+    """JSON-able parameters of one behaviour (rules in the module docstring)."""
+    params: dict[str, Any] = {}
+    explicit = getattr(behaviour, "parameters", None)
+    if isinstance(explicit, Mapping):
+        params.update({str(k): to_jsonable(v) for k, v in explicit.items()})
+    else:
+        for key, val in vars(behaviour).items():
+            if key.startswith("_") or key in _INTERNAL_ATTRS:
+                continue
+            if val is None or isinstance(val, (bool, int, float, str, enum.Enum, np.generic)):
+                params[key] = to_jsonable(val)
+            elif isinstance(val, np.ndarray) and val.size <= 16:
+                params[key] = to_jsonable(val)
+            elif isinstance(val, (list, tuple)) and len(val) <= 16 and all(
+                isinstance(v, (int, float, str, bool)) for v in val
+            ):
+                params[key] = to_jsonable(val)
+    if isinstance(behaviour, py_trees.composites.Composite) and hasattr(behaviour, "memory"):
+        params["memory"] = bool(behaviour.memory)
+    if isinstance(behaviour, py_trees.composites.Parallel):
+        policy = behaviour.policy
+        params["policy"] = type(policy).__name__
+        params["synchronise"] = bool(getattr(policy, "synchronise", False))
+        if getattr(policy, "children", None):
+            params["policy_children"] = [c.name for c in policy.children]
+    return params
+
+
+def _preorder(root: py_trees.behaviour.Behaviour) -> list[py_trees.behaviour.Behaviour]:
+    """Behaviours top-down, parents before children, children left to right."""
+    out, stack = [], [root]
+    while stack:
+        b = stack.pop()
+        out.append(b)
+        stack.extend(reversed(b.children))
+    return out
+
+
+def _client_map(root: py_trees.behaviour.Behaviour) -> dict[uuid.UUID, py_trees.behaviour.Behaviour]:
+    out = {}
+    for b in _preorder(root):
+        for client in b.blackboards:
+            out[client.id()] = b
+    return out
+
+
+def _access_of(client: py_trees.blackboard.Client) -> dict[str, str]:
+    """{storage key: "r"/"w"/"x"} for one client (write wins over read, exclusive over write)."""
+    remap = client.remappings
+    acc: dict[str, str] = {}
+    for key in client.read:
+        acc[remap.get(key, key)] = "r"
+    for key in client.write:
+        acc[remap.get(key, key)] = "w"
+    for key in client.exclusive:
+        acc[remap.get(key, key)] = "x"
+    return acc
+
+
+def _activity_html(item: Any) -> str:
+    kind = str(item.activity_type)
+    parts = [
+        f'<span class="activity-type {html.escape(kind.lower())}">{html.escape(kind)}</span>',
+        f'<span class="activity-key">{html.escape(str(item.key))}</span>',
+        f'<span class="activity-client">{html.escape(str(item.client_name))}</span>',
+    ]
+    if kind in ("WRITE", "INITIALISED"):
+        parts.append(f'<span class="activity-value">{html.escape(value_text(item.current_value))}</span>')
+    return " ".join(parts)
+
+
+class SnapshotBuilder:
+    """Builds py_trees_js-style snapshots of one tree, tick after tick.
+
+    Args:
+        tree: a ``py_trees.trees.BehaviourTree`` (preferred: a ``SnapshotVisitor`` is added to its
+            visitors, or an existing one reused, to record the visited path) or a bare root
+            behaviour (then ``visited_path`` lists every non-INVALID behaviour: an approximation).
+        activity: enable and consume the blackboard activity stream (see the module docstring).
+
+    ``build()`` is cheap to call several times per tick: the result for a given tick is cached.
+    """
+
+    def __init__(self, tree: Any, activity: bool = True) -> None:
+        if isinstance(tree, py_trees.trees.BehaviourTree):
+            self.tree: Optional[py_trees.trees.BehaviourTree] = tree
+            self.root = tree.root
+            found = [v for v in tree.visitors if type(v) is py_trees.visitors.SnapshotVisitor]
+            if found:
+                self.visitor: Optional[py_trees.visitors.SnapshotVisitor] = found[0]
+            else:
+                self.visitor = py_trees.visitors.SnapshotVisitor()
+                tree.visitors.append(self.visitor)
+        else:
+            self.tree = None
+            self.root = tree
+            self.visitor = None
+        self.activity = activity
+        if activity:
+            Blackboard.enable_activity_stream(maximum_size=10000)
+        self._static: dict[uuid.UUID, tuple[tuple, dict[str, Any]]] = {}
+        self._last_key: Optional[tuple] = None
+        self._last: Optional[dict[str, Any]] = None
+        self._last_statuses: dict[str, str] = {}
+        self._last_visited: list[str] = []
+
+    def _static_part(self, b: py_trees.behaviour.Behaviour) -> dict[str, Any]:
+        child_ids = tuple(c.id for c in b.children)
+        cached = self._static.get(b.id)
+        if cached is not None and cached[0] == child_ids:
+            return cached[1]
+        kind = behaviour_type(b)
+        cls = type(b)
+        class_name = f"{cls.__module__}.{cls.__qualname__}"
+        access: dict[str, str] = {}
+        for client in b.blackboards:
+            access.update(_access_of(client))
+        static = {
+            "id": str(b.id),
+            "name": b.name,
+            "type": kind,
+            "class_name": class_name,
+            "colour": COLOURS[kind],
+            "children": [str(c) for c in child_ids],
+            "parent": str(b.parent.id) if b.parent is not None else None,
+            "parameters": behaviour_parameters(b),
+            "access": access,
+        }
+        self._static[b.id] = (child_ids, static)
+        return static
+
+    def build(self, tick: int = 0, timestamp: float = 0.0) -> dict[str, Any]:
+        """The snapshot of the tree as it is now (after tick number ``tick``).
+
+        Args:
+            tick: ticks done so far; also the cache key with ``timestamp``.
+            timestamp: backend clock at the end of the tick, seconds.
+
+        Returns:
+            A JSON-serialisable dict (module docstring). Repeated calls with the same
+            ``(tick, timestamp)`` return the same object.
+        """
+        key = (tick, timestamp)
+        if self._last is not None and key == self._last_key:
+            return self._last
+        root = self.root if self.tree is None else self.tree.root
+        nodes = _preorder(root)
+        if self.visitor is not None:
+            visited_ids = [str(i) for i in self.visitor.visited]
+        else:
+            visited_ids = [str(b.id) for b in nodes if b.status != py_trees.common.Status.INVALID]
+        visited = set(visited_ids)
+        behaviours: dict[str, Any] = {}
+        bb_behaviours: dict[str, dict[str, str]] = {}
+        statuses: dict[str, str] = {}
+        for b in nodes:
+            st = self._static_part(b)
+            bid = st["id"]
+            status = b.status.value
+            statuses[bid] = status
+            feedback = b.feedback_message or ""
+            data: dict[str, Any] = {"Class": st["class_name"], "Type": st["type"], "Feedback": feedback}
+            if st["parameters"]:
+                data["Parameters"] = st["parameters"]
+            if st["access"]:
+                data["Blackboard"] = [f"{a}: {k}" for k, a in sorted(st["access"].items())]
+                bb_behaviours[bid] = dict(st["access"])
+            behaviours[bid] = {
+                "id": bid,
+                "name": st["name"],
+                "status": status,
+                "colour": st["colour"],
+                "children": st["children"],
+                "details": feedback,
+                "data": data,
+                "type": st["type"],
+                "class_name": st["class_name"],
+                "parent": st["parent"],
+                "visited": bid in visited,
+                "is_active": status != "INVALID",
+                "parameters": st["parameters"],
+            }
+        blackboard, activity_items = self._blackboard(root, bb_behaviours)
+        changed = (
+            statuses != self._last_statuses
+            or visited_ids != self._last_visited
+            or (self.visitor is not None and self.visitor.changed)
+            or any(i["activity_type"] in ("WRITE", "INITIALISED", "UNSET") for i in activity_items)
+        )
+        snap = {
+            "timestamp": float(timestamp),
+            "tick": int(tick),
+            "changed": "true" if changed else "false",
+            "root": str(root.id),
+            "behaviours": behaviours,
+            "visited_path": visited_ids,
+            "blackboard": blackboard,
+            "activity": [i.pop("_html") for i in activity_items],
+            "activity_items": activity_items,
+        }
+        self._last_statuses = statuses
+        self._last_visited = visited_ids
+        self._last_key, self._last = key, snap
+        return snap
+
+    def _blackboard(
+        self, root: py_trees.behaviour.Behaviour, bb_behaviours: dict[str, dict[str, str]]
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        owners = _client_map(root)
+
+        def who(ids: set[uuid.UUID]) -> list[str]:
+            names = {owners[i].name if i in owners else Blackboard.clients.get(i, str(i)) for i in ids}
+            return sorted(names)
+
+        keys = sorted(set(Blackboard.storage) | set(Blackboard.metadata))
+        data: dict[str, str] = {}
+        values: dict[str, Any] = {}
+        clients: dict[str, dict[str, list[str]]] = {}
+        for key in keys:
+            if key in Blackboard.storage:
+                val = Blackboard.storage[key]
+                values[key] = to_jsonable(val)
+                data[key] = value_text(val)
+            else:
+                values[key] = None
+                data[key] = "-"
+            meta = Blackboard.metadata.get(key)
+            if meta is not None:
+                clients[key] = {"read": who(meta.read), "write": who(meta.write), "exclusive": who(meta.exclusive)}
+            else:
+                clients[key] = {"read": [], "write": [], "exclusive": []}
+        items: list[dict[str, Any]] = []
+        stream = Blackboard.activity_stream
+        if self.activity and stream is not None:
+            for it in stream.data:
+                items.append(
+                    {
+                        "key": str(it.key),
+                        "client_name": str(it.client_name),
+                        "client_id": str(it.client_id),
+                        "activity_type": str(it.activity_type),
+                        "previous_value": to_jsonable(it.previous_value),
+                        "current_value": to_jsonable(it.current_value),
+                        "_html": _activity_html(it),
+                    }
+                )
+            stream.clear()
+        return {"behaviours": bb_behaviours, "data": data, "values": values, "clients": clients}, items
+
+
+_BUILDERS: "weakref.WeakKeyDictionary[Any, SnapshotBuilder]" = weakref.WeakKeyDictionary()
+
+
+def shared_builder(tree: Any) -> SnapshotBuilder:
+    """The one :class:`SnapshotBuilder` of ``tree`` (created on first use), shared by observers."""
+    builder = _BUILDERS.get(tree)
+    if builder is None:
+        builder = SnapshotBuilder(tree)
+        _BUILDERS[tree] = builder
+    return builder
+
+
+def snapshot(tree: Any, tick: int = 0, timestamp: float = 0.0) -> dict[str, Any]:
+    """Snapshot of ``tree`` now, through its shared builder (see :class:`SnapshotBuilder`)."""
+    return shared_builder(tree).build(tick=tick, timestamp=timestamp)

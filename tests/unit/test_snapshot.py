@@ -1,0 +1,143 @@
+"""Snapshots in the py_trees_js field names, built from a real py_trees tree."""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import py_trees
+import pytest
+
+from py_trees_manipulation.geometry.poses import pose_from_xyz_rpy
+from py_trees_manipulation.viewer import demo
+from py_trees_manipulation.viewer.snapshot import COLOURS, SnapshotBuilder, to_jsonable
+
+
+@pytest.fixture(autouse=True)
+def _clean_blackboard():
+    py_trees.blackboard.Blackboard.clear()
+    yield
+    py_trees.blackboard.Blackboard.clear()
+
+
+def _by_name(snap):
+    return {b["name"]: b for b in snap["behaviours"].values()}
+
+
+def _ticks(n, wait_ticks=3):
+    """Tick the demo tree n times; return the list of snapshots (one per tick)."""
+    tree = demo.demo_tree(wait_ticks=wait_ticks)
+    builder = SnapshotBuilder(tree)
+    snaps = []
+    for i in range(1, n + 1):
+        tree.tick()
+        snaps.append(builder.build(tick=i, timestamp=i / 30.0))
+    return tree, snaps
+
+
+def test_statuses_structure_and_colours():
+    tree, snaps = _ticks(5)
+    snap = snaps[-1]
+    names = _by_name(snap)
+    assert [names[n]["status"] for n in ("Pick", "Plan Grasp", "Grasp", "Already Holding", "Close Gripper", "Hold")] == [
+        "RUNNING", "SUCCESS", "SUCCESS", "FAILURE", "SUCCESS", "RUNNING"]
+    assert snap["root"] == str(tree.root.id)
+    # children are ids, left to right; parent links back
+    assert [snap["behaviours"][c]["name"] for c in names["Pick"]["children"]] == ["Plan Grasp", "Grasp", "Hold"]
+    assert names["Grasp"]["parent"] == names["Pick"]["id"]
+    assert names["Pick"]["colour"] == "#FFA500" == COLOURS["Sequence"]
+    assert names["Grasp"]["colour"] == "#00FFFF"
+    assert names["Hold"]["colour"] == "#555555"
+    assert names["Grasp"]["type"] == "Selector"
+    assert names["Grasp"]["data"]["Class"] == "py_trees.composites.Selector"
+    assert names["Pick"]["parameters"] == {"memory": True}
+    assert names["Plan Grasp"]["parameters"] == {"key": "/grasp_width_m", "ticks": 3, "value": 0.042}
+    assert names["Hold"]["details"] == "holding at 0.042" == names["Hold"]["data"]["Feedback"]
+    # strict JSON (no NaN) round trip
+    assert json.loads(json.dumps(snap, allow_nan=False)) == snap
+
+
+def test_visited_path_follows_the_tick():
+    _, snaps = _ticks(5, wait_ticks=3)
+    def visited(s):
+        return [s["behaviours"][i]["name"] for i in s["visited_path"]]
+    assert visited(snaps[0]) == ["Plan Grasp", "Pick"]  # writer still RUNNING (1/3)
+    # tick 4: writer succeeds, selector tries both children, Hold starts
+    assert visited(snaps[3]) == ["Plan Grasp", "Already Holding", "Close Gripper", "Grasp", "Hold", "Pick"]
+    # tick 5: memory sequence resumes at Hold
+    assert visited(snaps[4]) == ["Hold", "Pick"]
+    assert _by_name(snaps[4])["Grasp"]["visited"] is False
+    assert _by_name(snaps[4])["Hold"]["visited"] is True
+    assert [s["changed"] for s in snaps] == ["true", "false", "false", "true", "true"]
+
+
+def test_blackboard_values_access_and_activity():
+    _, snaps = _ticks(6)
+    bb = snaps[3]["blackboard"]
+    assert bb["values"]["/grasp_width_m"] == 0.042
+    assert bb["data"]["/grasp_width_m"] == "0.042"
+    assert bb["clients"]["/grasp_width_m"] == {"read": ["Hold"], "write": ["Plan Grasp"], "exclusive": []}
+    names = _by_name(snaps[3])
+    assert bb["behaviours"][names["Plan Grasp"]["id"]] == {"/grasp_width_m": "w"}
+    assert bb["behaviours"][names["Hold"]["id"]] == {"/grasp_width_m": "r"}
+    # before the write the key is registered but has no value
+    assert snaps[0]["blackboard"]["data"]["/grasp_width_m"] == "-"
+    # activity: only what happened since the previous snapshot
+    kinds = [(a["activity_type"], a["client_name"]) for a in snaps[3]["activity_items"]]
+    assert kinds == [("INITIALISED", "Plan Grasp"), ("READ", "Hold")]
+    assert snaps[3]["activity_items"][0]["current_value"] == 0.042
+    assert [a["activity_type"] for a in snaps[4]["activity_items"]] == ["READ"]
+    assert len(snaps[4]["activity"]) == 1 and "Hold" in snaps[4]["activity"][0]
+
+
+def test_build_is_cached_per_tick():
+    tree = demo.demo_tree()
+    b = SnapshotBuilder(tree)
+    tree.tick()
+    assert b.build(1, 0.1) is b.build(1, 0.1)
+    tree.tick()
+    assert b.build(2, 0.2) is not b.build(1, 0.1)
+
+
+def test_parallel_parameters_and_bare_root():
+    par = py_trees.composites.Parallel(
+        "Both", policy=py_trees.common.ParallelPolicy.SuccessOnAll(synchronise=False),
+        children=[py_trees.behaviours.Running("A"), py_trees.behaviours.Success("B")])
+    par.tick_once()
+    snap = SnapshotBuilder(par).build(1, 0.0)
+    names = _by_name(snap)
+    assert names["Both"]["parameters"] == {"policy": "SuccessOnAll", "synchronise": False}
+    assert names["Both"]["colour"] == "#FFFF00"
+    assert names["A"]["status"] == "RUNNING" and names["B"]["status"] == "SUCCESS"
+    # without a BehaviourTree the visited path is every non-INVALID behaviour
+    assert {snap["behaviours"][i]["name"] for i in snap["visited_path"]} == {"Both", "A", "B"}
+
+
+class Mode(enum.Enum):
+    FORCE = 2
+
+
+@dataclass
+class Cmd:
+    position: float
+    max_effort: float
+
+
+def test_to_jsonable():
+    pose = pose_from_xyz_rpy([0.1, -0.2, 0.3], [0.0, 0.0, np.pi / 2])
+    spec = to_jsonable(pose)
+    assert spec["position"] == pytest.approx([0.1, -0.2, 0.3])
+    # yaw 90 deg about z: (w, x, y, z) = (cos 45, 0, 0, sin 45)
+    assert spec["orientation"] == pytest.approx([np.sqrt(0.5), 0.0, 0.0, np.sqrt(0.5)], abs=1e-6)
+    assert to_jsonable(pose.tolist()) == spec
+    not_pose = np.arange(16.0).reshape(4, 4)
+    assert to_jsonable(not_pose) == not_pose.tolist()
+    assert to_jsonable(np.float32(1.5)) == 1.5 and type(to_jsonable(np.int64(3))) is int
+    assert to_jsonable([1.0, float("nan"), float("inf")]) == [1.0, None, None]
+    assert to_jsonable(np.array([1.0, np.nan])) == [1.0, None]
+    assert to_jsonable(Mode.FORCE) == "FORCE"
+    assert to_jsonable(Cmd(0.08, 10.0)) == {"position": 0.08, "max_effort": 10.0}
+    assert to_jsonable({1: (2, 3)}) == {"1": [2, 3]}
+    assert to_jsonable(object()).startswith("<object object")
