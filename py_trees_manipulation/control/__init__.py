@@ -1,0 +1,1 @@
+"""Pure control algorithms: PR2 gripper controller, tactile processing and the GraspFix grip criterion."""
