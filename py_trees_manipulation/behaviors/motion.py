@@ -1,0 +1,263 @@
+"""Arm and gripper motion behaviours: action clients on ``arms[...]`` and ``grippers[...]``.
+
+Behaviours: ``MoveToPose``, ``MoveCartesian``, ``MoveJoints``, ``GripperCommand``.
+
+Pitfalls:
+  - Poses are the **TCP** (tool centre point, between the fingertips) in the world frame.
+  - ``offset`` is applied in the **target's** frame (``target @ offset``): with an object frame
+    whose z points up, ``offset: {position: [0, 0, 0.1]}`` is 10 cm above it.
+  - ``orientation_rpy_deg`` replaces the target's rotation (world frame, static x-y-z), e.g.
+    ``[180, 0, 0]`` for a top-down grasp whatever the object's yaw; ``yaw_from_target`` keeps the
+    object's yaw on top of it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import transforms3d as t3d
+from py_trees.common import Status
+
+from ..geometry.poses import pose_from_xyz_rpy, pq_from_pose, rpy_from_pose
+from ..msgs.motion import (
+    MotionFeedback,
+    MotionResult,
+    MoveCartesianGoal,
+    MoveJointsGoal,
+    MoveToPoseGoal,
+    Pr2GripperCommand,
+    Pr2GripperCommandResult,
+)
+from .base import BackendAction
+from .params import REQUIRED, Param
+
+_TARGET_PARAMS = {
+    "target": Param("pose", None, "target pose of the TCP (or a blackboard key such as '{mug_pose}')", frame="world"),
+    "offset": Param("pose", None, "offset applied in the target's frame (e.g. 0.1 m above it)", frame="target"),
+    "orientation_rpy_deg": Param("vector3", None, "replace the target's rotation by this roll/pitch/yaw (world, degrees)", unit="deg"),
+    "yaw_from_target": Param("bool", False, "with orientation_rpy_deg: add the target's yaw (grasp aligned with the object)", blackboard=False),
+}
+
+
+def _compose_target(b: BackendAction, target: np.ndarray) -> np.ndarray:
+    T = np.array(target, dtype=float)
+    offset = b.param("offset")
+    if offset is not None:
+        T = T @ offset
+    rpy = b.param("orientation_rpy_deg")
+    if rpy is not None:
+        r, p, y = np.radians(rpy)
+        if b.params.get("yaw_from_target"):
+            # fold the object's yaw into [-90, 90] deg: a parallel gripper is symmetric under a half turn
+            yaw = float(rpy_from_pose(np.array(target, dtype=float))[2])
+            yaw = (yaw + np.pi / 2) % np.pi - np.pi / 2
+            y = y - yaw if abs(r) > np.pi / 2 else y + yaw
+        T[:3, :3] = pose_from_xyz_rpy([0, 0, 0], [r, p, y])[:3, :3]
+    return T
+
+
+def _fmt_xyz(T: np.ndarray) -> str:
+    return "(" + ", ".join(f"{v:.3f}" for v in T[:3, 3]) + ")"
+
+
+class MoveToPose(BackendAction):
+    """Move the arm's TCP to a target pose (IK, joint-space interpolation).
+
+    RUNNING while the arm moves; SUCCESS when the TCP is within ``position_tolerance_m``; FAILURE
+    when the target is out of reach (the reason names the distance left) or the goal is aborted.
+
+    Args:
+        target: target pose, world frame (literal or ``"{key}"``); see module notes.
+        offset: pose applied in the target's frame, e.g. ``{position: [0, 0, 0.1]}``.
+        orientation_rpy_deg: replace the rotation (world frame, degrees).
+        velocity_scaling: fraction of the joint velocity limits, (0, 1].
+        position_tolerance_m: accepted final TCP error, metres.
+
+    Blackboard:
+        reads the keys named in ``{...}`` parameters; writes ``result_key``
+        (:class:`~py_trees_manipulation.msgs.motion.MotionResult`) and ``feedback_key``.
+
+    Example:
+        .. code-block:: yaml
+
+            - MoveToPose:
+                name: pregrasp
+                target: "{mug_pose}"
+                offset: {position: [0, 0, 0.10]}
+                orientation_rpy_deg: [180, 0, 0]
+    """
+
+    ABSTRACT = False
+    ACTION = "move_to_pose"
+    PARAMS = {
+        **_TARGET_PARAMS,
+        "target": Param("pose", REQUIRED, "target pose of the TCP, world frame, or '{key}'", frame="world"),
+        "velocity_scaling": Param("float", 0.5, "fraction of the joint velocity limits", min=0.01, max=1.0),
+        "position_tolerance_m": Param("float", 0.01, "accepted final TCP position error", unit="m", min=0.0001, max=0.5),
+    }
+
+    def make_goal(self) -> MoveToPoseGoal:
+        target = self.param("target")
+        if target is None:
+            raise ValueError("no target pose")
+        self._target = _compose_target(self, target)
+        return MoveToPoseGoal(pose=self._target, velocity_scaling=self.params["velocity_scaling"],
+                              position_tolerance_m=self.params["position_tolerance_m"])
+
+    def on_feedback(self, feedback: Any) -> None:
+        if isinstance(feedback, MotionFeedback):
+            self.feedback_message = f"tcp {feedback.distance_m:.3f} m from target {_fmt_xyz(self._target)}"
+
+    def on_success(self, result: Any) -> Status:
+        err = result.position_error_m if isinstance(result, MotionResult) else float("nan")
+        self.feedback_message = f"reached {_fmt_xyz(self._target)} (error {err * 1000:.1f} mm)"
+        return Status.SUCCESS
+
+
+class MoveCartesian(BackendAction):
+    """Move the TCP along a straight line: approach, lift or retreat.
+
+    The target is either ``target`` (a pose, with the same ``offset``/``orientation_rpy_deg`` rules
+    as MoveToPose) or ``delta``: a displacement from the current TCP position, world frame, metres,
+    keeping the orientation. RUNNING while moving; SUCCESS at the end of the line (or when the force
+    guard ``max_force_n`` stops it on contact); FAILURE when a waypoint is out of reach.
+
+    Example:
+        .. code-block:: yaml
+
+            - MoveCartesian: {name: lift, delta: [0, 0, 0.15], speed_mps: 0.1}
+    """
+
+    ABSTRACT = False
+    ACTION = "move_cartesian"
+    PARAMS = {
+        **_TARGET_PARAMS,
+        "delta": Param("vector3", None, "displacement from the current TCP position, world frame", unit="m", frame="world"),
+        "speed_mps": Param("float", 0.1, "TCP linear speed", unit="m/s", min=0.001, max=2.0),
+        "max_force_n": Param("float", None, "stop on contact when the wrist force exceeds this", unit="N", min=0.0),
+        "position_tolerance_m": Param("float", 0.01, "accepted final TCP position error", unit="m", min=0.0001, max=0.5),
+    }
+
+    def make_goal(self) -> MoveCartesianGoal:
+        target = self.param("target")
+        delta = self.param("delta")
+        if (target is None) == (delta is None):
+            raise ValueError("give exactly one of 'target' and 'delta'")
+        if target is not None:
+            T = _compose_target(self, target)
+        else:
+            T = np.array(self.resource.tcp_pose(), dtype=float)
+            T[:3, 3] += np.asarray(delta, dtype=float)
+        self._target = T
+        return MoveCartesianGoal(pose=T, speed_mps=self.params["speed_mps"], max_force_n=self.params["max_force_n"],
+                                 position_tolerance_m=self.params["position_tolerance_m"])
+
+    def on_feedback(self, feedback: Any) -> None:
+        if isinstance(feedback, MotionFeedback):
+            self.feedback_message = f"tcp {feedback.distance_m:.3f} m from {_fmt_xyz(self._target)}"
+
+    def on_success(self, result: Any) -> Status:
+        if isinstance(result, MotionResult) and result.stopped_on_contact:
+            self.feedback_message = f"stopped on contact at {_fmt_xyz(result.tcp_pose)}"
+        else:
+            self.feedback_message = f"reached {_fmt_xyz(self._target)}"
+        return Status.SUCCESS
+
+
+class MoveJoints(BackendAction):
+    """Move the arm to a named configuration (e.g. ``ready``) or to joint positions in radians.
+
+    Example:
+        .. code-block:: yaml
+
+            - MoveJoints: {configuration: ready}
+    """
+
+    ABSTRACT = False
+    ACTION = "move_joints"
+    PARAMS = {
+        "configuration": Param("str", None, "named configuration of the arm (e.g. 'ready')"),
+        "positions": Param("float_list", None, "joint positions in the arm's joint order", unit="rad"),
+        "velocity_scaling": Param("float", 0.5, "fraction of the joint velocity limits", min=0.01, max=1.0),
+    }
+
+    def make_goal(self) -> MoveJointsGoal:
+        name = self.param("configuration")
+        positions = self.param("positions")
+        if (name is None) == (positions is None):
+            raise ValueError("give exactly one of 'configuration' and 'positions'")
+        if name is not None:
+            named = getattr(self.resource, "named_configurations", {})
+            if name not in named:
+                raise ValueError(f"unknown configuration {name!r}; the arm has {sorted(named)}")
+            positions = list(named[name])
+        n = len(getattr(self.resource, "joint_names", positions))
+        if len(positions) != n:
+            raise ValueError(f"the arm has {n} joints, got {len(positions)} positions")
+        self._label = name or "joint target"
+        return MoveJointsGoal(positions=list(positions), velocity_scaling=self.params["velocity_scaling"])
+
+    def on_feedback(self, feedback: Any) -> None:
+        if isinstance(feedback, MotionFeedback):
+            self.feedback_message = f"moving to {self._label}: {100 * feedback.progress:.0f}%"
+
+    def on_success(self, result: Any) -> Status:
+        self.feedback_message = f"at {self._label}"
+        return Status.SUCCESS
+
+
+class GripperCommand(BackendAction):
+    """Open or close the gripper to a finger gap with an effort limit (pr2_controllers_msgs/Pr2GripperCommand).
+
+    SUCCESS when the gap is reached, or when the fingers stall on an object (a grasp) unless
+    ``fail_if_stalled``; FAILURE when the goal is aborted, or when ``expect_object`` is true and
+    the fingers close fully on nothing.
+
+    Args:
+        position: commanded finger gap, metres (0 closed, 0.08 open on the Panda).
+        max_effort: effort limit, newtons; negative means the gripper's maximum.
+
+    Example:
+        .. code-block:: yaml
+
+            - GripperCommand: {name: close, position: 0.0, max_effort: 40}
+    """
+
+    ABSTRACT = False
+    RESOURCE = "gripper"
+    ACTION = "gripper_action"
+    PARAMS = {
+        "position": Param("float", REQUIRED, "finger gap", unit="m", min=0.0, max=0.2),
+        "max_effort": Param("float", -1.0, "effort limit; negative = the gripper's maximum", unit="N"),
+        "expect_object": Param("bool", False, "fail when the fingers close on nothing"),
+        "fail_if_stalled": Param("bool", False, "fail when the fingers stop short of the gap"),
+    }
+
+    def make_goal(self) -> Pr2GripperCommand:
+        return Pr2GripperCommand(position=self.param("position"), max_effort=self.param("max_effort"))
+
+    def on_feedback(self, feedback: Any) -> None:
+        if isinstance(feedback, Pr2GripperCommandResult):
+            self.feedback_message = f"gap {feedback.position * 1000:.1f} mm, effort {feedback.effort:.1f} N"
+
+    def on_success(self, result: Any) -> Status:
+        return self._judge(result)
+
+    def on_aborted(self, result: Any, text: str) -> Status:
+        if isinstance(result, Pr2GripperCommandResult) and result.stalled:
+            return self._judge(result)
+        return super().on_aborted(result, text)
+
+    def _judge(self, result: Any) -> Status:
+        if not isinstance(result, Pr2GripperCommandResult):
+            self.feedback_message = "gripper command done"
+            return Status.SUCCESS
+        gap_mm = result.position * 1000
+        if result.stalled and self.param("fail_if_stalled"):
+            return self.fail(f"fingers stalled at {gap_mm:.1f} mm before reaching {self.param('position') * 1000:.1f} mm")
+        if self.param("expect_object") and not result.stalled and result.position < 0.002:
+            return self.fail(f"closed on nothing (gap {gap_mm:.1f} mm)")
+        what = "holding at" if result.stalled else "reached"
+        self.feedback_message = f"{what} {gap_mm:.1f} mm, effort {result.effort:.1f} N"
+        return Status.SUCCESS

@@ -1,0 +1,75 @@
+"""The behaviour registry: the single source of truth for names the YAML loader accepts.
+
+Concrete subclasses of :class:`~.base.ManipulationBehaviour` register themselves by class name
+(``__init_subclass__``). Third-party packages register through the
+``py_trees_manipulation.behaviours`` entry point (a module or class to import); nothing in a tree
+file can import code.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .base import ManipulationBehaviour
+
+_REGISTRY: dict[str, type["ManipulationBehaviour"]] = {}
+_ALIASES: dict[str, str] = {}
+_LOADED = False
+
+
+def register(cls: type["ManipulationBehaviour"], name: str | None = None) -> None:
+    """Register ``cls`` under ``name`` (default: the class name). Re-registering a name warns."""
+    tag = name or cls.__name__
+    existing = _REGISTRY.get(tag)
+    if existing is not None and existing is not cls and existing.__qualname__ != cls.__qualname__:
+        warnings.warn(f"behaviour {tag!r} re-registered: {existing!r} -> {cls!r}", stacklevel=3)
+    _REGISTRY[tag] = cls
+
+
+def register_alias(old: str, new: str) -> None:
+    """Accept ``old`` as a deprecated name of ``new`` (loading it warns)."""
+    _ALIASES[old] = new
+
+
+def load_builtin_and_plugins() -> None:
+    """Import the built-in behaviour modules and the entry-point plugins (once)."""
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    import importlib
+
+    from . import BUILTIN_MODULES
+
+    for mod in BUILTIN_MODULES:
+        importlib.import_module(f"{__package__}.{mod}")
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="py_trees_manipulation.behaviours"):
+        try:
+            ep.load()
+        except Exception as e:  # a broken plugin must not break the tool
+            warnings.warn(f"behaviour plugin {ep.name!r} ({ep.value}) failed to load: {e}", stacklevel=2)
+
+
+def behaviours() -> dict[str, type["ManipulationBehaviour"]]:
+    """All registered behaviours by name (built-ins and plugins)."""
+    load_builtin_and_plugins()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def lookup(name: str) -> type["ManipulationBehaviour"] | None:
+    """The behaviour class for ``name`` (following deprecated aliases), or None."""
+    load_builtin_and_plugins()
+    if name in _ALIASES:
+        warnings.warn(f"{name!r} is deprecated; use {_ALIASES[name]!r}", DeprecationWarning, stacklevel=2)
+        name = _ALIASES[name]
+    return _REGISTRY.get(name)
+
+
+def describe(cls: Any) -> str:
+    """First line of a behaviour's docstring."""
+    doc = (cls.__doc__ or "").strip()
+    return doc.splitlines()[0] if doc else ""

@@ -1,0 +1,249 @@
+"""The ``ptm`` command line.
+
+Subcommands: ``run``, ``validate``, ``render``, ``behaviours``; more are contributed by the
+modules in :data:`COMMAND_MODULES` (each with ``register(subparsers)``), and ``ptm run`` flags by
+the modules in :data:`RUN_EXTENSIONS` (each with ``add_run_arguments(parser)``,
+``run_observers(args) -> list`` and optionally ``after_run(args, summary)``).
+
+Exit codes: 0 success, 1 the task failed or timed out, 2 invalid input (no traceback), 130
+interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import Any, Optional, Sequence
+
+from . import __version__
+
+#: modules adding subcommands (``register(subparsers)``); missing ones are skipped
+COMMAND_MODULES: list[str] = [
+    "py_trees_manipulation.viewer.cli",
+    "py_trees_manipulation.hardware.cli",
+    "py_trees_manipulation.scenarios.cli",
+    "py_trees_manipulation.interop.cli",
+]
+#: modules adding ``ptm run`` flags and observers
+RUN_EXTENSIONS: list[str] = ["py_trees_manipulation.viewer.cli"]
+
+
+def _optional_modules(names: list[str]) -> list[Any]:
+    mods = []
+    for name in names:
+        try:
+            mods.append(importlib.import_module(name))
+        except ModuleNotFoundError as e:
+            if e.name and (name == e.name or name.startswith(e.name + ".")):
+                continue
+            raise
+    return mods
+
+
+def _die(message: str, code: int = 2) -> int:
+    print(f"ptm: {message}", file=sys.stderr)
+    return code
+
+
+def _load(path: str, overrides: Optional[list[str]] = None):
+    from .trees.loader import load_task
+
+    return load_task(path, overrides)
+
+
+# ------------------------------------------------------------------------------------------------
+def cmd_run(args: argparse.Namespace) -> int:
+    from .trees.errors import TreeLoadError
+    from .trees.runner import RunOptions, run_task, verdict_line, write_summary
+
+    try:
+        task = _load(args.file, args.set)
+    except TreeLoadError as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    if args.tick_hz <= 0:
+        return _die("--tick-hz must be > 0")
+    if args.timeout is not None and args.timeout <= 0:
+        return _die("--timeout must be > 0 (seconds of backend time)")
+    observers: list[Any] = []
+    exts = _optional_modules(RUN_EXTENSIONS)
+    try:
+        for ext in exts:
+            observers.extend(ext.run_observers(args, task))
+    except (OSError, ValueError) as e:
+        return _die(str(e))
+    opts = RunOptions(backend=args.backend, gui=args.gui, realtime=args.realtime, seed=args.seed,
+                      tick_hz=args.tick_hz, timeout_s=args.timeout, robot=getattr(args, "robot", None),
+                      observers=observers, display=False if args.quiet else None)
+    try:
+        result = run_task(task, opts)
+    except ValueError as e:
+        return _die(str(e))
+    summary = result.summary
+    exc = summary.pop("_exception", None)
+    if args.summary:
+        write_summary(summary, args.summary)
+    for ext in exts:
+        after = getattr(ext, "after_run", None)
+        if callable(after):
+            after(args, summary)
+    if exc is not None:
+        print(summary.get("traceback", ""), file=sys.stderr)
+    print(verdict_line(summary))
+    return result.exit_code
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .trees.errors import TreeLoadError
+
+    worst = 0
+    for path in args.files:
+        try:
+            task = _load(path, args.set)
+        except TreeLoadError as e:
+            print(str(e), file=sys.stderr)
+            worst = 2
+            continue
+        n = sum(1 for _ in task.tree.walk())
+        print(f"{path}: OK ({n} nodes{', scene with ' + str(len((task.scene or {}).get('objects', []))) + ' objects' if task.scene else ''})")
+    return worst
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    import py_trees
+
+    from .trees.errors import TreeLoadError
+    from .trees.factory import build_tree
+
+    try:
+        task = _load(args.file, args.set)
+    except TreeLoadError as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    py_trees.blackboard.Blackboard.clear()
+    root = build_tree(task).root
+    fmt = args.format
+    if fmt in ("ascii", "unicode"):
+        text = (py_trees.display.ascii_tree if fmt == "ascii" else py_trees.display.unicode_tree)(root)
+        if args.output:
+            with open(args.output, "w") as f:
+                f.write(text + "\n")
+        else:
+            print(text)
+        return 0
+    graph = py_trees.display.dot_tree(root, with_blackboard_variables=args.blackboard)
+    out = args.output or os.path.splitext(os.path.basename(args.file))[0] + "." + fmt
+    if fmt == "dot":
+        graph.write(out, format="raw")
+    else:
+        import shutil
+
+        if shutil.which("dot") is None:
+            return _die("rendering svg/png needs Graphviz's 'dot' (apt-get install graphviz); --format dot works without it")
+        graph.write(out, format=fmt)
+    print(out)
+    return 0
+
+
+def cmd_behaviours(args: argparse.Namespace) -> int:
+    from .behaviors import registry
+    from .trees.nodes import COMPOSITE_DOCS, COMPOSITES, DECORATOR_DOCS, DECORATORS
+
+    items = registry.behaviours()
+    if args.name:
+        if args.name not in items and args.name not in COMPOSITES and args.name not in DECORATORS:
+            from .trees.errors import did_you_mean
+
+            return _die(f"no behaviour {args.name!r}; {did_you_mean(args.name, list(items)) or 'run ptm behaviours'}")
+    for name, cls in items.items():
+        if args.name and name != args.name:
+            continue
+        print(f"{name}{'  [sim only]' if cls.SIM_ONLY else ''}: {registry.describe(cls)}")
+        for key, p in cls.all_params().items():
+            req = "required" if p.required else f"default {p.to_json_default()!r}"
+            print(f"    {key}: {p.describe_type()}, {req}" + (f" - {p.doc}" if p.doc else ""))
+    if not args.name or args.name in COMPOSITES or args.name in DECORATORS:
+        for title, table, docs in (("composite", COMPOSITES, COMPOSITE_DOCS), ("decorator", DECORATORS, DECORATOR_DOCS)):
+            for name, decl in table.items():
+                if args.name and name != args.name:
+                    continue
+                print(f"{name}  [{title}]: {docs[name]}")
+                for key, p in decl.items():
+                    req = "required" if p.required else f"default {p.to_json_default()!r}"
+                    print(f"    {key}: {p.describe_type()}, {req}" + (f" - {p.doc}" if p.doc else ""))
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ptm",
+        description="Run, check and draw behaviour trees for robot manipulation (PyBullet sim or a real robot).",
+        epilog="Examples:\n  ptm run examples/pick_and_lift.yaml\n  ptm run examples/pick_and_lift.yaml --gui --realtime\n"
+               "  ptm validate examples/*.yaml\n  ptm render examples/pick_and_lift.yaml --format unicode\n"
+               "Exit codes: 0 success, 1 task failed or timed out, 2 invalid input, 130 interrupted.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    set_help = "override a value: parameters.NAME=V, scene.objects.0.mass_kg=V, blackboard.KEY=V, tree.NODE.PARAM=V (repeatable)"
+    p = sub.add_parser("run", help="run a task tree", description="Run a task tree until it succeeds, fails or times out.",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("file", help="task file (YAML)")
+    p.add_argument("--backend", default="sim", choices=["sim", "hardware"], help="where to run")
+    p.add_argument("--gui", action="store_true", help="open the PyBullet GUI (sim)")
+    p.add_argument("--realtime", action="store_true", help="pace the simulation to the wall clock")
+    p.add_argument("--seed", type=int, default=None, help="random seed (overrides scene.seed)")
+    p.add_argument("--tick-hz", type=float, default=30.0, help="tree tick rate in backend time, Hz")
+    p.add_argument("--timeout", type=float, default=None, metavar="SIM_SECONDS",
+                   help="give up after this much backend time (default 300)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help=set_help)
+    p.add_argument("--summary", metavar="OUT.json", help="write the run summary as JSON")
+    p.add_argument("-q", "--quiet", action="store_true", help="no live tree display even on a terminal")
+    for ext in _optional_modules(RUN_EXTENSIONS):
+        ext.add_run_arguments(p)
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("validate", help="check task files without running them")
+    p.add_argument("files", nargs="+", help="task files (YAML)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help=set_help)
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("render", help="draw a task tree (no simulator needed)")
+    p.add_argument("file", help="task file (YAML)")
+    p.add_argument("--format", default="unicode", choices=["ascii", "unicode", "dot", "svg", "png"])
+    p.add_argument("-o", "--output", help="output file (default: FILE stem + format; text formats print)")
+    p.add_argument("--blackboard", action="store_true", help="also draw blackboard keys (dot/svg/png)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help=set_help)
+    p.set_defaults(func=cmd_render)
+
+    p = sub.add_parser("behaviours", aliases=["behaviors"], help="list behaviours, composites and decorators with their parameters")
+    p.add_argument("name", nargs="?", help="show only this one")
+    p.set_defaults(func=cmd_behaviours)
+
+    for mod in _optional_modules(COMMAND_MODULES):
+        reg = getattr(mod, "register", None)
+        if callable(reg):
+            reg(sub)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,475 @@
+"""Load a YAML task file into a validated :class:`~.spec.TaskSpec` (nothing runs before this passes).
+
+File format (see the README's reference)::
+
+    name: pick_and_lift             # optional
+    description: ...
+    parameters: {lift_m: 0.15}      # ${lift_m} anywhere below; --set parameters.lift_m=0.2
+    scene: {...}                    # the simulator's scene (sim/scene.py)
+    blackboard: {key: value}        # initial blackboard values
+    tree:                           # one node:
+      Sequence:                     #   {Type: {params..., children: [...]}}  composite
+        name: pick                  #   {Decorator: {params..., child: {...}}} decorator
+        children:                   #   {Behaviour: {name, params...}}        behaviour
+          - MoveJoints: {configuration: ready}
+          - include: grasp.yaml     #   subtree from another file, with parameters
+            with: {object: mug}
+            name: grasp             #   names inside get the prefix "grasp/"
+
+Every problem found is reported as ``FILE:LINE:COL: what is wrong; did you mean ...`` in one
+:class:`~.errors.TreeLoadError`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Optional
+
+import yaml
+
+from ..behaviors import registry
+from ..behaviors.params import Param, ParamError
+from . import locyaml
+from .errors import Loc, Problem, TreeLoadError, did_you_mean
+from .locyaml import LocDict, LocList, loc_of
+from .nodes import COMPOSITES, DECORATORS
+from .spec import NodeSpec, TaskSpec
+
+TOP_KEYS = ("name", "description", "parameters", "scene", "blackboard", "tree", "expect", "variants")
+INCLUDE_KEYS = ("include", "with", "name")
+MAX_INCLUDE_DEPTH = 16
+MAX_NODES = 5000
+_SUBST = re.compile(r"\$\{([^}]*)\}")
+_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_/.\-]*$")
+
+
+def all_node_types() -> list[str]:
+    return sorted(set(COMPOSITES) | set(DECORATORS) | set(registry.behaviours()))
+
+
+class _Ctx:
+    def __init__(self, task_file: str):
+        self.task_file = task_file
+        self.problems: list[Problem] = []
+        self.include_stack: list[str] = []
+        self.names: dict[str, Loc] = {}
+        self.node_overrides: dict[str, dict[str, Any]] = {}
+        self.used_overrides: set[str] = set()
+        self.node_count = 0
+
+    def add(self, loc: Loc, message: str, hint: str = "") -> None:
+        self.problems.append(Problem(loc, message, hint))
+
+
+# ---------------------------------------------------------------------------------------------------
+def load_task(path: str, overrides: Optional[list[str]] = None, *, require_tree: bool = True) -> TaskSpec:
+    """Load and validate a task file.
+
+    Args:
+        path: the YAML task file.
+        overrides: ``"dotted.path=value"`` strings (the CLI's ``--set``), value parsed as YAML:
+            ``parameters.NAME=...``, ``scene.objects.0.mass_kg=...``, ``blackboard.KEY=...``,
+            ``tree.NODE_NAME.PARAM=...``.
+        require_tree: a file without ``tree`` is an error (False for scene-only files).
+
+    Returns:
+        the validated task.
+
+    Raises:
+        TreeLoadError: every problem found, each with file, line, column and a hint.
+    """
+    doc = locyaml.load(path)
+    return load_task_data(doc, path, overrides, require_tree=require_tree)
+
+
+def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *, require_tree: bool = True) -> TaskSpec:
+    """Like :func:`load_task` for an already parsed document (from :func:`locyaml.loads`)."""
+    ctx = _Ctx(path)
+    top = Loc(path, 1, 1)
+    if not isinstance(doc, dict):
+        raise TreeLoadError.single(getattr(doc, "loc", top), "a task file is a mapping with at least 'tree:'",
+                                   "start with 'tree:' (see examples/pick_and_lift.yaml)")
+    for key in doc:
+        if key not in TOP_KEYS:
+            ctx.add(doc.key_loc(key), f"unknown top-level key {key!r}", did_you_mean(key, TOP_KEYS) or f"allowed: {', '.join(TOP_KEYS)}")
+    _apply_overrides(doc, overrides or [], ctx)
+
+    # parameters and ${...} substitution over the whole document
+    params = _file_parameters(doc, ctx, given={})
+    for key in ("scene", "blackboard", "tree", "expect", "variants", "description", "name"):
+        if key in doc:
+            doc[key] = _substitute(doc[key], params, ctx, doc.value_loc(key))
+
+    scene = doc.get("scene")
+    if scene is not None and not isinstance(scene, dict):
+        ctx.add(doc.value_loc("scene"), "'scene' must be a mapping", "see the README's scene reference")
+        scene = None
+    if isinstance(scene, dict):
+        _validate_scene(scene, ctx)
+
+    blackboard = doc.get("blackboard") or {}
+    if not isinstance(blackboard, dict):
+        ctx.add(doc.value_loc("blackboard"), "'blackboard' must be a mapping of key: value")
+        blackboard = {}
+    for key in blackboard:
+        if not isinstance(key, str) or not _KEY_RE.match(key):
+            ctx.add(blackboard.key_loc(key), f"invalid blackboard key {key!r}", "use letters, digits and _ (e.g. mug_pose)")
+
+    tree: Optional[NodeSpec] = None
+    if "tree" not in doc:
+        if require_tree:
+            ctx.add(top, "missing 'tree:'", "a task file needs a tree, e.g. 'tree: {Sequence: {children: [...]}}'")
+    else:
+        ctx.include_stack.append(os.path.abspath(path))
+        tree = _parse_node(doc["tree"], doc.value_loc("tree"), ctx, prefix="")
+    for name in set(ctx.node_overrides) - ctx.used_overrides:
+        ctx.add(Loc(f"--set tree.{name}", 0, 0), f"no node named {name!r}", did_you_mean(name, ctx.names))
+
+    for key in ("name", "description"):
+        if key in doc and not isinstance(doc[key], str):
+            ctx.add(doc.value_loc(key), f"'{key}' must be text")
+    if ctx.problems:
+        raise TreeLoadError(ctx.problems)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return TaskSpec(
+        file=path, name=str(doc.get("name") or stem), description=str(doc.get("description") or ""),
+        scene=scene, blackboard=dict(blackboard),
+        tree=tree if tree is not None else NodeSpec("Success", "behaviour", None, {}, [], top),
+        parameters=params, expect=doc.get("expect"), variants=doc.get("variants"), raw=doc,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+def parse_override(expr: str) -> tuple[list[str], Any]:
+    """``"a.b.0=1.5"`` -> (["a", "b", "0"], 1.5). Raises ValueError on a malformed expression."""
+    if "=" not in expr:
+        raise ValueError("expected KEY=VALUE")
+    key, value = expr.split("=", 1)
+    parts = key.strip().split(".")
+    if not all(parts):
+        raise ValueError(f"malformed key {key!r}")
+    try:
+        parsed = yaml.safe_load(value) if value.strip() else ""
+    except yaml.YAMLError as e:
+        raise ValueError(f"value is not valid YAML: {e}") from None
+    return parts, parsed
+
+
+def _apply_overrides(doc: LocDict, overrides: list[str], ctx: _Ctx) -> None:
+    for expr in overrides:
+        where = Loc(f"--set {expr}", 0, 0)
+        try:
+            parts, value = parse_override(expr)
+        except ValueError as e:
+            ctx.add(where, str(e), "write --set dotted.path=value, e.g. --set parameters.lift_m=0.2")
+            continue
+        head = parts[0]
+        if head == "tree":
+            if len(parts) != 3:
+                ctx.add(where, "tree overrides are tree.NODE_NAME.PARAMETER", "e.g. --set tree.lift.speed_mps=0.05")
+                continue
+            ctx.node_overrides.setdefault(parts[1], {})[parts[2]] = value
+            continue
+        if head not in TOP_KEYS:
+            ctx.add(where, f"unknown section {head!r}", did_you_mean(head, TOP_KEYS) or f"one of {', '.join(TOP_KEYS)}")
+            continue
+        if head == "parameters":
+            declared = doc.get("parameters")
+            if len(parts) != 2 or not isinstance(declared, dict) or parts[1] not in declared:
+                names = list(declared) if isinstance(declared, dict) else []
+                ctx.add(where, f"the file has no parameter {'.'.join(parts[1:])!r}",
+                        did_you_mean(parts[-1], names) or (f"parameters: {', '.join(names)}" if names else "the file declares no parameters"))
+                continue
+        node: Any = doc
+        ok = True
+        for i, part in enumerate(parts[:-1]):
+            nxt: Any
+            if isinstance(node, list):
+                if not part.isdigit() or int(part) >= len(node):
+                    ctx.add(where, f"{'.'.join(parts[:i + 1])}: no item {part} (the list has {len(node)})")
+                    ok = False
+                    break
+                nxt = node[int(part)]
+            elif isinstance(node, dict):
+                if part not in node:
+                    if i == 0:
+                        node[part] = LocDict()
+                        node[part].loc, node[part].key_locs, node[part].value_locs = doc.loc, {}, {}
+                    else:
+                        ctx.add(where, f"{'.'.join(parts[:i + 1])} does not exist", did_you_mean(part, list(node)))
+                        ok = False
+                        break
+                nxt = node[part]
+            else:
+                ctx.add(where, f"{'.'.join(parts[:i])} is a value, not a section")
+                ok = False
+                break
+            node = nxt
+        if not ok:
+            continue
+        last = parts[-1]
+        if isinstance(node, list):
+            if not last.isdigit() or int(last) >= len(node):
+                ctx.add(where, f"no item {last} (the list has {len(node)})")
+                continue
+            node[int(last)] = value
+        elif isinstance(node, dict):
+            node[last] = value
+        else:
+            ctx.add(where, f"{'.'.join(parts[:-1])} is a value, not a section")
+
+
+def _file_parameters(doc: LocDict, ctx: _Ctx, given: dict[str, Any], given_locs: Optional[dict[str, Loc]] = None,
+                     include_loc: Optional[Loc] = None) -> dict[str, Any]:
+    declared = doc.get("parameters") or {}
+    if not isinstance(declared, dict):
+        ctx.add(doc.value_loc("parameters"), "'parameters' must be a mapping of name: default (null = required)")
+        return {}
+    out: dict[str, Any] = {}
+    for key, default in declared.items():
+        if not isinstance(key, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", key):
+            ctx.add(declared.key_loc(key), f"invalid parameter name {key!r}", "use letters, digits and _")
+            continue
+        if key in given:
+            out[key] = given[key]
+        elif default is None:
+            if include_loc is not None:
+                ctx.add(include_loc, f"the included file needs parameter {key!r}", f"add it under 'with:' ({key}: ...)")
+        else:
+            out[key] = default
+    for key in given:
+        if key not in declared:
+            loc = (given_locs or {}).get(key, include_loc or doc.loc)
+            ctx.add(loc, f"the included file has no parameter {key!r}",
+                    did_you_mean(key, list(declared)) or (f"it declares: {', '.join(declared)}" if declared else "it declares no parameters"))
+    return out
+
+
+def _substitute(value: Any, params: dict[str, Any], ctx: _Ctx, loc: Loc) -> Any:
+    if isinstance(value, str):
+        whole = _SUBST.fullmatch(value.strip())
+        if whole:
+            name = whole.group(1)
+            if name in params:
+                return params[name]
+            ctx.add(loc, f"unknown parameter ${{{name}}}",
+                    did_you_mean(name, list(params)) or "declare it under 'parameters:'")
+            return value
+
+        def rep(m: re.Match[str]) -> str:
+            name = m.group(1)
+            if name in params:
+                return str(params[name])
+            ctx.add(loc, f"unknown parameter ${{{name}}}", did_you_mean(name, list(params)) or "declare it under 'parameters:'")
+            return m.group(0)
+
+        return _SUBST.sub(rep, value)
+    if isinstance(value, LocDict):
+        for k in list(value):
+            value[k] = _substitute(value[k], params, ctx, value.value_loc(k))
+        return value
+    if isinstance(value, LocList):
+        for i in range(len(value)):
+            value[i] = _substitute(value[i], params, ctx, value.item_loc(i))
+        return value
+    return value
+
+
+def _validate_scene(scene: dict[str, Any], ctx: _Ctx) -> None:
+    try:
+        from ..sim.scene import SceneError, parse_scene
+    except ImportError:  # pragma: no cover - the simulator is part of the package
+        return
+    try:
+        parse_scene(scene)
+    except SceneError as e:
+        path = tuple(getattr(e, "path", ()) or ())
+        msg = getattr(e, "message", None) or str(e)
+        hint = getattr(e, "hint", "") or ""
+        ctx.add(loc_of(scene, path, getattr(scene, "loc", Loc(ctx.task_file, 1, 1))), f"scene: {msg}", hint)
+
+
+# ---------------------------------------------------------------------------------------------------
+def _parse_node(data: Any, loc: Loc, ctx: _Ctx, prefix: str) -> Optional[NodeSpec]:
+    ctx.node_count += 1
+    if ctx.node_count > MAX_NODES:
+        if ctx.node_count == MAX_NODES + 1:
+            ctx.add(loc, f"the tree has more than {MAX_NODES} nodes")
+        return None
+    if not isinstance(data, dict) or not data:
+        ctx.add(getattr(data, "loc", loc), "a node is a mapping '{Type: {parameters}}'",
+                "e.g. '- MoveJoints: {configuration: ready}' or '- include: file.yaml'")
+        return None
+    if "include" in data:
+        return _parse_include(data, ctx, prefix)
+    if len(data) != 1:
+        keys = list(data)
+        ctx.add(data.loc, f"a node has exactly one type, got {len(keys)} keys: {', '.join(map(str, keys))}",
+                "put parameters under the type: '- MoveToPose: {target: ...}' (mind the indentation)")
+        return None
+    kind = next(iter(data))
+    kloc = data.key_loc(kind)
+    body = data[kind]
+    if body is None:
+        body = LocDict()
+        body.loc, body.key_locs, body.value_locs = kloc, {}, {}
+    if not isinstance(body, dict):
+        ctx.add(data.value_loc(kind), f"the body of {kind!r} must be a mapping of parameters, got {type(body).__name__}",
+                f"write '{kind}: {{...}}'")
+        return None
+    if not isinstance(kind, str):
+        ctx.add(kloc, f"node type must be a name, got {kind!r}")
+        return None
+    name = body.get("name")
+    if name is not None and not isinstance(name, str):
+        ctx.add(body.value_loc("name"), "'name' must be text")
+        name = None
+    full_name = (prefix + name) if name else None
+    if full_name:
+        if full_name in ctx.names:
+            first = ctx.names[full_name]
+            ctx.add(body.value_loc("name"), f"duplicate node name {full_name!r} (first at {first})",
+                    "node names must be unique; rename one (or give the include a name)")
+        else:
+            ctx.names[full_name] = body.value_loc("name")
+    params = {k: v for k, v in body.items() if k not in ("name", "children", "child")}
+    param_locs = {k: body.key_loc(k) for k in params}
+    if full_name and full_name in ctx.node_overrides:
+        ctx.used_overrides.add(full_name)
+        for k, v in ctx.node_overrides[full_name].items():
+            params[k] = v
+            param_locs.setdefault(k, Loc(f"--set tree.{full_name}.{k}", 0, 0))
+
+    if kind in COMPOSITES:
+        if "child" in body:
+            ctx.add(body.key_loc("child"), f"{kind} takes 'children:' (a list), not 'child:'")
+        _check_params(kind, COMPOSITES[kind], params, param_locs, kloc, ctx)
+        children_raw = body.get("children")
+        if not isinstance(children_raw, list) or not children_raw:
+            ctx.add(body.key_loc("children") if "children" in body else kloc, f"{kind} needs a non-empty 'children:' list")
+            children_raw = LocList()
+            children_raw.loc, children_raw.item_locs = kloc, []
+        children = [c for i, item in enumerate(children_raw)
+                    if (c := _parse_node(item, children_raw.item_loc(i), ctx, prefix)) is not None]
+        if kind == "Parallel" and params.get("policy") == "success_on_selected":
+            sel = params.get("selected")
+            names = [c.name for c in children]
+            if not isinstance(sel, list) or not sel:
+                ctx.add(kloc, "policy success_on_selected needs 'selected:' (a list of child names)")
+            else:
+                for s in sel:
+                    if prefix + str(s) not in names:
+                        ctx.add(param_locs.get("selected", kloc), f"selected child {s!r} is not a child of this Parallel",
+                                did_you_mean(str(s), [n for n in names if n]) or "name the children and list their names")
+                params["selected"] = [prefix + str(s) for s in sel]
+        return NodeSpec(kind, "composite", full_name, params, children, kloc, param_locs)
+
+    if kind in DECORATORS:
+        if "children" in body:
+            ctx.add(body.key_loc("children"), f"{kind} is a decorator: it takes one 'child:', not 'children:'",
+                    "wrap several children in a Sequence")
+        _check_params(kind, DECORATORS[kind], params, param_locs, kloc, ctx)
+        child_raw = body.get("child")
+        if child_raw is None:
+            ctx.add(kloc, f"decorator {kind} needs a 'child:' node")
+            return None
+        child = _parse_node(child_raw, body.value_loc("child"), ctx, prefix)
+        return NodeSpec(kind, "decorator", full_name, params, [child] if child else [], kloc, param_locs)
+
+    cls = registry.lookup(kind)
+    if cls is None:
+        ctx.add(kloc, f"unknown behaviour {kind!r}", did_you_mean(kind, all_node_types()) or "run 'ptm behaviours' for the list")
+        return None
+    for bad in ("children", "child"):
+        if bad in body:
+            ctx.add(body.key_loc(bad), f"{kind} is a behaviour: it has no '{bad}'")
+    _check_params(kind, cls.all_params(), params, param_locs, kloc, ctx, cls=cls)
+    return NodeSpec(kind, "behaviour", full_name, params, [], kloc, param_locs)
+
+
+def _check_params(kind: str, decl: dict[str, Param], params: dict[str, Any], locs: dict[str, Loc],
+                  node_loc: Loc, ctx: _Ctx, cls: Any = None) -> None:
+    """Coerce ``params`` in place (defaults filled), reporting every problem."""
+    for key in list(params):
+        if key not in decl:
+            ctx.add(locs.get(key, node_loc), f"unknown parameter {key!r} for {kind}",
+                    did_you_mean(key, list(decl)) or (f"parameters: {', '.join(decl)}" if decl else f"{kind} takes no parameters"))
+            del params[key]
+            continue
+        try:
+            params[key] = decl[key].coerce(params[key])
+        except ParamError as e:
+            ctx.add(locs.get(key, node_loc), f"{kind}.{key}: {e}", e.hint)
+            del params[key]
+    for key, p in decl.items():
+        if key not in params:
+            if p.required:
+                ctx.add(node_loc, f"{kind} needs parameter {key!r} ({p.describe_type()})",
+                        f"add '{key}: ...'" + (f" ({p.doc})" if p.doc else ""))
+            else:
+                params[key] = p.default
+
+
+def _parse_include(data: LocDict, ctx: _Ctx, prefix: str) -> Optional[NodeSpec]:
+    for key in data:
+        if key not in INCLUDE_KEYS:
+            ctx.add(data.key_loc(key), f"unknown key {key!r} in an include", did_you_mean(key, INCLUDE_KEYS) or "an include has include, with and name")
+    target = data.get("include")
+    iloc = data.value_loc("include")
+    if not isinstance(target, str) or not target:
+        ctx.add(iloc, "'include' takes a file path", "e.g. 'include: grasp.yaml' (relative to this file)")
+        return None
+    current_dir = os.path.dirname(ctx.include_stack[-1]) if ctx.include_stack else os.getcwd()
+    path = os.path.normpath(os.path.join(current_dir, target))
+    if not os.path.exists(path):
+        here = os.path.dirname(path)
+        options = [f for f in os.listdir(here) if f.endswith((".yaml", ".yml"))] if os.path.isdir(here) else []
+        ctx.add(iloc, f"included file {target!r} not found (looked in {current_dir})", did_you_mean(os.path.basename(target), options))
+        return None
+    apath = os.path.abspath(path)
+    if apath in ctx.include_stack:
+        chain = " -> ".join(os.path.basename(p) for p in ctx.include_stack[ctx.include_stack.index(apath):] + [apath])
+        ctx.add(iloc, f"circular include: {chain}", "an included file must not include itself, directly or not")
+        return None
+    if len(ctx.include_stack) >= MAX_INCLUDE_DEPTH:
+        ctx.add(iloc, f"includes nested deeper than {MAX_INCLUDE_DEPTH} levels")
+        return None
+    with_ = data.get("with") or {}
+    if not isinstance(with_, dict):
+        ctx.add(data.value_loc("with"), "'with' must be a mapping of parameter: value")
+        with_ = {}
+    name = data.get("name")
+    if name is not None and not isinstance(name, str):
+        ctx.add(data.value_loc("name"), "'name' must be text")
+        name = None
+    display = os.path.relpath(path) if not os.path.isabs(target) else path
+    try:
+        sub = locyaml.load(path, display)
+    except TreeLoadError as e:
+        ctx.problems.extend(e.problems)
+        return None
+    if not isinstance(sub, dict) or "tree" not in sub:
+        ctx.add(iloc, f"included file {target!r} has no 'tree:'", "an included file holds 'parameters:' (optional) and 'tree:'")
+        return None
+    for key in sub:
+        if key not in ("name", "description", "parameters", "tree"):
+            ctx.add(sub.key_loc(key), f"{key!r} is not allowed in an included file",
+                    "an included file holds only description, parameters and tree; scene and blackboard belong to the task file")
+    given_locs = {k: with_.key_loc(k) for k in with_} if isinstance(with_, LocDict) else {}
+    params = _file_parameters(sub, ctx, dict(with_), given_locs, include_loc=data.loc)
+    sub["tree"] = _substitute(sub["tree"], params, ctx, sub.value_loc("tree"))
+    ctx.include_stack.append(apath)
+    try:
+        new_prefix = prefix + name + "/" if name else prefix
+        node = _parse_node(sub["tree"], sub.value_loc("tree"), ctx, new_prefix)
+    finally:
+        ctx.include_stack.pop()
+    if node is not None and name:
+        full = prefix + name
+        if full in ctx.names:
+            ctx.add(data.value_loc("name"), f"duplicate node name {full!r} (first at {ctx.names[full]})", "rename one")
+        else:
+            ctx.names[full] = data.value_loc("name")
+        node.name = full  # the include's name names its root
+    return node

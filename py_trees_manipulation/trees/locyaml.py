@@ -1,0 +1,171 @@
+"""YAML loading that remembers where every key and item came from (safe_load semantics).
+
+:func:`load` returns plain dict/list subclasses (:class:`LocDict`, :class:`LocList`) that carry
+the file and the 1-based line/column of each key and item. Only PyYAML's SafeLoader constructors
+run: a file cannot import or execute anything. Duplicate keys are errors (PyYAML silently keeps
+the last one).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import yaml
+from yaml.nodes import MappingNode, SequenceNode
+
+from .errors import Loc, Problem, TreeLoadError
+
+MAX_FILE_BYTES = 1_000_000
+MAX_DEPTH = 64
+
+
+class LocDict(dict):
+    """A dict with ``loc`` (where the mapping starts) and ``key_locs`` / ``value_locs`` per key."""
+
+    loc: Loc
+    key_locs: dict[Any, Loc]
+    value_locs: dict[Any, Loc]
+
+    def key_loc(self, key: Any) -> Loc:
+        return self.key_locs.get(key, self.loc)
+
+    def value_loc(self, key: Any) -> Loc:
+        return self.value_locs.get(key, self.key_loc(key))
+
+
+class LocList(list):
+    """A list with ``loc`` and ``item_locs``."""
+
+    loc: Loc
+    item_locs: list[Loc]
+
+    def item_loc(self, i: int) -> Loc:
+        return self.item_locs[i] if 0 <= i < len(self.item_locs) else self.loc
+
+
+def _loc(file: str, node: Any) -> Loc:
+    m = node.start_mark
+    return Loc(file, m.line + 1, m.column + 1)
+
+
+def _make_loader(file: str) -> type:
+    class _Loader(yaml.SafeLoader):
+        pass
+
+    def construct_mapping(loader: Any, node: MappingNode, deep: bool = False) -> LocDict:
+        loader.flatten_mapping(node)
+        out = LocDict()
+        out.loc = _loc(file, node)
+        out.key_locs = {}
+        out.value_locs = {}
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
+                raise TreeLoadError.single(_loc(file, key_node), "a mapping key must be a plain value") from None
+            if key in out:
+                first = out.key_locs[key]
+                raise TreeLoadError.single(_loc(file, key_node), f"duplicate key {key!r} (first at line {first.line})",
+                                           "remove one of them")
+            out[key] = loader.construct_object(value_node, deep=True)
+            out.key_locs[key] = _loc(file, key_node)
+            out.value_locs[key] = _loc(file, value_node)
+        return out
+
+    def construct_sequence(loader: Any, node: SequenceNode, deep: bool = False) -> LocList:
+        out = LocList(loader.construct_object(child, deep=True) for child in node.value)
+        out.loc = _loc(file, node)
+        out.item_locs = [_loc(file, child) for child in node.value]
+        return out
+
+    _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, construct_sequence)
+    return _Loader
+
+
+def loads(text: str, file: str = "<string>") -> Any:
+    """Parse YAML text with locations.
+
+    Raises:
+        TreeLoadError: malformed YAML (with the parser's line and column), an unsafe tag,
+            a duplicate key, or a file too large or too deeply nested.
+    """
+    if len(text.encode("utf-8", "replace")) > MAX_FILE_BYTES:
+        raise TreeLoadError.single(Loc(file, 1, 1), f"file is larger than {MAX_FILE_BYTES // 1000} kB",
+                                   "split it with include:")
+    loader = _make_loader(file)(text)
+    try:
+        data = loader.get_single_data()
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        loc = Loc(file, mark.line + 1, mark.column + 1) if mark else Loc(file, 1, 1)
+        msg = f"malformed YAML: {e.problem or e.context}"
+        hint = ""
+        if e.problem and "could not determine a constructor" in e.problem:
+            msg = f"unsupported YAML tag: {e.problem.split('tag ')[-1]}"
+            hint = "tags such as !!python/... are not allowed in task files"
+        elif "mapping values are not allowed" in str(e.problem):
+            hint = "check the indentation and that 'key: value' has a space after the colon"
+        elif "found character '\\t'" in str(e.problem):
+            hint = "indent with spaces, not tabs"
+        raise TreeLoadError.single(loc, msg, hint) from None
+    except yaml.YAMLError as e:
+        raise TreeLoadError.single(Loc(file, 1, 1), f"malformed YAML: {e}") from None
+    except RecursionError:
+        raise TreeLoadError.single(Loc(file, 1, 1), "the YAML is nested too deeply") from None
+    finally:
+        loader.dispose()
+    if _depth(data) > MAX_DEPTH:
+        raise TreeLoadError.single(Loc(file, 1, 1), f"the YAML is nested deeper than {MAX_DEPTH} levels")
+    return data
+
+
+def load(path: str, display_name: Optional[str] = None) -> Any:
+    """Read and parse a YAML file with locations. Raises TreeLoadError (also for I/O errors)."""
+    name = display_name or path
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise TreeLoadError.single(Loc(name, 1, 1), "file not found") from None
+    except IsADirectoryError:
+        raise TreeLoadError.single(Loc(name, 1, 1), "is a directory, not a task file") from None
+    except OSError as e:
+        raise TreeLoadError.single(Loc(name, 1, 1), f"cannot read: {e.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise TreeLoadError.single(Loc(name, 1, 1), f"not UTF-8 text (byte {e.start})") from None
+    return loads(text, name)
+
+
+def _depth(x: Any, d: int = 0) -> int:
+    if d > MAX_DEPTH:
+        return d
+    if isinstance(x, dict):
+        return max([_depth(v, d + 1) for v in x.values()], default=d + 1)
+    if isinstance(x, list):
+        return max([_depth(v, d + 1) for v in x], default=d + 1)
+    return d
+
+
+def loc_of(root: Any, path: tuple[Any, ...], fallback: Loc) -> Loc:
+    """Location of the value at ``path`` (keys and indices) inside ``root``; the deepest known."""
+    loc = getattr(root, "loc", fallback)
+    node = root
+    for i, step in enumerate(path):
+        last = i == len(path) - 1
+        if isinstance(node, LocDict):
+            if step not in node:
+                return node.loc
+            loc = node.key_loc(step) if last else node.value_loc(step)
+            node = node[step]
+        elif isinstance(node, LocList) and isinstance(step, int):
+            if not 0 <= step < len(node):
+                return node.loc
+            loc = node.item_loc(step)
+            node = node[step]
+        else:
+            break
+    return loc

@@ -1,0 +1,305 @@
+"""Tick a task tree against a backend in backend time and summarise the run.
+
+The runner owns the loop: tick the tree, let observers look, advance the backend by one tick
+period (sim: ``physics_hz / tick_hz`` physics steps with the controllers), until the root
+succeeds or fails, the timeout (backend seconds) passes, or the user interrupts. Whatever happens,
+observers get ``on_end`` (logs are closed) and the summary is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+import py_trees
+from py_trees.common import Status
+
+from ..behaviors.base import BehaviourSetupError
+from ..observers import RunObserver, RunState
+from .factory import build_tree, initialise_blackboard
+from .spec import TaskSpec
+
+DEFAULT_TIMEOUT_S = 300.0
+
+#: exit codes of ``ptm run``
+EXIT_SUCCESS, EXIT_FAILURE, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+@dataclass
+class RunOptions:
+    """How to run a task.
+
+    Attributes:
+        backend: ``"sim"`` (embedded PyBullet) or ``"hardware"``.
+        gui: open the PyBullet GUI.
+        realtime: pace the simulator to the wall clock.
+        seed: random seed (overrides the scene's).
+        tick_hz: tree tick rate, Hz (backend time).
+        timeout_s: give up after this much backend time, seconds.
+        display: show the live tree in the terminal (None: only when stdout is a TTY).
+        robot: robot file for the hardware backend.
+    """
+
+    backend: str = "sim"
+    gui: bool = False
+    realtime: bool = False
+    seed: Optional[int] = None
+    tick_hz: float = 30.0
+    timeout_s: Optional[float] = None
+    display: Optional[bool] = None
+    robot: Optional[str] = None
+    observers: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class RunResult:
+    """The run's verdict: ``summary`` (as written to JSON) and the process ``exit_code``."""
+
+    summary: dict[str, Any]
+    exit_code: int
+    tree: Any = None
+
+
+def make_backend(task: TaskSpec, options: RunOptions) -> Any:
+    """The backend named by ``options.backend`` for ``task``.
+
+    Raises:
+        ValueError: unknown backend name, or a sim run without a scene.
+    """
+    if options.backend == "sim":
+        if not task.scene:
+            raise ValueError(f"{task.file}: the sim backend needs a 'scene:' section")
+        from ..sim import SimBackend
+
+        return SimBackend(task.scene, gui=options.gui, seed=options.seed, realtime=options.realtime)
+    if options.backend == "hardware":
+        try:
+            from ..hardware import make_hardware_backend  # type: ignore[attr-defined]
+        except ImportError:
+            raise ValueError("the hardware backend is not available in this version") from None
+        return make_hardware_backend(task, options)
+    raise ValueError(f"unknown backend {options.backend!r}; use 'sim' or 'hardware'")
+
+
+def _failing_node(root: py_trees.behaviour.Behaviour) -> Optional[py_trees.behaviour.Behaviour]:
+    """The deepest FAILURE node last visited: the one whose feedback explains the failure."""
+    found = None
+    for node in root.iterate():
+        if node.status == Status.FAILURE and not any(c.status == Status.FAILURE for c in node.children):
+            found = node
+    return found
+
+
+def _node_info(node: Any) -> dict[str, Any]:
+    spec = getattr(node, "spec", None)
+    return {
+        "name": node.name,
+        "type": spec.type if spec is not None else type(node).__name__,
+        "feedback": node.feedback_message,
+        "location": str(spec.loc) if spec is not None else None,
+    }
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, (np.floating,)):
+        return float(x)
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, np.bool_):
+        return bool(x)
+    return x
+
+
+class _Display:
+    """Live tree in the terminal (rich), refreshed at most 10 times per wall second."""
+
+    def __init__(self, root: Any):
+        from rich.console import Console
+        from rich.live import Live
+        from rich.text import Text
+
+        self._Text = Text
+        self._root = root
+        self._live = Live(console=Console(), auto_refresh=False, transient=True)
+        self._live.start()
+        self._last = 0.0
+
+    def update(self, run: RunState, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last < 0.1:
+            return
+        self._last = now
+        text = py_trees.display.unicode_tree(self._root, show_status=True)
+        header = f"t = {run.time_s:7.2f} s   tick {run.tick}\n"
+        self._live.update(self._Text(header + text), refresh=True)
+
+    def close(self) -> None:
+        self._live.stop()
+
+
+def run_task(task: TaskSpec, options: Optional[RunOptions] = None, backend: Any = None,
+             stream: Any = None) -> RunResult:
+    """Run ``task`` to its end and return the summary.
+
+    Args:
+        task: a validated task (:func:`~.loader.load_task`).
+        options: run options; ``options.observers`` get the run hooks.
+        backend: an existing backend (tests); by default one is made from ``options`` and closed
+            at the end.
+        stream: where to print the live display (default stdout; only when it is a TTY).
+
+    Returns:
+        RunResult: ``exit_code`` 0 on SUCCESS, 1 on FAILURE/timeout/error, 2 when the tree cannot
+        run on this backend, 130 when interrupted.
+    """
+    options = options or RunOptions()
+    own_backend = backend is None
+    wall0 = time.perf_counter()
+    py_trees.blackboard.Blackboard.clear()
+    if own_backend:
+        backend = make_backend(task, options)
+    summary: dict[str, Any] = {"task": task.name, "file": task.file, "backend": options.backend,
+                               "seed": options.seed if options.seed is not None else (task.scene or {}).get("seed", 0)}
+    tree = None
+    run: Optional[RunState] = None
+    display: Optional[_Display] = None
+    status_name = "ERROR"
+    exit_code = EXIT_FAILURE
+    error: Optional[BaseException] = None
+    observers: list[RunObserver] = list(options.observers)
+    started: list[RunObserver] = []
+    try:
+        initialise_blackboard(task)
+        tree = build_tree(task)
+        try:
+            tree.setup(backend=backend, timeout=py_trees.common.Duration.INFINITE)
+        except BehaviourSetupError as e:
+            summary["error"] = str(e)
+            status_name, exit_code = "INVALID", EXIT_INVALID
+            return RunResult(summary, exit_code, tree)
+        run = RunState(tree=tree, backend=backend, source=task.file,
+                       extra={"tick_hz": options.tick_hz, "seed": summary["seed"]})
+        events_fn = getattr(backend, "drain_events", None)
+        for obs in observers:
+            obs.on_start(run)
+            started.append(obs)
+        show = options.display if options.display is not None else (stream or sys.stdout).isatty()
+        if show:
+            display = _Display(tree.root)
+        dt = 1.0 / options.tick_hz
+        timeout = options.timeout_s if options.timeout_s is not None else DEFAULT_TIMEOUT_S
+        t0 = backend.now()
+        while True:
+            tree.tick()
+            run.tick += 1
+            run.time_s = float(backend.now())
+            if callable(events_fn):
+                run.events.extend(events_fn())
+            for obs in observers:
+                obs.on_tick(run)
+            if display is not None:
+                display.update(run)
+            status = tree.root.status
+            if status in (Status.SUCCESS, Status.FAILURE):
+                status_name = status.name
+                exit_code = EXIT_SUCCESS if status == Status.SUCCESS else EXIT_FAILURE
+                break
+            if run.time_s - t0 >= timeout:
+                status_name, exit_code = "TIMEOUT", EXIT_FAILURE
+                summary["error"] = f"timed out after {timeout:g} s of backend time"
+                break
+            backend.advance(dt)
+    except KeyboardInterrupt as e:
+        status_name, exit_code = "INTERRUPTED", EXIT_INTERRUPTED
+        summary["error"] = "interrupted by the user"
+        error = e
+    except Exception as e:  # a behaviour or the backend raised: keep the log, report, re-raise in CLI
+        status_name, exit_code = "ERROR", EXIT_FAILURE
+        summary["error"] = f"{type(e).__name__}: {e}"
+        summary["traceback"] = traceback.format_exc()
+        error = e
+    finally:
+        if display is not None:
+            display.update(run, force=True) if run is not None else None
+            display.close()
+        if tree is not None and tree.root.status == Status.RUNNING:
+            try:
+                tree.root.stop(Status.INVALID)  # cancels running goals
+            except Exception:
+                pass
+        wall = time.perf_counter() - wall0
+        sim_t = float(backend.now()) if backend is not None else 0.0
+        summary.update({
+            "status": status_name,
+            "ticks": run.tick if run is not None else 0,
+            "sim_time_s": round(sim_t, 4),
+            "wall_time_s": round(wall, 4),
+            "real_time_factor": round(sim_t / wall, 3) if wall > 0 else None,
+        })
+        try:
+            metrics = backend.metrics() if backend is not None else {}
+        except Exception as e:  # metrics must not hide the run's own outcome
+            metrics = {"error": f"metrics failed: {e}"}
+        summary["metrics"] = _jsonable(metrics)
+        if tree is not None and status_name in ("FAILURE", "TIMEOUT", "ERROR"):
+            node = _failing_node(tree.root)
+            if node is None and status_name == "TIMEOUT":
+                tip = tree.root.tip()
+                node = tip
+            if node is not None:
+                summary["failed_behaviour"] = _node_info(node)
+        if run is not None:
+            summary["events"] = _jsonable(run.events[-200:])
+        for obs in started:
+            try:
+                obs.on_end(run, summary)  # type: ignore[arg-type]
+            except Exception as e:  # an observer must not turn a result into a crash
+                print(f"warning: observer {type(obs).__name__} failed at the end: {e}", file=sys.stderr)
+        if own_backend and backend is not None:
+            backend.close()
+    result = RunResult(summary, exit_code, tree)
+    if error is not None and not isinstance(error, (KeyboardInterrupt,)):
+        result.summary["_exception"] = error  # the CLI decides how to show it
+    return result
+
+
+def write_summary(summary: dict[str, Any], path: str) -> None:
+    """Write the summary as JSON (creates parent directories)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({k: v for k, v in summary.items() if not k.startswith("_")}, f, indent=2, default=str)
+        f.write("\n")
+
+
+def verdict_line(summary: dict[str, Any]) -> str:
+    """One line: status, task, times, headline metrics, and the failing behaviour's reason."""
+    s = summary
+    parts = [f"{s.get('status')}: {s.get('task')}"]
+    if "sim_time_s" in s:
+        rtf = s.get("real_time_factor")
+        parts.append(f"in {s['sim_time_s']:.2f} s sim ({s.get('wall_time_s', 0):.2f} s wall"
+                     + (f", {rtf:.1f}x real time" if rtf else "") + f", {s.get('ticks', 0)} ticks)")
+    metrics = s.get("metrics") or {}
+    shown = [f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in metrics.items()
+             if k not in ("sim_time_s",) and not isinstance(v, (dict, list))]
+    if shown:
+        parts.append("; " + ", ".join(shown[:6]))
+    line = " ".join(parts)
+    fb = s.get("failed_behaviour")
+    if fb:
+        line += f"\n  failed: {fb['type']} '{fb['name']}'" + (f" ({fb['location']})" if fb.get("location") else "") + f": {fb['feedback']}"
+    elif s.get("error"):
+        line += f"\n  {s['error']}"
+    return line
