@@ -1,0 +1,24 @@
+"""The PyBullet simulator backend: a scene from YAML, a Franka Panda driven by action servers.
+
+- :mod:`.scene`: the ``scene:`` section of a task file, validated into dataclasses
+  (:func:`~.scene.parse_scene`, :class:`~.scene.SceneError` with a path to the bad value,
+  :func:`~.scene.scene_keys_doc` for the reference).
+- :mod:`.robots`: robot models (the Franka Panda from ``pybullet_data``).
+- :mod:`.backend`: :class:`~.backend.SimBackend`, the :class:`py_trees_manipulation.backend.Backend`
+  implementation (1 kHz physics, IK with reachability check, joint-space and Cartesian motions,
+  PR2-style ``gripper_action``, ground-truth world queries, metrics and telemetry).
+
+Quick use::
+
+    from py_trees_manipulation.sim import SimBackend
+    with SimBackend(scene_dict) as sim:
+        handle = sim.arms["panda"].send_goal("move_to_pose", MoveToPoseGoal(pose))
+        while not handle.done:
+            sim.advance(1 / 30)
+"""
+
+from .backend import Contact, FingerState, IKSolution, SimArm, SimBackend, SimGripper, SimWorld
+from .scene import SceneError, SceneSpec, parse_scene, scene_keys_doc
+
+__all__ = ["SimBackend", "SceneError", "SceneSpec", "parse_scene", "scene_keys_doc", "SimArm", "SimGripper",
+           "SimWorld", "Contact", "FingerState", "IKSolution"]

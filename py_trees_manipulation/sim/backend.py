@@ -1,0 +1,1189 @@
+"""The PyBullet backend: a simulated Franka Panda (or several) with 1 kHz physics and action servers.
+
+:class:`SimBackend` implements :class:`py_trees_manipulation.backend.Backend`. Each backend owns its
+own PyBullet physics client (DIRECT by default, GUI with ``gui=True``) plus a private DIRECT client
+holding a kinematic "shadow" copy of each robot for inverse and forward kinematics, so several
+backends live side by side in one process and IK never disturbs the simulated robot.
+
+Time: :meth:`SimBackend.now` is simulation time, ``steps / physics_hz``. :meth:`SimBackend.advance`
+runs whole physics steps; on every step it runs, in order: the *pre-step* hooks (gripper controllers
+and the active action executions, which set motor targets), ``stepSimulation``, then the *post-step*
+hooks registered with :meth:`SimBackend.add_step_hook` (grasp fix, tactile sensors). Feedback is
+published once per :meth:`advance` call (i.e. once per tree tick).
+
+Resources (named after the robot, e.g. ``arms["panda"]`` and ``grippers["panda"]``):
+
+- :class:`SimArm` serves ``move_to_pose``, ``move_joints`` and ``move_cartesian``. Targets are
+  solved by ``calculateInverseKinematics`` (null space towards the current configuration, iterated on
+  the shadow robot) and *verified by forward kinematics*: a TCP that would end farther than
+  ``position_tolerance_m`` from the target ends the goal ABORTED with the distance in the text.
+  Motions are cubic joint-space interpolations (``move_to_pose``, ``move_joints``) whose duration
+  keeps every joint under ``velocity_scaling`` times its URDF velocity limit, or straight TCP lines
+  (``move_cartesian``: IK every 20 ms of path, trapezoidal speed profile at ``speed_mps``). The
+  joints track the precomputed 1 kHz trajectory with POSITION_CONTROL motors limited to the URDF
+  joint torques (87 N m, 12 N m).
+- :class:`SimGripper` serves ``gripper_action`` (pr2_controllers_msgs/Pr2GripperCommand):
+  ``position`` is the finger gap (m, sum of both finger joints), ``max_effort`` the force of each
+  finger (N; negative means the model's default 70 N, the Franka Hand's continuous force). As in
+  PR2's gripper action (see ``reference/pr2_gripper_controller.md`` §1.6), the goal SUCCEEDS with
+  ``reached_goal`` when the gap is within ``position_tolerance_m`` of the command, and is ABORTED with
+  ``stalled=True`` when the fingers stop short of it (gap speed below 5 mm/s for 0.1 s), which is what
+  closing on an object does; the fingers keep squeezing afterwards. (PR2 uses a 1e-6 m/s stall
+  speed, which never triggers in simulation, pr2_simulator#115.)
+
+A new goal on a resource preempts the one running there. A cancelled goal ends PREEMPTED and the
+arm holds its current configuration (the gripper holds its current gap).
+
+Extension points: :meth:`SimBackend.add_step_hook`, :meth:`SimGripper.set_controller` (a 1 kHz
+gripper controller that owns the finger joints through :meth:`SimGripper.state`,
+:meth:`SimGripper.command_effort` and :meth:`SimGripper.command_gap`), and ``add_action`` on arms and
+grippers (e.g. the PR2 gripper sensor actions).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
+
+import numpy as np
+import pybullet as pb
+import pybullet_data
+
+from ..backend import BackendError
+from ..conventions import quat_wxyz_from_xyzw, quat_xyzw_from_wxyz
+from ..geometry.poses import (Pose, check_pose, interpolate, pose_from_pq, pose_to_spec, pq_from_pose,
+                              rotation_angle, translation_distance)
+from ..msgs.actions import GoalHandle
+from ..msgs.motion import (MotionFeedback, MotionResult, MoveCartesianGoal, MoveJointsGoal, MoveToPoseGoal,
+                           Pr2GripperCommand, Pr2GripperCommandResult)
+from .robots import MODELS, LoadedRobot
+from .scene import ObjectSpec, RobotSpec, SceneSpec, parse_scene
+
+StepHook = Callable[["SimBackend"], None]
+
+
+def _fmt(v: Iterable[float]) -> str:
+    return "(" + ", ".join(f"{x:.2f}" for x in v) + ")"
+
+
+# ================================================================================================
+# Action executions
+# ================================================================================================
+class _Execution:
+    """One running goal on a resource. ``step()`` runs before every physics step."""
+
+    def __init__(self, resource: "_SimResource", handle: GoalHandle):
+        self.resource = resource
+        self.handle = handle
+
+    def step(self) -> None:  # pragma: no cover - overridden
+        pass
+
+    def publish_feedback(self) -> None:
+        pass
+
+    def stop(self) -> Any:
+        """Cancelled or preempted: hold still, return the result to attach."""
+        return None
+
+    def finish(self) -> None:
+        self.resource._execution_done(self)
+
+
+class _SimResource:
+    """Common part of :class:`SimArm` and :class:`SimGripper`: goals, preemption, extra actions."""
+
+    kind = "resource"
+
+    def __init__(self, backend: "SimBackend", name: str):
+        self._backend_ref = weakref.ref(backend)
+        self.name = name
+        self._servers: dict[str, Callable[[Any, GoalHandle], Optional[_Execution]]] = {}
+        self._active: Optional[_Execution] = None
+
+    @property
+    def backend(self) -> "SimBackend":
+        b = self._backend_ref()
+        if b is None:
+            raise BackendError("the backend is gone")
+        return b
+
+    @property
+    def actions(self) -> frozenset[str]:
+        return frozenset(self._servers)
+
+    def add_action(self, action: str, server: Callable[[Any, GoalHandle], Optional[_Execution]]) -> None:
+        """Serve ``action`` with ``server(resource, handle)``.
+
+        The server validates ``handle.goal``; it either finishes the handle at once (rejected,
+        aborted, succeeded) and returns None, or returns an execution object with ``step()`` (called
+        before every physics step), ``publish_feedback()`` (once per ``advance``), ``stop()`` (on cancel
+        or preemption; returns the result to attach) and that calls ``resource._execution_done(self)``
+        when it finishes the handle itself. Replaces an existing server of the same name.
+        """
+        self._servers[action] = server
+
+    def send_goal(self, action: str, goal: Any) -> GoalHandle:
+        """Start ``action`` with ``goal``; never blocks.
+
+        Returns a :class:`GoalHandle`: ACTIVE while running; REJECTED for an unknown action or an
+        invalid goal; it may already be ABORTED (e.g. a target out of reach). Preempts the goal
+        running on this resource.
+
+        Raises:
+            BackendError: the backend is closed.
+        """
+        backend = self.backend
+        if backend.closed:
+            raise BackendError(f"cannot send {action!r} to {self.name!r}: the backend is closed")
+        handle = GoalHandle(action, goal, on_cancel=self._on_cancel)
+        server = self._servers.get(action)
+        if server is None:
+            import difflib
+
+            close = difflib.get_close_matches(action, sorted(self._servers), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; it serves {sorted(self._servers)}"
+            handle.set_rejected(f"{self.kind} {self.name!r} has no action {action!r}{hint}")
+            return handle
+        self.preempt(f"preempted by a new {action!r} goal")
+        try:
+            execution = server(self, handle)
+        except (TypeError, ValueError) as e:
+            handle.set_rejected(f"invalid {action} goal: {e}")
+            return handle
+        if execution is not None and not handle.done:
+            handle.set_active()
+            self._active = execution
+            backend._dirty = True
+            execution.publish_feedback()
+        return handle
+
+    def preempt(self, text: str = "preempted") -> None:
+        """Stop the running goal (PREEMPTED with ``text``) and hold still. No-op when idle."""
+        ex = self._active
+        if ex is None:
+            return
+        self._active = None
+        self.backend._dirty = True
+        result = ex.stop()
+        ex.handle.set_preempted(result, text)
+
+    def _on_cancel(self, handle: GoalHandle) -> None:
+        if self._active is not None and self._active.handle is handle:
+            self.preempt("cancelled")
+        else:
+            handle.set_preempted(None, "cancelled")
+
+    def _execution_done(self, ex: _Execution) -> None:
+        if self._active is ex:
+            self._active = None
+            self.backend._dirty = True
+
+
+# ------------------------------------------------------------------------------------------------
+# Arm
+# ------------------------------------------------------------------------------------------------
+@dataclass
+class IKSolution:
+    """Result of :meth:`SimArm.solve_ik`.
+
+    Attributes:
+        q: arm joint positions, radians, shape (n_arm,), within the joint limits.
+        position_error_m: distance of the FK TCP position from the target, metres.
+        orientation_error_rad: angle between the FK TCP orientation and the target's, radians.
+    """
+
+    q: np.ndarray
+    position_error_m: float
+    orientation_error_rad: float
+
+
+class _JointTrajectory(_Execution):
+    """Tracks a dense (1 kHz) joint trajectory, then checks the end condition."""
+
+    SETTLE_S = 1.0
+    CHECK_EVERY = 10
+
+    def __init__(self, arm: "SimArm", handle: GoalHandle, q: np.ndarray, qd: np.ndarray,
+                 target_pose: Pose, position_tolerance_m: float, joint_target: Optional[np.ndarray] = None,
+                 max_force_n: Optional[float] = None):
+        super().__init__(arm, handle)
+        self.arm = arm
+        self.q = q.tolist()
+        self.qd = qd.tolist()
+        self.n = len(self.q)
+        self.k = 0
+        self.q_final = list(self.q[-1]) if self.n else arm.robot.joint_positions().tolist()
+        self.target_pose = target_pose
+        self.tol = position_tolerance_m
+        self.joint_target = joint_target
+        self.settle_steps = 0
+        self.max_settle = int(self.SETTLE_S * arm.backend.physics_hz)
+        self.max_force_n = max_force_n
+        self.force_baseline = arm.wrist_force() if max_force_n is not None else None
+        self.over_force = 0
+        self._cmd = arm._motor_command
+
+    def step(self) -> None:
+        k = self.k
+        if k < self.n:
+            self._cmd(self.q[k], self.qd[k])
+            self.k = k + 1
+            if self.max_force_n is not None:
+                f = float(np.linalg.norm(self.arm.wrist_force() - self.force_baseline))
+                self.over_force = self.over_force + 1 if f > self.max_force_n else 0
+                if self.over_force >= 5:
+                    self.arm.hold()
+                    self._end(True, stopped_on_contact=True,
+                              text=f"stopped on contact: wrist force {f:.1f} N > max_force_n {self.max_force_n:g} N")
+            return
+        if self.settle_steps == 0:
+            self._cmd(self.q_final, [0.0] * len(self.q_final))
+        self.settle_steps += 1
+        if self.settle_steps % self.CHECK_EVERY and self.settle_steps < self.max_settle:
+            return
+        err = self._error()
+        if err <= self.tol:
+            self._end(True, text=f"reached the target ({err * 1000:.1f} mm from it)")
+        elif self.settle_steps >= self.max_settle:
+            self._end(False, text=f"the TCP stopped {err:.3f} m from the target (tolerance {self.tol:g} m): "
+                                  "the arm is blocked, probably by a contact")
+
+    def _error(self) -> float:
+        if self.joint_target is not None:
+            # Joint goals: error is the joint-space miss mapped to a TCP distance via the target FK.
+            qerr = float(np.max(np.abs(self.arm.robot.joint_positions() - self.joint_target)))
+            if qerr <= 0.005:
+                return 0.0
+        return translation_distance(self.arm.tcp_pose(), self.target_pose)
+
+    def _end(self, success: bool, text: str, stopped_on_contact: bool = False) -> None:
+        tcp = self.arm.tcp_pose()
+        result = MotionResult(tcp_pose=tcp, position_error_m=translation_distance(tcp, self.target_pose),
+                              stopped_on_contact=stopped_on_contact)
+        if success:
+            self.handle.set_succeeded(result, text)
+        else:
+            self.handle.set_aborted(result, text)
+        self.finish()
+
+    def publish_feedback(self) -> None:
+        tcp = self.arm.tcp_pose()
+        self.handle.publish_feedback(MotionFeedback(
+            tcp_pose=tcp, distance_m=translation_distance(tcp, self.target_pose),
+            progress=min(1.0, self.k / self.n) if self.n else 1.0))
+
+    def stop(self) -> Any:
+        self.arm.hold()
+        tcp = self.arm.tcp_pose()
+        return MotionResult(tcp_pose=tcp, position_error_m=translation_distance(tcp, self.target_pose))
+
+
+class SimArm(_SimResource):
+    """An arm of a simulated robot (see the module docstring for the actions it serves).
+
+    Attributes:
+        name: the robot's name in the scene.
+        robot: the :class:`~.robots.LoadedRobot` in the physics client.
+        joint_names: arm joint names, base to tip.
+        named_configurations: configurations by name, radians, ``joint_names`` order.
+        waypoint_period_s: path time between two IK waypoints of ``move_cartesian``, seconds.
+        max_angular_speed_rps: TCP rotation speed limit of ``move_cartesian``, rad/s.
+    """
+
+    kind = "arm"
+    waypoint_period_s = 0.02
+    max_angular_speed_rps = 0.5
+    position_gain = 0.3
+    velocity_gain = 1.0
+
+    def __init__(self, backend: "SimBackend", name: str, robot: LoadedRobot, shadow: LoadedRobot):
+        super().__init__(backend, name)
+        self.robot = robot
+        self.shadow = shadow
+        self.joint_names = robot.arm_joint_names
+        self.named_configurations = {k: list(v) for k, v in robot.model.named_configurations.items()}
+        self._forces = robot.effort_limits.tolist()
+        self._pgains = [self.position_gain] * len(robot.arm_joints)
+        self._vgains = [self.velocity_gain] * len(robot.arm_joints)
+        self._hand_joint = robot.joint_index.get("panda_hand_joint", robot.arm_joints[-1])
+        pb.enableJointForceTorqueSensor(robot.body, self._hand_joint, True, physicsClientId=robot.client)
+        self.add_action("move_to_pose", SimArm._serve_move_to_pose)
+        self.add_action("move_joints", SimArm._serve_move_joints)
+        self.add_action("move_cartesian", SimArm._serve_move_cartesian)
+
+    # ---- state ---------------------------------------------------------------------------------
+    def tcp_pose(self) -> Pose:
+        """(4, 4) TCP pose, world frame, metres."""
+        return self.robot.tcp_pose()
+
+    def joint_positions(self) -> list[float]:
+        """Arm joint positions, radians, ``joint_names`` order."""
+        return self.robot.joint_positions().tolist()
+
+    def wrist_force(self) -> np.ndarray:
+        """Reaction force at the hand mount (``panda_hand_joint``), N, shape (3,), joint frame.
+
+        Includes the weight and inertia of the hand, fingers and anything held; compare against a
+        baseline.
+        """
+        return np.array(pb.getJointState(self.robot.body, self._hand_joint,
+                                         physicsClientId=self.robot.client)[2][:3])
+
+    # ---- low-level ----------------------------------------------------------------------------
+    def _motor_command(self, q: Sequence[float], qd: Sequence[float]) -> None:
+        pb.setJointMotorControlArray(self.robot.body, self.robot.arm_joints, pb.POSITION_CONTROL,
+                                     targetPositions=q, targetVelocities=qd, forces=self._forces,
+                                     positionGains=self._pgains, velocityGains=self._vgains,
+                                     physicsClientId=self.robot.client)
+
+    def hold(self, q: Optional[Sequence[float]] = None) -> None:
+        """Hold the arm at ``q`` (radians; default: where it is now) with zero target velocity."""
+        q = self.robot.joint_positions().tolist() if q is None else [float(v) for v in q]
+        self._motor_command(q, [0.0] * len(q))
+
+    # ---- kinematics -----------------------------------------------------------------------------
+    def forward_kinematics(self, q: Sequence[float]) -> Pose:
+        """(4, 4) TCP pose, world frame, for arm joints ``q`` (radians), computed on the shadow robot."""
+        self.shadow.reset_arm(q)
+        return self.shadow.tcp_pose()
+
+    def solve_ik(self, target: Pose, seeds: Optional[Sequence[Sequence[float]]] = None,
+                 iterations: int = 8, threshold_m: float = 1e-4) -> IKSolution:
+        """Inverse kinematics for the TCP, verified by forward kinematics.
+
+        Runs ``calculateInverseKinematics`` (null space with the joint limits, rest pose = the seed)
+        repeatedly on the shadow robot from each seed (default: the current configuration, then
+        ``ready``) and returns the best solution found, clipped to the joint limits.
+
+        Args:
+            target: (4, 4) TCP pose, world frame.
+            seeds: arm configurations to start from, radians.
+            iterations: outer iterations per seed (each one ``calculateInverseKinematics`` call).
+            threshold_m: stop once the FK position error is below this and the orientation error below
+                ``threshold_m`` rad.
+        """
+        target = check_pose(target)
+        link_target = target @ self.robot.link_in_tcp
+        pos, quat = pq_from_pose(link_target)
+        orn = quat_xyzw_from_wxyz(quat)
+        if seeds is None:
+            seeds = [self.robot.joint_positions(), self.named_configurations.get("ready", self.robot.joint_positions())]
+        sh = self.shadow
+        best: Optional[IKSolution] = None
+        for seed in seeds:
+            q = sh.clip_to_limits(seed)
+            sh.reset_arm(q)
+            rest = sh.ik_rest(q)
+            for _ in range(iterations):
+                sol = pb.calculateInverseKinematics(
+                    sh.body, sh.tcp_link, pos.tolist(), orn, lowerLimits=sh.ik_lower, upperLimits=sh.ik_upper,
+                    jointRanges=sh.ik_ranges, restPoses=rest, maxNumIterations=100, residualThreshold=1e-6,
+                    physicsClientId=sh.client)
+                q = sh.clip_to_limits(sh.arm_from_ik(sol))
+                sh.reset_arm(q)
+                fk = sh.tcp_pose()
+                cand = IKSolution(q, translation_distance(fk, target), rotation_angle(fk, target))
+                if best is None or (cand.position_error_m + 0.05 * cand.orientation_error_rad
+                                    < best.position_error_m + 0.05 * best.orientation_error_rad):
+                    best = cand
+                if cand.position_error_m < threshold_m and cand.orientation_error_rad < threshold_m:
+                    break
+            if best.position_error_m < threshold_m and best.orientation_error_rad < threshold_m:
+                break
+        assert best is not None
+        return best
+
+    # ---- trajectories ---------------------------------------------------------------------------
+    def _joint_trajectory(self, q0: np.ndarray, q1: np.ndarray, velocity_scaling: float) -> tuple[np.ndarray, np.ndarray]:
+        """Cubic joint interpolation sampled at the physics rate; peak speed <= scaling * limits."""
+        dt = 1.0 / self.backend.physics_hz
+        dq = q1 - q0
+        vmax = self.robot.velocity_limits * velocity_scaling
+        T = max(1.5 * float(np.max(np.abs(dq) / vmax)), 0.05)
+        n = max(1, int(math.ceil(T / dt)))
+        tau = (np.arange(1, n + 1) * dt / T).clip(0.0, 1.0)[:, None]
+        s = 3 * tau ** 2 - 2 * tau ** 3
+        sd = (6 * tau - 6 * tau ** 2) / T
+        return q0 + s * dq, sd * dq
+
+    # ---- servers --------------------------------------------------------------------------------
+    @staticmethod
+    def _serve_move_to_pose(arm: "SimArm", handle: GoalHandle) -> Optional[_Execution]:
+        goal = handle.goal
+        if not isinstance(goal, MoveToPoseGoal):
+            raise TypeError(f"move_to_pose takes a MoveToPoseGoal, got {type(goal).__name__}")
+        target = check_pose(goal.pose)
+        q0 = arm.robot.joint_positions()
+        sol = arm.solve_ik(target)
+        p = target[:3, 3]
+        if sol.position_error_m > goal.position_tolerance_m:
+            handle.set_aborted(
+                MotionResult(arm.tcp_pose(), translation_distance(arm.tcp_pose(), target)),
+                f"target {_fmt(p)} is out of reach: best IK solution ends {sol.position_error_m:.3f} m away "
+                f"(tolerance {goal.position_tolerance_m:g} m)")
+            return None
+        if sol.orientation_error_rad > goal.orientation_tolerance_rad:
+            handle.set_aborted(
+                MotionResult(arm.tcp_pose(), translation_distance(arm.tcp_pose(), target)),
+                f"target orientation at {_fmt(p)} is out of reach: best IK solution is "
+                f"{math.degrees(sol.orientation_error_rad):.1f} deg off "
+                f"(tolerance {math.degrees(goal.orientation_tolerance_rad):.1f} deg)")
+            return None
+        q, qd = arm._joint_trajectory(q0, sol.q, goal.velocity_scaling)
+        return _JointTrajectory(arm, handle, q, qd, target, goal.position_tolerance_m)
+
+    @staticmethod
+    def _serve_move_joints(arm: "SimArm", handle: GoalHandle) -> Optional[_Execution]:
+        goal = handle.goal
+        if not isinstance(goal, MoveJointsGoal):
+            raise TypeError(f"move_joints takes a MoveJointsGoal, got {type(goal).__name__}")
+        positions: Any = goal.positions
+        if isinstance(positions, str):
+            if positions not in arm.named_configurations:
+                raise ValueError(f"unknown configuration {positions!r}; known: {sorted(arm.named_configurations)}")
+            positions = arm.named_configurations[positions]
+        q1 = np.asarray(positions, dtype=float)
+        n = len(arm.joint_names)
+        if q1.shape != (n,):
+            raise ValueError(f"positions must hold {n} joint angles (radians), got {len(q1)}")
+        r = arm.robot
+        bad = [i for i in range(n) if not r.lower[i] - 1e-6 <= q1[i] <= r.upper[i] + 1e-6]
+        if bad:
+            i = bad[0]
+            raise ValueError(f"{arm.joint_names[i]} target {q1[i]:.4f} rad is outside its limits "
+                             f"[{r.lower[i]:.4f}, {r.upper[i]:.4f}]")
+        q1 = r.clip_to_limits(q1)
+        target = arm.forward_kinematics(q1)
+        q, qd = arm._joint_trajectory(r.joint_positions(), q1, goal.velocity_scaling)
+        return _JointTrajectory(arm, handle, q, qd, target, 0.01, joint_target=q1)
+
+    @staticmethod
+    def _serve_move_cartesian(arm: "SimArm", handle: GoalHandle) -> Optional[_Execution]:
+        goal = handle.goal
+        if not isinstance(goal, MoveCartesianGoal):
+            raise TypeError(f"move_cartesian takes a MoveCartesianGoal, got {type(goal).__name__}")
+        target = check_pose(goal.pose)
+        start = arm.tcp_pose()
+        dist = translation_distance(start, target)
+        angle = rotation_angle(start, target)
+        dt = 1.0 / arm.backend.physics_hz
+        t_nom = max(dist / goal.speed_mps, angle / arm.max_angular_speed_rps, 0.02)
+        ta = min(0.1, t_nom)  # ramp time; the cruise speed is exactly speed_mps
+        T = t_nom + ta
+        v = 1.0 / t_nom
+
+        def s_of(t: np.ndarray) -> np.ndarray:
+            t = np.clip(t, 0.0, T)
+            return np.where(t < ta, 0.5 * v / ta * t ** 2,
+                            np.where(t > T - ta, 1.0 - 0.5 * v / ta * (T - t) ** 2, v * (t - ta / 2)))
+
+        n_wp = max(2, int(math.ceil(T / arm.waypoint_period_s)),
+                   int(math.ceil(dist / 0.005)), int(math.ceil(angle / 0.05)))
+        t_wp = np.linspace(0.0, T, n_wp + 1)
+        s_wp = s_of(t_wp)
+        q_prev = arm.robot.joint_positions()
+        qs = [q_prev]
+        vmax = arm.robot.velocity_limits
+        times = [0.0]
+        for i in range(1, n_wp + 1):
+            pose_i = interpolate(start, target, float(s_wp[i]))
+            sol = arm.solve_ik(pose_i, seeds=[q_prev], iterations=4)
+            if sol.position_error_m > goal.position_tolerance_m:
+                handle.set_aborted(
+                    MotionResult(start, dist),
+                    f"the straight line to {_fmt(target[:3, 3])} leaves the reachable space "
+                    f"{s_wp[i] * dist:.3f} m along it, at {_fmt(pose_i[:3, 3])}: best IK solution ends "
+                    f"{sol.position_error_m:.3f} m away")
+                return None
+            jump = float(np.max(np.abs(sol.q - q_prev)))
+            if jump > 0.5:
+                handle.set_aborted(
+                    MotionResult(start, dist),
+                    f"the straight line to {_fmt(target[:3, 3])} passes a singularity or joint limit at "
+                    f"{_fmt(pose_i[:3, 3])}: a joint would jump by {jump:.2f} rad")
+                return None
+            # Retime: a segment never asks a joint for more than its velocity limit.
+            seg = max(t_wp[i] - t_wp[i - 1], float(np.max(np.abs(sol.q - q_prev) / vmax)))
+            times.append(times[-1] + seg)
+            qs.append(sol.q)
+            q_prev = sol.q
+        qs_arr = np.array(qs)
+        t_dense = np.arange(1, int(math.ceil(times[-1] / dt)) + 1) * dt
+        q = np.stack([np.interp(t_dense, times, qs_arr[:, j]) for j in range(qs_arr.shape[1])], axis=1)
+        qd = np.gradient(q, dt, axis=0) if len(q) > 1 else np.zeros_like(q)
+        return _JointTrajectory(arm, handle, q, qd, target, goal.position_tolerance_m,
+                                max_force_n=goal.max_force_n)
+
+
+# ------------------------------------------------------------------------------------------------
+# Gripper
+# ------------------------------------------------------------------------------------------------
+@dataclass
+class FingerState:
+    """Finger state of a parallel gripper.
+
+    Attributes:
+        gap_m: finger gap (sum of both finger joints), metres.
+        gap_velocity_mps: rate of change of the gap, m/s (negative while closing).
+        joint_effort_n: effort on the virtual gap joint, newtons, PR2 sign: negative closes.
+        grip_force_n: squeezing force of the fingers, newtons, >= 0 while squeezing.
+        finger_m: both finger joint positions, metres.
+    """
+
+    gap_m: float
+    gap_velocity_mps: float
+    joint_effort_n: float
+    grip_force_n: float
+    finger_m: tuple[float, float]
+
+
+class _GripperMove(_Execution):
+    """pr2_controllers_msgs/Pr2GripperCommand execution (see the module docstring)."""
+
+    CHECK_EVERY = 10
+
+    def __init__(self, gripper: "SimGripper", handle: GoalHandle, target: float, force: float):
+        super().__init__(gripper, handle)
+        self.gripper = gripper
+        self.target = target
+        self.force = force
+        self.count = 0
+        self.still_since: Optional[float] = None
+        gripper.command_gap(target, force)
+
+    def step(self) -> None:
+        self.count += 1
+        if self.count % self.CHECK_EVERY:
+            return
+        g = self.gripper
+        st = g.state()
+        now = g.backend.now()
+        if abs(st.gap_m - self.target) <= g.position_tolerance_m:
+            self.handle.set_succeeded(self._result(st, reached=True),
+                                      f"reached gap {st.gap_m * 1000:.1f} mm (goal {self.target * 1000:.1f} mm)")
+            self.finish()
+            return
+        if abs(st.gap_velocity_mps) < g.stall_speed_mps:
+            if self.still_since is None:
+                self.still_since = now
+            elif now - self.still_since >= g.stall_time_s:
+                self.handle.set_aborted(
+                    self._result(st, stalled=True),
+                    f"stalled at gap {st.gap_m * 1000:.1f} mm (goal {self.target * 1000:.1f} mm), "
+                    f"squeezing with {st.grip_force_n:.1f} N: the fingers are blocked, typically by a grasped object")
+                self.finish()
+        else:
+            self.still_since = None
+
+    @staticmethod
+    def _result(st: FingerState, stalled: bool = False, reached: bool = False) -> Pr2GripperCommandResult:
+        return Pr2GripperCommandResult(position=st.gap_m, effort=st.grip_force_n, stalled=stalled, reached_goal=reached)
+
+    def publish_feedback(self) -> None:
+        self.handle.publish_feedback(self._result(self.gripper.state()))
+
+    def stop(self) -> Any:
+        st = self.gripper.state()
+        self.gripper.command_gap(st.gap_m, self.force)
+        return self._result(st)
+
+
+class SimGripper(_SimResource):
+    """The parallel gripper of a simulated robot.
+
+    Attributes:
+        name: the robot's name in the scene.
+        robot: the :class:`~.robots.LoadedRobot`.
+        max_gap_m: fully open gap, metres.
+        position_tolerance_m: ``gripper_action`` succeeds within this of the commanded gap, metres.
+        stall_speed_mps, stall_time_s: the fingers count as stalled when the gap speed stays below
+            ``stall_speed_mps`` for ``stall_time_s``.
+        controller: the installed 1 kHz controller, or None (position motors driven by the actions).
+    """
+
+    kind = "gripper"
+    position_tolerance_m = 0.002
+    stall_speed_mps = 0.005
+    stall_time_s = 0.1
+
+    def __init__(self, backend: "SimBackend", name: str, robot: LoadedRobot):
+        super().__init__(backend, name)
+        self.robot = robot
+        self.model = robot.model
+        self.max_gap_m = 2 * robot.finger_upper
+        self.controller: Any = None
+        self._torque_mode = False
+        self._body, self._client, self._fj = robot.body, robot.client, robot.finger_joints
+        self.add_action("gripper_action", SimGripper._serve_gripper_action)
+
+    def gap_m(self) -> float:
+        """Finger gap, metres."""
+        a, b = self.robot.finger_positions()
+        return a + b
+
+    def state(self) -> FingerState:
+        """Finger positions, gap speed and effort (one ``getJointStates`` call)."""
+        s = pb.getJointStates(self._body, self._fj, physicsClientId=self._client)
+        effort = 0.5 * (s[0][3] + s[1][3])  # per finger, +opening
+        return FingerState(gap_m=s[0][0] + s[1][0], gap_velocity_mps=s[0][1] + s[1][1],
+                           joint_effort_n=effort, grip_force_n=max(0.0, -effort), finger_m=(s[0][0], s[1][0]))
+
+    def command_gap(self, gap_m: float, max_force_n: float = -1.0, speed_mps: Optional[float] = None) -> None:
+        """Drive both fingers to ``gap_m / 2`` each with position motors.
+
+        Args:
+            gap_m: finger gap, metres, clipped to ``[0, max_gap_m]``.
+            max_force_n: force limit of each finger motor, newtons; negative: the model's default.
+            speed_mps: speed of each finger, m/s; default: the model's.
+        """
+        force = self.model.default_grip_force_n if max_force_n < 0 else min(max_force_n, self.model.max_grip_force_n)
+        each = float(np.clip(gap_m, 0.0, self.max_gap_m)) / 2.0
+        speed = self.model.finger_speed_mps if speed_mps is None else speed_mps
+        self._torque_mode = False
+        for j in self._fj:
+            pb.setJointMotorControl2(self._body, j, pb.POSITION_CONTROL, targetPosition=each, force=force,
+                                     maxVelocity=speed, physicsClientId=self._client)
+
+    def command_effort(self, effort_n: float) -> None:
+        """Apply ``effort_n`` newtons on the virtual gap joint (PR2 sign: negative closes).
+
+        Each finger gets ``effort_n`` along its joint axis (virtual work on the gap ``q1 + q2``). The
+        position motors are switched off; :meth:`command_gap` switches them back on.
+        """
+        if not self._torque_mode:
+            for j in self._fj:
+                pb.setJointMotorControl2(self._body, j, pb.VELOCITY_CONTROL, force=0.0, physicsClientId=self._client)
+            self._torque_mode = True
+        pb.setJointMotorControlArray(self._body, self._fj, pb.TORQUE_CONTROL, forces=[effort_n, effort_n],
+                                     physicsClientId=self._client)
+
+    def set_controller(self, controller: Any) -> None:
+        """Install a gripper controller whose ``step(gripper)`` runs before every physics step.
+
+        The controller owns the finger joints (through :meth:`state`, :meth:`command_effort`,
+        :meth:`command_gap`). ``None`` removes it. Actions that should go through the controller
+        are registered with :meth:`add_action`.
+        """
+        self.controller = controller
+        self.backend._dirty = True
+
+    @staticmethod
+    def _serve_gripper_action(gripper: "SimGripper", handle: GoalHandle) -> Optional[_Execution]:
+        goal = handle.goal
+        if not isinstance(goal, Pr2GripperCommand):
+            raise TypeError(f"gripper_action takes a Pr2GripperCommand, got {type(goal).__name__}")
+        if goal.position > gripper.max_gap_m + 1e-9:
+            raise ValueError(f"position {goal.position:g} m is wider than the gripper opens ({gripper.max_gap_m:g} m)")
+        return _GripperMove(gripper, handle, float(goal.position), float(goal.max_effort))
+
+
+# ================================================================================================
+# World
+# ================================================================================================
+@dataclass
+class Contact:
+    """One contact point (PyBullet ``getContactPoints``), names resolved.
+
+    Attributes:
+        body_a, body_b: body names; link_a, link_b: link names (``"base"`` for the base).
+        position_on_a, position_on_b: contact points, world frame, metres, shape (3,).
+        normal_on_b: contact normal from B towards A, world frame, shape (3,).
+        distance_m: signed distance (negative: penetration), metres.
+        normal_force_n: normal force, newtons.
+        friction_force_n: lateral friction force magnitude, newtons.
+    """
+
+    body_a: str
+    link_a: str
+    body_b: str
+    link_b: str
+    position_on_a: np.ndarray
+    position_on_b: np.ndarray
+    normal_on_b: np.ndarray
+    distance_m: float
+    normal_force_n: float
+    friction_force_n: float
+
+
+class SimWorld:
+    """Ground-truth world queries of a :class:`SimBackend` (robots, fixtures and objects by name)."""
+
+    def __init__(self, backend: "SimBackend"):
+        self._b = weakref.ref(backend)
+
+    @property
+    def _backend(self) -> "SimBackend":
+        b = self._b()
+        if b is None:
+            raise BackendError("the backend is gone")
+        return b
+
+    def object_names(self) -> list[str]:
+        """Names of the movable objects, scene order."""
+        return list(self._backend._objects)
+
+    def body_names(self) -> list[str]:
+        """Names of every body: robots, fixtures, objects."""
+        return list(self._backend._bodies)
+
+    def body_id(self, name: str) -> int:
+        """PyBullet body id of a robot, fixture or object.
+
+        Raises:
+            KeyError: unknown name; the message lists the known names.
+        """
+        bodies = self._backend._bodies
+        if name not in bodies:
+            raise KeyError(f"no body named {name!r}; the scene has {sorted(bodies)}")
+        return bodies[name]
+
+    def _object_id(self, name: str) -> int:
+        objs = self._backend._objects
+        if name not in objs:
+            raise KeyError(f"no object named {name!r}; the scene has objects {sorted(objs)}")
+        return objs[name]
+
+    def object_pose(self, name: str) -> Pose:
+        """(4, 4) pose of the object's base frame, world frame, metres (ground truth).
+
+        Raises:
+            KeyError: unknown object.
+        """
+        b = self._backend
+        p, q = pb.getBasePositionAndOrientation(self._object_id(name), physicsClientId=b.client)
+        return pose_from_pq(p, quat_wxyz_from_xyzw(q))
+
+    def object_velocity(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """(linear m/s (3,), angular rad/s (3,)) of the object's base, world frame."""
+        lin, ang = pb.getBaseVelocity(self._object_id(name), physicsClientId=self._backend.client)
+        return np.array(lin), np.array(ang)
+
+    def link_name(self, body: int, link: int) -> str:
+        if link == -1:
+            return "base"
+        return pb.getJointInfo(body, link, physicsClientId=self._backend.client)[12].decode()
+
+    def contacts(self, a: str, b: Optional[str] = None) -> list[Contact]:
+        """Contact points of body ``a`` (with ``b`` only, when given), after the last physics step."""
+        bk = self._backend
+        ida = self.body_id(a)
+        kw: dict[str, Any] = {"bodyA": ida, "physicsClientId": bk.client}
+        if b is not None:
+            kw["bodyB"] = self.body_id(b)
+        out = []
+        names = bk._names
+        for c in pb.getContactPoints(**kw):
+            f1 = np.array(c[11]) * c[10]
+            f2 = np.array(c[13]) * c[12]
+            out.append(Contact(
+                body_a=names.get(c[1], str(c[1])), link_a=self.link_name(c[1], c[3]),
+                body_b=names.get(c[2], str(c[2])), link_b=self.link_name(c[2], c[4]),
+                position_on_a=np.array(c[5]), position_on_b=np.array(c[6]), normal_on_b=np.array(c[7]),
+                distance_m=float(c[8]), normal_force_n=float(c[9]), friction_force_n=float(np.linalg.norm(f1 + f2))))
+        return out
+
+    def in_contact(self, a: str, b: str) -> bool:
+        """True when bodies ``a`` and ``b`` touch (after the last physics step)."""
+        bk = self._backend
+        return bool(pb.getContactPoints(bodyA=self.body_id(a), bodyB=self.body_id(b), physicsClientId=bk.client))
+
+
+# ================================================================================================
+# Backend
+# ================================================================================================
+class SimBackend:
+    """PyBullet backend (see the module docstring).
+
+    Args:
+        scene: the ``scene:`` mapping of a task file, or a parsed :class:`~.scene.SceneSpec`.
+        gui: open the PyBullet GUI (only one GUI per process) instead of running headless.
+        seed: random seed for pose noise; overrides ``scene.seed``.
+        realtime: make :meth:`advance` sleep so simulated time keeps pace with wall time.
+        base_dir: folder relative URDF paths are tried against (normally the task file's folder).
+
+    Raises:
+        SceneError: invalid scene.
+        BackendError: PyBullet cannot connect or a URDF fails to load.
+
+    Attributes:
+        name: ``"sim"``.
+        arms, grippers: resources by robot name.
+        world: :class:`SimWorld`.
+        scene: the parsed :class:`~.scene.SceneSpec`.
+        client: the PyBullet physics client id.
+        physics_hz: physics rate, Hz.
+        events: ``{"time_s", "source", "text"}`` dicts appended by the backend and its plug-ins.
+    """
+
+    name = "sim"
+
+    def __init__(self, scene: Union[dict, SceneSpec, None], gui: bool = False, seed: Optional[int] = None,
+                 realtime: bool = False, base_dir: Optional[str] = None):
+        self.scene: SceneSpec = parse_scene(scene if scene is not None else {}, base_dir=base_dir)
+        self.seed = self.scene.seed if seed is None else int(seed)
+        self.rng = np.random.default_rng(self.seed)
+        self.realtime = realtime
+        self.gui = gui
+        self.physics_hz = float(self.scene.physics_hz)
+        self.dt = 1.0 / self.physics_hz
+        self.closed = True
+        self.events: list[dict[str, Any]] = []
+        self._steps = 0
+        self._target_time = 0.0
+        self._wall0: Optional[float] = None
+        self._pre_hooks: list[StepHook] = []
+        self._post_hooks: list[StepHook] = []
+        self._step_fns: list[Callable[[], None]] = []
+        self._dirty = True
+        self._monitor_every = 0
+        self._target: Optional[str] = None
+        self._bodies: dict[str, int] = {}
+        self._objects: dict[str, int] = {}
+        self._names: dict[int, str] = {}
+        self.arms: dict[str, SimArm] = {}
+        self.grippers: dict[str, SimGripper] = {}
+        self.world = SimWorld(self)
+        self.client = pb.connect(pb.GUI if gui else pb.DIRECT)
+        if self.client < 0:
+            raise BackendError("PyBullet could not connect" + (" a GUI (is a display available?)" if gui else ""))
+        self.closed = False
+        self._kin_client = pb.connect(pb.DIRECT)
+        try:
+            self._build()
+        except Exception:
+            self.close()
+            raise
+
+    # ---- construction ----------------------------------------------------------------------------
+    def _build(self) -> None:
+        c = self.client
+        sc = self.scene
+        for cid in (c, self._kin_client):
+            pb.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
+        if self.gui:
+            pb.configureDebugVisualizer(pb.COV_ENABLE_RENDERING, 0, physicsClientId=c)
+            pb.configureDebugVisualizer(pb.COV_ENABLE_GUI, 0, physicsClientId=c)
+        pb.setGravity(*sc.gravity, physicsClientId=c)
+        pb.setPhysicsEngineParameter(fixedTimeStep=self.dt, numSolverIterations=sc.solver_iterations,
+                                     numSubSteps=0, physicsClientId=c)
+        for f in sc.fixtures:
+            p, q = pq_from_pose(f.pose)
+            body = self._load_urdf(f.urdf_path, p, q, fixed=True, scale=f.scale, what=f"fixture {f.name!r}")
+            self._register(f.name, body)
+        for r in sc.robots:
+            self._build_robot(r)
+        for o in sc.objects:
+            self._build_object(o)
+        if self.gui:
+            pb.configureDebugVisualizer(pb.COV_ENABLE_RENDERING, 1, physicsClientId=c)
+            pb.resetDebugVisualizerCamera(1.4, 50, -30, [0.4, 0.0, 0.6], physicsClientId=c)
+        self._init_metrics()
+
+    def _load_urdf(self, path: str, p: np.ndarray, q: np.ndarray, fixed: bool, scale: float = 1.0,
+                   what: str = "", client: Optional[int] = None) -> int:
+        try:
+            return pb.loadURDF(path, p.tolist(), quat_xyzw_from_wxyz(q), useFixedBase=fixed, globalScaling=scale,
+                               flags=pb.URDF_ENABLE_CACHED_GRAPHICS_SHAPES,
+                               physicsClientId=self.client if client is None else client)
+        except pb.error as e:
+            raise BackendError(f"cannot load {what} from {path}: {e}") from None
+
+    def _register(self, name: str, body: int) -> None:
+        self._bodies[name] = body
+        self._names[body] = name
+
+    def _build_robot(self, spec: RobotSpec) -> None:
+        model = MODELS[spec.model]
+        p, q = pq_from_pose(spec.base_pose)
+        body = self._load_urdf(model.urdf, p, q, fixed=True, what=f"robot {spec.name!r}")
+        shadow_body = self._load_urdf(model.urdf, p, q, fixed=True, what="kinematics shadow", client=self._kin_client)
+        robot = LoadedRobot(self.client, body, model)
+        shadow = LoadedRobot(self._kin_client, shadow_body, model)
+        q0 = (model.named_configurations[spec.initial_configuration]
+              if isinstance(spec.initial_configuration, str) else spec.initial_configuration)
+        robot.reset_arm(q0)
+        robot.reset_fingers(spec.initial_gap_m / 2)
+        shadow.reset_arm(q0)
+        for link in robot.finger_links:
+            pb.changeDynamics(body, link, lateralFriction=model.finger_lateral_friction, spinningFriction=0.003,
+                              frictionAnchor=True, physicsClientId=self.client)
+        # Keep the fingers symmetric: a gear constraint (ratio -1) couples them, as PyBullet's Panda demo does.
+        gear = pb.createConstraint(body, robot.finger_joints[0], body, robot.finger_joints[1], pb.JOINT_GEAR,
+                                   [1, 0, 0], [0, 0, 0], [0, 0, 0], physicsClientId=self.client)
+        pb.changeConstraint(gear, gearRatio=-1, erp=0.1, maxForce=50, physicsClientId=self.client)
+        self._register(spec.name, body)
+        arm = SimArm(self, spec.name, robot, shadow)
+        gripper = SimGripper(self, spec.name, robot)
+        arm.hold(q0)
+        gripper.command_gap(spec.initial_gap_m)
+        self.arms[spec.name] = arm
+        self.grippers[spec.name] = gripper
+
+    def _noisy_pose(self, o: ObjectSpec) -> Pose:
+        T = o.pose.copy()
+        n = o.pose_noise
+        if n.position_m > 0 or n.yaw_deg > 0:
+            dx, dy = self.rng.uniform(-n.position_m, n.position_m, size=2) if n.position_m > 0 else (0.0, 0.0)
+            yaw = math.radians(self.rng.uniform(-n.yaw_deg, n.yaw_deg)) if n.yaw_deg > 0 else 0.0
+            c, s = math.cos(yaw), math.sin(yaw)
+            Rz = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1.0]])
+            T[:3, :3] = Rz @ T[:3, :3]
+            T[0, 3] += dx
+            T[1, 3] += dy
+        return T
+
+    def _build_object(self, o: ObjectSpec) -> None:
+        c = self.client
+        pose = self._noisy_pose(o)
+        p, q = pq_from_pose(pose)
+        if o.primitive is not None:
+            pr = o.primitive
+            color = list(o.color) if o.color else [0.6, 0.6, 0.6, 1.0]
+            if pr.shape == "box":
+                half = [s / 2 for s in pr.size]  # type: ignore[union-attr]
+                col = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=half, physicsClientId=c)
+                vis = pb.createVisualShape(pb.GEOM_BOX, halfExtents=half, rgbaColor=color, physicsClientId=c)
+            elif pr.shape == "cylinder":
+                col = pb.createCollisionShape(pb.GEOM_CYLINDER, radius=pr.radius, height=pr.length, physicsClientId=c)
+                vis = pb.createVisualShape(pb.GEOM_CYLINDER, radius=pr.radius, length=pr.length, rgbaColor=color,
+                                           physicsClientId=c)
+            else:
+                col = pb.createCollisionShape(pb.GEOM_SPHERE, radius=pr.radius, physicsClientId=c)
+                vis = pb.createVisualShape(pb.GEOM_SPHERE, radius=pr.radius, rgbaColor=color, physicsClientId=c)
+            mass = 0.0 if o.fixed else (o.mass_kg if o.mass_kg is not None else 0.1)
+            body = pb.createMultiBody(baseMass=mass, baseCollisionShapeIndex=col, baseVisualShapeIndex=vis,
+                                      basePosition=p.tolist(), baseOrientation=quat_xyzw_from_wxyz(q), physicsClientId=c)
+            dyn: dict[str, Any] = {"lateralFriction": 0.8 if o.lateral_friction is None else o.lateral_friction}
+        else:
+            body = self._load_urdf(o.urdf_path, p, q, fixed=o.fixed, scale=o.scale, what=f"object {o.name!r}")
+            dyn = {}
+            if o.lateral_friction is not None:
+                dyn["lateralFriction"] = o.lateral_friction
+            if o.mass_kg is not None and not o.fixed:
+                dyn["mass"] = o.mass_kg
+                dyn["localInertiaDiagonal"] = self._box_inertia(body, o.mass_kg)
+            if o.color is not None:
+                for link in range(-1, pb.getNumJoints(body, physicsClientId=c)):
+                    pb.changeVisualShape(body, link, rgbaColor=list(o.color), physicsClientId=c)
+        for key, val in (("spinningFriction", o.spinning_friction), ("rollingFriction", o.rolling_friction),
+                         ("restitution", o.restitution), ("contactStiffness", o.contact_stiffness),
+                         ("contactDamping", o.contact_damping)):
+            if val is not None:
+                dyn[key] = val
+        if dyn:
+            pb.changeDynamics(body, -1, physicsClientId=c, **dyn)
+        self._register(o.name, body)
+        self._objects[o.name] = body
+
+    def _box_inertia(self, body: int, mass: float) -> list[float]:
+        """Principal inertia (kg m^2) of a solid box of ``mass`` filling the body's local AABB."""
+        c = self.client
+        p, q = pb.getBasePositionAndOrientation(body, physicsClientId=c)
+        pb.resetBasePositionAndOrientation(body, p, [0, 0, 0, 1], physicsClientId=c)
+        lo, hi = pb.getAABB(body, -1, physicsClientId=c)
+        pb.resetBasePositionAndOrientation(body, p, q, physicsClientId=c)
+        x, y, z = (max(h - l, 1e-3) for l, h in zip(lo, hi))
+        return [mass / 12 * (y * y + z * z), mass / 12 * (x * x + z * z), mass / 12 * (x * x + y * y)]
+
+    # ---- clock and stepping ----------------------------------------------------------------------
+    def now(self) -> float:
+        """Simulation time, seconds since the backend started (``steps / physics_hz``)."""
+        return self._steps * self.dt
+
+    @property
+    def steps(self) -> int:
+        """Physics steps done so far."""
+        return self._steps
+
+    def add_step_hook(self, fn: StepHook, before: bool = False) -> Callable[[], None]:
+        """Call ``fn(backend)`` on every physics step: after ``stepSimulation`` (default) or, with
+        ``before=True``, before it (with the controllers). Returns a function that removes the hook.
+        Hooks run in registration order and must be cheap (1000 calls per simulated second)."""
+        lst = self._pre_hooks if before else self._post_hooks
+        lst.append(fn)
+        self._dirty = True
+
+        def remove() -> None:
+            if fn in lst:
+                lst.remove(fn)
+                self._dirty = True
+        return remove
+
+    def _rebuild_step_fns(self) -> list[Callable[[], None]]:
+        fns: list[Callable[[], None]] = []
+        for g in self.grippers.values():
+            if g.controller is not None:
+                fns.append(lambda g=g: g.controller.step(g))
+        for h in self._pre_hooks:
+            fns.append(lambda h=h: h(self))
+        for r in (*self.arms.values(), *self.grippers.values()):
+            if r._active is not None:
+                fns.append(r._active.step)
+        self._step_fns = fns
+        self._dirty = False
+        return fns
+
+    def step(self, n: int = 1) -> None:
+        """Run ``n`` physics steps (controllers, ``stepSimulation``, post-step hooks)."""
+        if self.closed:
+            raise BackendError("the backend is closed")
+        c = self.client
+        step_sim = pb.stepSimulation
+        post = self._post_hooks
+        fns = self._rebuild_step_fns() if self._dirty else self._step_fns
+        for _ in range(n):
+            for f in fns:
+                f()
+            step_sim(physicsClientId=c)
+            self._steps += 1
+            if post:
+                for h in post:
+                    h(self)
+            if self._dirty:
+                fns = self._rebuild_step_fns()
+            if self._monitor_every and self._steps % self._monitor_every == 0:
+                self._monitor()
+        self._target_time = max(self._target_time, self.now() - 0.5 * self.dt)
+
+    def advance(self, dt: float) -> None:
+        """Let ``dt`` seconds of simulated time pass: whole physics steps up to ``now() + dt`` (the
+        remainder carries over to the next call), then one feedback message per active goal. With
+        ``realtime=True``, sleeps so simulated time does not run ahead of wall time.
+
+        Raises:
+            BackendError: the backend is closed.
+            ValueError: ``dt`` is negative.
+        """
+        if dt < 0:
+            raise ValueError(f"dt must be >= 0 s, got {dt}")
+        if self.closed:
+            raise BackendError("the backend is closed")
+        self._target_time += dt
+        n = int(math.floor(self._target_time * self.physics_hz + 1e-6)) - self._steps
+        if self.realtime and self._wall0 is None:
+            self._wall0 = time.monotonic() - self.now()
+        if n > 0:
+            self.step(n)
+        for r in (*self.arms.values(), *self.grippers.values()):
+            if r._active is not None:
+                r._active.publish_feedback()
+        if self.realtime and self._wall0 is not None:
+            lag = self._wall0 + self.now() - time.monotonic()
+            if lag > 0:
+                time.sleep(lag)
+
+    def emit_event(self, source: str, text: str) -> None:
+        """Append an event (``{"time_s", "source", "text"}``) to :attr:`events`."""
+        self.events.append({"time_s": round(self.now(), 6), "source": source, "text": text})
+
+    # ---- metrics and telemetry -------------------------------------------------------------------
+    def _init_metrics(self) -> None:
+        self._target = self.scene.task.target_object
+        self._monitor_every = 0
+        if self._target is None:
+            return
+        body = self._objects[self._target]
+        p, _ = pb.getBasePositionAndOrientation(body, physicsClientId=self.client)
+        self._target_body = body
+        self._z0 = p[2]
+        self._max_lift = 0.0
+        self._fell_after_lift = False
+        self._monitor_every = max(1, int(round(self.physics_hz / 100)))  # 100 Hz
+
+    def _monitor(self) -> None:
+        c = self.client
+        p, _ = pb.getBasePositionAndOrientation(self._target_body, physicsClientId=c)
+        lift = p[2] - self._z0
+        if lift > self._max_lift:
+            self._max_lift = lift
+        if self._max_lift > self.scene.task.lift_threshold_m and not self._fell_after_lift:
+            v, _ = pb.getBaseVelocity(self._target_body, physicsClientId=c)
+            if v[2] < -0.4:  # faster than any arm motion: free fall
+                self._fell_after_lift = True
+                self.emit_event("sim", f"object {self._target!r} is falling ({v[2]:.2f} m/s)")
+
+    def metrics(self) -> dict[str, Any]:
+        """Run metrics.
+
+        Returns:
+            ``sim_time_s``; when the scene has a target object (``task.target_object``, or its only
+            object): ``target_object``; ``object_lift_m`` (final base z minus initial z, m);
+            ``object_max_lift_m`` (sampled at 100 Hz, m); ``object_dropped`` (it was lifted more than
+            ``task.lift_threshold_m``, then fell -- downward speed above 0.4 m/s -- and is now below that
+            lift; or it ends more than 0.05 m below its start, i.e. off the table); with
+            ``task.place_position``: ``place_error_m`` (distance of the final base position to it, m).
+        """
+        out: dict[str, Any] = {"sim_time_s": round(self.now(), 6)}
+        if self._target is None or self.closed:
+            return out
+        self._monitor()
+        pose = self.world.object_pose(self._target)
+        lift = float(pose[2, 3] - self._z0)
+        thr = self.scene.task.lift_threshold_m
+        out.update({
+            "target_object": self._target,
+            "object_lift_m": round(lift, 6),
+            "object_max_lift_m": round(float(max(self._max_lift, lift)), 6),
+            "object_dropped": bool((self._fell_after_lift and lift < thr) or lift < -0.05),
+        })
+        if self.scene.task.place_position is not None:
+            out["place_error_m"] = round(float(np.linalg.norm(pose[:3, 3] - np.array(self.scene.task.place_position))), 6)
+        return out
+
+    def telemetry(self) -> dict[str, dict[str, Any]]:
+        """Named streams of plain values for observers (see :mod:`py_trees_manipulation.observers`).
+
+        ``"gripper/<robot>"``: ``gap_m``, ``effort_n`` (grip force, N); ``"arm/<robot>"``:
+        ``tcp_position`` (m, world), ``joint_positions`` (rad); ``"object/<name>"``: ``pose``
+        (``{"position": [x, y, z], "orientation": [w, x, y, z]}``, world).
+        """
+        if self.closed:
+            return {}
+        out: dict[str, dict[str, Any]] = {}
+        for name, g in self.grippers.items():
+            st = g.state()
+            out[f"gripper/{name}"] = {"gap_m": round(st.gap_m, 6), "effort_n": round(st.grip_force_n, 4)}
+        for name, a in self.arms.items():
+            out[f"arm/{name}"] = {"tcp_position": [round(float(v), 6) for v in a.robot.tcp_position()],
+                                  "joint_positions": [round(v, 6) for v in a.joint_positions()]}
+        for name in self._objects:
+            out[f"object/{name}"] = {"pose": pose_to_spec(self.world.object_pose(name))}
+        return out
+
+    # ---- lifetime --------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Disconnect both PyBullet clients. Idempotent; running goals end PREEMPTED."""
+        if self.closed:
+            return
+        for r in (*self.arms.values(), *self.grippers.values()):
+            ex = r._active
+            if ex is not None:
+                r._active = None
+                ex.handle.set_preempted(None, "the backend was closed")
+        self.closed = True
+        for cid in (self.client, getattr(self, "_kin_client", -1)):
+            if cid is not None and cid >= 0:
+                try:
+                    pb.disconnect(physicsClientId=cid)
+                except pb.error:
+                    pass
+
+    def __enter__(self) -> "SimBackend":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self) -> str:
+        return (f"SimBackend(robots={list(self.arms)}, objects={list(self._objects)}, t={self.now():.3f} s"
+                f"{', closed' if self.closed else ''})")

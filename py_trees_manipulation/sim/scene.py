@@ -1,0 +1,598 @@
+"""The ``scene:`` section of a task file: parsing and validation into dataclasses.
+
+:func:`parse_scene` takes the plain dict that YAML gives and returns a :class:`SceneSpec`, or raises
+:class:`SceneError` with the *path* of the offending value inside the scene dict (a tuple of keys and
+list indices, e.g. ``("objects", 0, "mass_kg")``) so a loader can map it back to ``FILE:LINE``. The
+message says what is wrong and how to fix it (close matches for misspelt keys and names).
+
+Format (every key, its type, default and meaning: :data:`SCENE_KEYS`, rendered by
+:func:`scene_keys_doc`)::
+
+    scene:
+      seed: 0                      # random seed for pose noise (CLI --seed overrides)
+      gravity: [0, 0, -9.81]
+      physics_hz: 1000
+      robots:
+        - name: panda
+          model: franka_panda
+          base_pose: {position: [0, 0, 0.626], rpy_deg: [0, 0, 0]}
+          initial_configuration: ready      # a named configuration or 7 joint angles (rad)
+      fixtures:
+        - {name: table, urdf: table/table.urdf, pose: {position: [0.5, 0, 0]}}
+      objects:
+        - name: box
+          primitive: {shape: box, size: [0.05, 0.05, 0.05]}
+          mass_kg: 0.1
+          pose: {position: [0.5, 0, 0.651]}
+          pose_noise: {position_m: 0.005, yaw_deg: 5}
+      task:
+        target_object: box
+        place_position: [0.5, 0.2, 0.651]
+
+Poses use :func:`~py_trees_manipulation.geometry.poses.pose_from_spec` (quaternions w, x, y, z).
+A URDF path is absolute, relative to ``base_dir`` (the task file's folder) or relative to
+``pybullet_data``. A primitive's base frame is its centre; a URDF's is the URDF base link frame
+(``objects/mug.urdf``: the bottom of the mug).
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from ..geometry.poses import Pose, pose_from_spec
+from .robots import MODELS
+
+PathT = tuple[Union[str, int], ...]
+
+
+class SceneError(ValueError):
+    """An invalid ``scene:`` section.
+
+    Attributes:
+        path: keys and list indices from the scene dict to the offending value,
+            e.g. ``("objects", 0, "mass_kg")``; ``()`` for the scene itself.
+        message: what is wrong, and the fix where one can be suggested.
+    """
+
+    def __init__(self, path: Sequence[Union[str, int]], message: str):
+        self.path: PathT = tuple(path)
+        self.message = message
+        super().__init__(f"{format_path(self.path)}: {message}")
+
+
+def format_path(path: Sequence[Union[str, int]], root: str = "scene") -> str:
+    """``("objects", 0, "mass_kg")`` -> ``"scene.objects[0].mass_kg"``."""
+    out = root
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else f".{p}"
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Dataclasses
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PoseNoiseSpec:
+    """Random perturbation of an initial pose, drawn once when the scene is built.
+
+    Attributes:
+        position_m: x and y offsets each drawn uniformly from ``[-position_m, position_m]``, metres.
+        yaw_deg: rotation about world z drawn uniformly from ``[-yaw_deg, yaw_deg]``, degrees.
+    """
+
+    position_m: float = 0.0
+    yaw_deg: float = 0.0
+
+
+@dataclass(frozen=True)
+class RobotSpec:
+    name: str
+    model: str
+    base_pose: Pose
+    initial_configuration: Union[str, tuple[float, ...]] = "ready"
+    initial_gap_m: float = 0.08
+
+
+@dataclass(frozen=True)
+class FixtureSpec:
+    name: str
+    urdf: str
+    urdf_path: str
+    pose: Pose
+    scale: float = 1.0
+
+
+@dataclass(frozen=True)
+class PrimitiveSpec:
+    """A primitive shape. ``size`` (box, full extents x, y, z, m), ``radius`` (m), ``length`` (m)."""
+
+    shape: str
+    size: Optional[tuple[float, float, float]] = None
+    radius: Optional[float] = None
+    length: Optional[float] = None
+
+    def half_height(self) -> float:
+        if self.shape == "box":
+            return self.size[2] / 2.0  # type: ignore[index]
+        if self.shape == "cylinder":
+            return self.length / 2.0  # type: ignore[operator]
+        return float(self.radius)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class ObjectSpec:
+    name: str
+    pose: Pose
+    urdf: Optional[str] = None
+    urdf_path: Optional[str] = None
+    primitive: Optional[PrimitiveSpec] = None
+    scale: float = 1.0
+    mass_kg: Optional[float] = None
+    lateral_friction: Optional[float] = None
+    spinning_friction: Optional[float] = None
+    rolling_friction: Optional[float] = None
+    restitution: Optional[float] = None
+    contact_stiffness: Optional[float] = None
+    contact_damping: Optional[float] = None
+    color: Optional[tuple[float, float, float, float]] = None
+    pose_noise: PoseNoiseSpec = PoseNoiseSpec()
+    fixed: bool = False
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    target_object: Optional[str] = None
+    place_position: Optional[tuple[float, float, float]] = None
+    lift_threshold_m: float = 0.05
+
+
+@dataclass(frozen=True)
+class SceneSpec:
+    """A validated scene. Build it with :func:`parse_scene`."""
+
+    seed: int = 0
+    gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)
+    physics_hz: float = 1000.0
+    solver_iterations: int = 50
+    robots: tuple[RobotSpec, ...] = ()
+    fixtures: tuple[FixtureSpec, ...] = ()
+    objects: tuple[ObjectSpec, ...] = ()
+    task: TaskSpec = TaskSpec()
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Parsed values of sections added with :func:`register_section`, by key."""
+
+
+# ------------------------------------------------------------------------------------------------
+# Key tables: the single source for validation of unknown keys and for the documentation
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class KeyDoc:
+    """One accepted key: name, type as written in YAML, default (``None``: required or unset), meaning."""
+
+    name: str
+    type: str
+    default: str
+    doc: str
+    required: bool = False
+
+
+_POSE_T = "pose"
+SCENE_KEYS: dict[str, list[KeyDoc]] = {
+    "scene": [
+        KeyDoc("seed", "int", "0", "random seed for pose noise; `--seed` on the command line overrides it"),
+        KeyDoc("gravity", "[x, y, z]", "[0, 0, -9.81]", "gravity, m/s^2, world frame"),
+        KeyDoc("physics_hz", "number", "1000", "physics rate, Hz (10 ... 10000); controllers run at this rate"),
+        KeyDoc("solver_iterations", "int", "50", "PyBullet constraint solver iterations per step (1 ... 1000)"),
+        KeyDoc("robots", "list", "[]", "robots (see `robots[]`)"),
+        KeyDoc("fixtures", "list", "[]", "static URDF bodies such as tables (see `fixtures[]`)"),
+        KeyDoc("objects", "list", "[]", "movable objects (see `objects[]`)"),
+        KeyDoc("task", "mapping", "{}", "what the run's metrics are about (see `task`)"),
+    ],
+    "robots[]": [
+        KeyDoc("name", "str", "", "unique name; the arm and gripper resources are called this", True),
+        KeyDoc("model", "str", "franka_panda", f"robot model, one of {sorted(MODELS)}"),
+        KeyDoc("base_pose", _POSE_T, "identity", "base pose, world frame"),
+        KeyDoc("initial_configuration", "str or list", "ready",
+               "a named configuration (`ready`, `home`, `extended`) or one angle per arm joint, rad"),
+        KeyDoc("initial_gap_m", "number", "0.08", "initial finger gap, m (0 ... 0.08)"),
+    ],
+    "fixtures[]": [
+        KeyDoc("name", "str", "", "unique name", True),
+        KeyDoc("urdf", "str", "", "URDF path: absolute, relative to the task file, or to pybullet_data", True),
+        KeyDoc("pose", _POSE_T, "identity", "base pose, world frame"),
+        KeyDoc("scale", "number", "1.0", "uniform scale (URDF globalScaling), > 0"),
+    ],
+    "objects[]": [
+        KeyDoc("name", "str", "", "unique name", True),
+        KeyDoc("urdf", "str", "", "URDF path (as for fixtures); exactly one of `urdf` and `primitive`"),
+        KeyDoc("primitive", "mapping", "", "`{shape: box, size: [x, y, z]}`, `{shape: cylinder, radius, length}` "
+               "or `{shape: sphere, radius}`, metres; the base frame is the shape's centre"),
+        KeyDoc("pose", _POSE_T, "", "initial base pose, world frame", True),
+        KeyDoc("pose_noise", "mapping", "none", "`{position_m, yaw_deg}`: uniform noise on x, y and yaw"),
+        KeyDoc("scale", "number", "1.0", "uniform scale of a URDF object, > 0"),
+        KeyDoc("mass_kg", "number", "URDF / 0.1", "mass, kg, > 0 (inertia recomputed as a solid box of "
+               "the object's bounding box)"),
+        KeyDoc("lateral_friction", "number", "URDF / 0.8", "Coulomb friction coefficient, >= 0"),
+        KeyDoc("spinning_friction", "number", "URDF", "torsional friction, m, >= 0"),
+        KeyDoc("rolling_friction", "number", "URDF", "rolling friction, m, >= 0"),
+        KeyDoc("restitution", "number", "URDF", "coefficient of restitution, 0 ... 1"),
+        KeyDoc("contact_stiffness", "number", "rigid", "contact stiffness, N/m, > 0 (set with `contact_damping`)"),
+        KeyDoc("contact_damping", "number", "rigid", "contact damping, N s/m, >= 0 (set with `contact_stiffness`)"),
+        KeyDoc("color", "[r, g, b, a]", "URDF / grey", "RGBA colour, each 0 ... 1"),
+        KeyDoc("fixed", "bool", "false", "fix the object's base in the world"),
+    ],
+    "primitive": [
+        KeyDoc("shape", "str", "", "`box`, `cylinder` or `sphere`", True),
+        KeyDoc("size", "[x, y, z]", "", "box full extents, m, each > 0"),
+        KeyDoc("radius", "number", "", "cylinder or sphere radius, m, > 0"),
+        KeyDoc("length", "number", "", "cylinder length along its z axis, m, > 0"),
+    ],
+    "pose_noise": [
+        KeyDoc("position_m", "number", "0", "x and y offsets uniform in [-position_m, position_m], m, >= 0"),
+        KeyDoc("yaw_deg", "number", "0", "yaw about world z uniform in [-yaw_deg, yaw_deg], degrees, >= 0"),
+    ],
+    "task": [
+        KeyDoc("target_object", "str", "the only object", "object the metrics (`object_lift_m`...) are about"),
+        KeyDoc("place_position", "[x, y, z]", "none", "where the object should end, m; gives metric `place_error_m`"),
+        KeyDoc("lift_threshold_m", "number", "0.05", "lift above which a later fall counts as `object_dropped`, m"),
+    ],
+    "pose": [
+        KeyDoc("position", "[x, y, z]", "[0, 0, 0]", "metres"),
+        KeyDoc("orientation", "[w, x, y, z]", "", "quaternion, scalar first"),
+        KeyDoc("rpy_deg", "[r, p, y]", "", "roll, pitch, yaw in degrees (static x-y-z)"),
+        KeyDoc("rpy", "[r, p, y]", "", "roll, pitch, yaw in radians"),
+    ],
+}
+
+
+@dataclass(frozen=True)
+class _Section:
+    parse: Callable[[Any, PathT], Any]
+    doc: str
+
+
+_EXTRA_SECTIONS: dict[str, _Section] = {}
+
+
+def register_section(key: str, parse: Callable[[Any, PathT], Any], doc: str = "") -> None:
+    """Accept an extra top-level scene key (e.g. ``doors`` from :mod:`.articulated`).
+
+    Args:
+        key: the key under ``scene:``.
+        parse: ``parse(value, path) -> parsed``; raises :class:`SceneError` with paths under ``path``.
+        doc: one line for :func:`scene_keys_doc`.
+
+    The parsed value lands in ``SceneSpec.extra[key]``; the backend's builders read it from there.
+    """
+    _EXTRA_SECTIONS[key] = _Section(parse, doc)
+
+
+def accepted_keys(section: str) -> list[str]:
+    """Key names accepted in ``section`` (a key of :data:`SCENE_KEYS`)."""
+    keys = [k.name for k in SCENE_KEYS[section]]
+    if section == "scene":
+        keys += sorted(_EXTRA_SECTIONS)
+    return keys
+
+
+def scene_keys_doc() -> str:
+    """Markdown reference of every accepted scene key (one table per section), for the README."""
+    lines: list[str] = []
+    titles = {"scene": "`scene`", "robots[]": "`scene.robots[]`", "fixtures[]": "`scene.fixtures[]`",
+              "objects[]": "`scene.objects[]`", "primitive": "`scene.objects[].primitive`",
+              "pose_noise": "`scene.objects[].pose_noise`", "task": "`scene.task`",
+              "pose": "poses (`base_pose`, `pose`)"}
+    for section, keys in SCENE_KEYS.items():
+        lines += [f"#### {titles[section]}", "", "| key | type | default | meaning |", "|---|---|---|---|"]
+        for k in keys:
+            default = "**required**" if k.required else (k.default or "")
+            lines.append(f"| `{k.name}` | {k.type} | {default} | {k.doc} |")
+        if section == "scene":
+            for key, sec in sorted(_EXTRA_SECTIONS.items()):
+                lines.append(f"| `{key}` | | | {sec.doc} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------
+# Helpers
+# ------------------------------------------------------------------------------------------------
+def _suggest(word: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(str(word), list(choices), n=3, cutoff=0.6)
+    if close:
+        return "did you mean " + " or ".join(repr(c) for c in close) + "?"
+    return "accepted: " + ", ".join(repr(c) for c in choices)
+
+
+def _check_keys(d: Mapping[str, Any], section: str, path: PathT) -> None:
+    allowed = accepted_keys(section)
+    for k in d:
+        if not isinstance(k, str):
+            raise SceneError(path, f"keys must be strings, got {k!r}")
+        if k not in allowed:
+            raise SceneError(path + (k,), f"unknown key {k!r} in {format_path(path)}; {_suggest(k, allowed)}")
+    for kd in SCENE_KEYS[section]:
+        if kd.required and kd.name not in d:
+            raise SceneError(path, f"missing required key {kd.name!r} ({kd.doc})")
+
+
+def _mapping(v: Any, path: PathT, what: str) -> Mapping[str, Any]:
+    if not isinstance(v, Mapping):
+        raise SceneError(path, f"{what} must be a mapping (key: value), got {type(v).__name__} {v!r}")
+    return v
+
+
+def _list(v: Any, path: PathT, what: str) -> list[Any]:
+    if not isinstance(v, list):
+        raise SceneError(path, f"{what} must be a list (- item), got {type(v).__name__} {v!r}")
+    return v
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))
+
+
+def _number(d: Mapping[str, Any], key: str, path: PathT, default: Any = None, *, gt: Optional[float] = None,
+            ge: Optional[float] = None, le: Optional[float] = None, unit: str = "") -> Any:
+    if key not in d:
+        return default
+    v = d[key]
+    p = path + (key,)
+    if not _is_number(v):
+        raise SceneError(p, f"{key} must be a number{' in ' + unit if unit else ''}, got {v!r}")
+    v = float(v)
+    if gt is not None and not v > gt:
+        raise SceneError(p, f"{key} must be > {gt:g}{' ' + unit if unit else ''}, got {v:g}")
+    if ge is not None and not v >= ge:
+        raise SceneError(p, f"{key} must be >= {ge:g}{' ' + unit if unit else ''}, got {v:g}")
+    if le is not None and not v <= le:
+        raise SceneError(p, f"{key} must be <= {le:g}{' ' + unit if unit else ''}, got {v:g}")
+    return v
+
+
+def _vector(d: Mapping[str, Any], key: str, path: PathT, n: int, default: Any = None, what: str = "") -> Any:
+    if key not in d:
+        return default
+    v = d[key]
+    p = path + (key,)
+    if not isinstance(v, (list, tuple)) or len(v) != n:
+        raise SceneError(p, f"{key} must be a list of {n} numbers{' ' + what if what else ''}, got {v!r}")
+    for i, x in enumerate(v):
+        if not _is_number(x):
+            raise SceneError(p + (i,), f"{key}[{i}] must be a number, got {x!r}")
+    return tuple(float(x) for x in v)
+
+
+def _string(d: Mapping[str, Any], key: str, path: PathT, default: Any = None) -> Any:
+    if key not in d:
+        return default
+    v = d[key]
+    if not isinstance(v, str) or not v:
+        raise SceneError(path + (key,), f"{key} must be a non-empty string, got {v!r}")
+    return v
+
+
+def _pose(d: Mapping[str, Any], key: str, path: PathT, required: bool = False) -> Pose:
+    p = path + (key,)
+    if key not in d:
+        if required:
+            raise SceneError(path, f"missing required key {key!r} (a pose: {{position: [x, y, z], rpy_deg: [r, p, y]}})")
+        return np.eye(4)
+    v = d[key]
+    if isinstance(v, Mapping):
+        _check_keys(v, "pose", p)
+        for k in ("position", "rpy_deg", "rpy"):
+            _vector(v, k, p, 3)
+        _vector(v, "orientation", p, 4, what="(w, x, y, z)")
+    try:
+        return pose_from_spec(v)
+    except ValueError as e:
+        raise SceneError(p, str(e)) from None
+
+
+@functools.lru_cache(maxsize=1)
+def _pybullet_data_urdfs() -> tuple[str, ...]:
+    import pybullet_data
+
+    root = Path(pybullet_data.getDataPath())
+    return tuple(sorted(str(p.relative_to(root)) for p in root.rglob("*.urdf")))
+
+
+def resolve_urdf(urdf: str, base_dir: Optional[str] = None) -> Optional[str]:
+    """Absolute path of ``urdf``: as given if absolute, else under ``base_dir``, else under
+    ``pybullet_data``; ``None`` if no such file exists."""
+    import pybullet_data
+
+    if os.path.isabs(urdf):
+        return urdf if os.path.isfile(urdf) else None
+    candidates = ([os.path.join(base_dir, urdf)] if base_dir else []) + [os.path.join(pybullet_data.getDataPath(), urdf)]
+    for c in candidates:
+        if os.path.isfile(c):
+            return os.path.abspath(c)
+    return None
+
+
+def _urdf(d: Mapping[str, Any], path: PathT, base_dir: Optional[str]) -> tuple[str, str]:
+    urdf = _string(d, "urdf", path)
+    resolved = resolve_urdf(urdf, base_dir)
+    if resolved is None:
+        close = difflib.get_close_matches(urdf, _pybullet_data_urdfs(), n=3, cutoff=0.6)
+        hint = ("did you mean " + " or ".join(repr(c) for c in close) + "?") if close else \
+            "give an absolute path, a path relative to the task file, or one under pybullet_data (e.g. 'objects/mug.urdf')"
+        raise SceneError(path + ("urdf",), f"URDF file {urdf!r} not found; {hint}")
+    return urdf, resolved
+
+
+def _name(d: Mapping[str, Any], path: PathT, seen: dict[str, PathT]) -> str:
+    name = _string(d, "name", path)
+    if name in seen:
+        raise SceneError(path + ("name",), f"duplicate name {name!r} (already used at {format_path(seen[name])}); "
+                         "robots, fixtures and objects need unique names")
+    seen[name] = path + ("name",)
+    return name
+
+
+# ------------------------------------------------------------------------------------------------
+# Sections
+# ------------------------------------------------------------------------------------------------
+def _parse_robot(d: Any, path: PathT, seen: dict[str, PathT]) -> RobotSpec:
+    d = _mapping(d, path, "a robot")
+    _check_keys(d, "robots[]", path)
+    name = _name(d, path, seen)
+    model_name = _string(d, "model", path, "franka_panda")
+    if model_name not in MODELS:
+        raise SceneError(path + ("model",), f"unknown robot model {model_name!r}; {_suggest(model_name, sorted(MODELS))}")
+    model = MODELS[model_name]
+    conf: Any = d.get("initial_configuration", "ready")
+    p = path + ("initial_configuration",)
+    if isinstance(conf, str):
+        if conf not in model.named_configurations:
+            raise SceneError(p, f"unknown configuration {conf!r} for {model_name}; "
+                             f"{_suggest(conf, sorted(model.named_configurations))}")
+    elif isinstance(conf, list):
+        n = len(model.arm_joint_names)
+        conf = _vector(d, "initial_configuration", path, n, what=f"(one angle per arm joint, rad)")
+    else:
+        raise SceneError(p, f"initial_configuration must be a configuration name or a list of "
+                         f"{len(model.arm_joint_names)} joint angles in radians, got {conf!r}")
+    gap = _number(d, "initial_gap_m", path, model.max_gap_m, ge=0.0, le=model.max_gap_m, unit="m")
+    return RobotSpec(name=name, model=model_name, base_pose=_pose(d, "base_pose", path),
+                     initial_configuration=conf, initial_gap_m=gap)
+
+
+def _parse_fixture(d: Any, path: PathT, seen: dict[str, PathT], base_dir: Optional[str]) -> FixtureSpec:
+    d = _mapping(d, path, "a fixture")
+    _check_keys(d, "fixtures[]", path)
+    name = _name(d, path, seen)
+    urdf, resolved = _urdf(d, path, base_dir)
+    return FixtureSpec(name=name, urdf=urdf, urdf_path=resolved, pose=_pose(d, "pose", path),
+                       scale=_number(d, "scale", path, 1.0, gt=0.0))
+
+
+def _parse_primitive(v: Any, path: PathT) -> PrimitiveSpec:
+    d = _mapping(v, path, "primitive")
+    _check_keys(d, "primitive", path)
+    shape = _string(d, "shape", path)
+    shapes = ("box", "cylinder", "sphere")
+    if shape not in shapes:
+        raise SceneError(path + ("shape",), f"unknown shape {shape!r}; {_suggest(shape, shapes)}")
+    needs = {"box": ("size",), "cylinder": ("radius", "length"), "sphere": ("radius",)}[shape]
+    for k in ("size", "radius", "length"):
+        if k in d and k not in needs:
+            raise SceneError(path + (k,), f"a {shape} takes {' and '.join(needs)}, not {k!r}")
+        if k not in d and k in needs:
+            raise SceneError(path, f"a {shape} needs {k!r} ({' and '.join(needs)}, metres)")
+    size = _vector(d, "size", path, 3, what="(full extents x, y, z in metres)")
+    if size is not None:
+        for i, s in enumerate(size):
+            if s <= 0:
+                raise SceneError(path + ("size", i), f"box size must be > 0 m, got {s:g}")
+    return PrimitiveSpec(shape=shape, size=size, radius=_number(d, "radius", path, gt=0.0, unit="m"),
+                         length=_number(d, "length", path, gt=0.0, unit="m"))
+
+
+def _parse_object(d: Any, path: PathT, seen: dict[str, PathT], base_dir: Optional[str]) -> ObjectSpec:
+    d = _mapping(d, path, "an object")
+    _check_keys(d, "objects[]", path)
+    name = _name(d, path, seen)
+    if ("urdf" in d) == ("primitive" in d):
+        raise SceneError(path, f"object {name!r} needs exactly one of 'urdf' (a URDF file) or "
+                         "'primitive' ({shape: box|cylinder|sphere, ...})")
+    urdf = resolved = None
+    primitive = None
+    if "urdf" in d:
+        urdf, resolved = _urdf(d, path, base_dir)
+    else:
+        primitive = _parse_primitive(d["primitive"], path + ("primitive",))
+        if "scale" in d:
+            raise SceneError(path + ("scale",), "scale applies to URDF objects; give a primitive its size directly")
+    noise = PoseNoiseSpec()
+    if "pose_noise" in d:
+        pn = _mapping(d["pose_noise"], path + ("pose_noise",), "pose_noise")
+        _check_keys(pn, "pose_noise", path + ("pose_noise",))
+        noise = PoseNoiseSpec(position_m=_number(pn, "position_m", path + ("pose_noise",), 0.0, ge=0.0, unit="m"),
+                              yaw_deg=_number(pn, "yaw_deg", path + ("pose_noise",), 0.0, ge=0.0, le=180.0, unit="deg"))
+    if ("contact_stiffness" in d) != ("contact_damping" in d):
+        missing = "contact_damping" if "contact_stiffness" in d else "contact_stiffness"
+        raise SceneError(path, f"contact_stiffness and contact_damping go together (PyBullet sets both); add {missing!r}")
+    color = _vector(d, "color", path, 4, what="(r, g, b, a, each 0 ... 1)")
+    if color is not None:
+        for i, c in enumerate(color):
+            if not 0.0 <= c <= 1.0:
+                raise SceneError(path + ("color", i), f"colour components must be in 0 ... 1, got {c:g}")
+    fixed = d.get("fixed", False)
+    if not isinstance(fixed, bool):
+        raise SceneError(path + ("fixed",), f"fixed must be true or false, got {fixed!r}")
+    return ObjectSpec(
+        name=name, pose=_pose(d, "pose", path, required=True), urdf=urdf, urdf_path=resolved,
+        primitive=primitive, scale=_number(d, "scale", path, 1.0, gt=0.0),
+        mass_kg=_number(d, "mass_kg", path, gt=0.0, unit="kg"),
+        lateral_friction=_number(d, "lateral_friction", path, ge=0.0),
+        spinning_friction=_number(d, "spinning_friction", path, ge=0.0),
+        rolling_friction=_number(d, "rolling_friction", path, ge=0.0),
+        restitution=_number(d, "restitution", path, ge=0.0, le=1.0),
+        contact_stiffness=_number(d, "contact_stiffness", path, gt=0.0, unit="N/m"),
+        contact_damping=_number(d, "contact_damping", path, ge=0.0, unit="N s/m"),
+        color=color, pose_noise=noise, fixed=fixed,
+    )
+
+
+def _parse_task(v: Any, path: PathT, objects: Sequence[ObjectSpec]) -> TaskSpec:
+    d = _mapping(v, path, "task")
+    _check_keys(d, "task", path)
+    names = [o.name for o in objects]
+    target = _string(d, "target_object", path)
+    if target is not None and target not in names:
+        hint = _suggest(target, names) if names else "the scene has no objects"
+        raise SceneError(path + ("target_object",), f"no object named {target!r}; {hint}")
+    return TaskSpec(target_object=target, place_position=_vector(d, "place_position", path, 3, what="(metres)"),
+                    lift_threshold_m=_number(d, "lift_threshold_m", path, 0.05, gt=0.0, unit="m"))
+
+
+def parse_scene(scene: Any, base_dir: Optional[str] = None) -> SceneSpec:
+    """Validate the ``scene:`` mapping of a task file and return a :class:`SceneSpec`.
+
+    Args:
+        scene: the plain dict under ``scene:`` (from ``yaml.safe_load``).
+        base_dir: folder relative URDF paths are tried against before ``pybullet_data``
+            (normally the task file's folder).
+
+    Raises:
+        SceneError: the first problem found, with its path inside ``scene`` and a suggested fix.
+    """
+    if isinstance(scene, SceneSpec):
+        return scene
+    root: PathT = ()
+    d = _mapping(scene if scene is not None else {}, root, "scene")
+    _check_keys(d, "scene", root)
+    seed = d.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise SceneError(("seed",), f"seed must be a non-negative integer, got {seed!r}")
+    gravity = _vector(d, "gravity", root, 3, (0.0, 0.0, -9.81), what="(m/s^2)")
+    hz = _number(d, "physics_hz", root, 1000.0, ge=10.0, le=10000.0, unit="Hz")
+    iters = d.get("solver_iterations", 50)
+    if isinstance(iters, bool) or not isinstance(iters, int) or not 1 <= iters <= 1000:
+        raise SceneError(("solver_iterations",), f"solver_iterations must be an integer in 1 ... 1000, got {iters!r}")
+    seen: dict[str, PathT] = {}
+    robots = tuple(_parse_robot(r, ("robots", i), seen)
+                   for i, r in enumerate(_list(d.get("robots", []), ("robots",), "robots")))
+    fixtures = tuple(_parse_fixture(f, ("fixtures", i), seen, base_dir)
+                     for i, f in enumerate(_list(d.get("fixtures", []), ("fixtures",), "fixtures")))
+    objects = tuple(_parse_object(o, ("objects", i), seen, base_dir)
+                    for i, o in enumerate(_list(d.get("objects", []), ("objects",), "objects")))
+    task = _parse_task(d.get("task", {}), ("task",), objects)
+    if task.target_object is None and len(objects) == 1:
+        task = TaskSpec(objects[0].name, task.place_position, task.lift_threshold_m)
+    if task.place_position is not None and task.target_object is None:
+        raise SceneError(("task",), "place_position needs a target_object (the scene has several objects)")
+    extra = {k: sec.parse(d[k], (k,)) for k, sec in _EXTRA_SECTIONS.items() if k in d}
+    return SceneSpec(seed=seed, gravity=gravity, physics_hz=hz, solver_iterations=iters, robots=robots,
+                     fixtures=fixtures, objects=objects, task=task, extra=extra)
