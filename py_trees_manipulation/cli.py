@@ -59,7 +59,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .trees.runner import RunOptions, run_task, verdict_line, write_summary
 
     try:
-        task = _load(args.file, args.set)
+        if args.file.lower().endswith(".xml"):
+            # BehaviorTree.CPP XML holds the tree; scene and blackboard come from --scene TASK.yaml
+            try:
+                from .interop.btxml import load_task_from_xml
+            except ImportError:
+                return _die("BehaviorTree.CPP XML is not supported by this installation")
+            if not args.scene:
+                return _die(f"{args.file}: an XML tree needs --scene TASK.yaml for its scene and blackboard")
+            task = load_task_from_xml(args.file, args.scene, args.set)
+        else:
+            if args.scene:
+                return _die("--scene is only for XML trees; a YAML task file holds its own scene")
+            task = _load(args.file, args.set)
     except TreeLoadError as e:
         print(str(e), file=sys.stderr)
         return 2
@@ -192,7 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     set_help = "override a value: parameters.NAME=V, scene.objects.0.mass_kg=V, blackboard.KEY=V, tree.NODE.PARAM=V (repeatable)"
     p = sub.add_parser("run", help="run a task tree", description="Run a task tree until it succeeds, fails or times out.",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("file", help="task file (YAML)")
+    p.add_argument("file", help="task file (YAML), or a BehaviorTree.CPP XML tree with --scene")
+    p.add_argument("--scene", metavar="TASK.yaml", help="for an XML tree: the task file whose scene and blackboard to use")
     p.add_argument("--backend", default="sim", choices=["sim", "hardware"], help="where to run")
     p.add_argument("--gui", action="store_true", help="open the PyBullet GUI (sim)")
     p.add_argument("--realtime", action="store_true", help="pace the simulation to the wall clock")
