@@ -1,0 +1,1 @@
+"""Scenario tests and parameter sweeps for task files (see docs/scenarios.md)."""

@@ -1,0 +1,1 @@
+"""pytest plugin collecting ``*.scenario.yaml`` files (work in progress)."""
