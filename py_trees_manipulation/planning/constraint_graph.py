@@ -55,7 +55,7 @@ IEEE T-RO 2021 (state count, adjacency, waypoint transitions).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from math import comb, perm
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
 

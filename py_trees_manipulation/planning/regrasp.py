@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional, Union
 
 from .constraint_graph import (
-    BACKWARD,
     FORWARD,
     ConstraintGraphFactory,
     GraspTuple,
@@ -269,7 +268,9 @@ class RegraspPlanner:
         f.check_grasps(out)
         return out
 
-    def _goal(self, goal: Goal) -> tuple[Callable[[GraspTuple], bool], Callable[[GraspTuple], float], Optional[GraspTuple]]:
+    def _goal(self, goal: Goal) -> tuple[
+        Callable[[GraspTuple], bool], Callable[[GraspTuple], float], Optional[GraspTuple]
+    ]:
         """(predicate, heuristic, exact target or None)."""
         scale = self.heuristic_scale
         if callable(goal) and not isinstance(goal, (tuple, list, str, Mapping)):
@@ -327,9 +328,13 @@ class RegraspPlanner:
         self._blocked_version += 1
 
     def mark_grasp_infeasible(self, gripper: str, handle: str) -> None:
-        """Forbid gripper ``gripper`` from ever taking (or releasing) ``handle`` in any state,
-        e.g. the handle faces away from that arm. Existing states holding it stay reachable
-        only as a start."""
+        """Forbid gripper ``gripper`` from taking ``handle`` in any state (e.g. the handle
+        faces away from that arm). Releasing it stays allowed, so a start state that already
+        holds it can still let go.
+
+        Raises:
+            ValueError: unknown gripper or handle name.
+        """
         f = self.factory
         self._blocked_grasps.add((f.grippers.index(gripper), f.handles.index(handle)))
         self._blocked_version += 1
@@ -362,7 +367,7 @@ class RegraspPlanner:
         blocked_g = self._blocked_grasps
         for nxt, ig, forward in self.factory.neighbours(grasps):
             ih = nxt[ig] if forward else grasps[ig]
-            if (ig, ih) in blocked_g or (grasps, nxt) in blocked_e:
+            if (forward and (ig, ih) in blocked_g) or (grasps, nxt) in blocked_e:
                 continue
             counters.generated += 1
             counters.seen.add(nxt)
@@ -461,7 +466,9 @@ class RegraspPlanner:
                 "(HPP: 'A configuration has no node')"
             )
 
-    def plan(self, start: Union[GraspTuple, str, Mapping[str, Optional[str]]], goal: Goal) -> RegraspPlan:
+    def plan(
+        self, start: Union[GraspTuple, str, Mapping[str, Optional[str]]], goal: Goal
+    ) -> RegraspPlan:
         """Cheapest plan from ``start`` to ``goal`` (blocking: a few ms for 6x6).
 
         Raises:

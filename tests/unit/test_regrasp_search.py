@@ -220,6 +220,10 @@ def test_mark_grasp_infeasible():
     assert all(not (s.gripper == "right/hand" and s.handle == "box/right") for s in plan)
     with pytest.raises(NoPlanError):
         planner.plan((0, None), {"right/hand": "box/right"})
+    # releasing it stays possible when the start already holds it
+    assert planner.plan((None, 1), (None, None)).transition_names == (
+        "right/hand < box/right | 1-1",
+    )
 
 
 def test_rules_apply_to_the_search():
