@@ -163,7 +163,7 @@ class Param:
             if value not in choices:
                 import difflib
 
-                close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1)
+                close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1, cutoff=0.4)
                 raise ParamError(
                     f"{value!r} is not one of {', '.join(repr(c) for c in choices)}",
                     f"did you mean {close[0]!r}?" if close else "",

@@ -53,6 +53,7 @@ class _Ctx:
         self.task_file = task_file
         self.problems: list[Problem] = []
         self.include_stack: list[str] = []
+        self.display_stack: list[str] = []
         self.names: dict[str, Loc] = {}
         self.node_overrides: dict[str, dict[str, Any]] = {}
         self.used_overrides: set[str] = set()
@@ -122,6 +123,7 @@ def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *
             ctx.add(top, "missing 'tree:'", "a task file needs a tree, e.g. 'tree: {Sequence: {children: [...]}}'")
     else:
         ctx.include_stack.append(os.path.abspath(path))
+        ctx.display_stack.append(path)
         tree = _parse_node(doc["tree"], doc.value_loc("tree"), ctx, prefix="")
     for name in set(ctx.node_overrides) - ctx.used_overrides:
         ctx.add(Loc(f"--set tree.{name}", 0, 0), f"no node named {name!r}", did_you_mean(name, ctx.names))
@@ -282,7 +284,7 @@ def _validate_scene(scene: dict[str, Any], ctx: _Ctx) -> None:
     except ImportError:  # pragma: no cover - the simulator is part of the package
         return
     try:
-        parse_scene(scene)
+        parse_scene(scene, base_dir=os.path.dirname(os.path.abspath(ctx.task_file)))
     except SceneError as e:
         path = tuple(getattr(e, "path", ()) or ())
         msg = getattr(e, "message", None) or str(e)
@@ -443,7 +445,8 @@ def _parse_include(data: LocDict, ctx: _Ctx, prefix: str) -> Optional[NodeSpec]:
     if name is not None and not isinstance(name, str):
         ctx.add(data.value_loc("name"), "'name' must be text")
         name = None
-    display = os.path.relpath(path) if not os.path.isabs(target) else path
+    parent_display = ctx.display_stack[-1] if ctx.display_stack else ctx.task_file
+    display = target if os.path.isabs(target) else os.path.normpath(os.path.join(os.path.dirname(parent_display), target))
     try:
         sub = locyaml.load(path, display)
     except TreeLoadError as e:
@@ -460,11 +463,13 @@ def _parse_include(data: LocDict, ctx: _Ctx, prefix: str) -> Optional[NodeSpec]:
     params = _file_parameters(sub, ctx, dict(with_), given_locs, include_loc=data.loc)
     sub["tree"] = _substitute(sub["tree"], params, ctx, sub.value_loc("tree"))
     ctx.include_stack.append(apath)
+    ctx.display_stack.append(display)
     try:
         new_prefix = prefix + name + "/" if name else prefix
         node = _parse_node(sub["tree"], sub.value_loc("tree"), ctx, new_prefix)
     finally:
         ctx.include_stack.pop()
+        ctx.display_stack.pop()
     if node is not None and name:
         full = prefix + name
         if full in ctx.names:

@@ -77,7 +77,8 @@ def make_backend(task: TaskSpec, options: RunOptions) -> Any:
             raise ValueError(f"{task.file}: the sim backend needs a 'scene:' section")
         from ..sim import SimBackend
 
-        return SimBackend(task.scene, gui=options.gui, seed=options.seed, realtime=options.realtime)
+        return SimBackend(task.scene, gui=options.gui, seed=options.seed, realtime=options.realtime,
+                          base_dir=os.path.dirname(os.path.abspath(task.file)))
     if options.backend == "hardware":
         try:
             from ..hardware import make_hardware_backend  # type: ignore[attr-defined]
