@@ -149,7 +149,7 @@ def run_loop(
     run = RunState(tree=tree, backend=backend, source=source, extra=dict(extra or {}))
     for obs in observers:
         obs.on_start(run)
-    summary: dict[str, Any] = {"outcome": "INVALID", "ticks": 0}
+    summary: dict[str, Any] = {"status": "INVALID", "ticks": 0}
     try:
         for i in range(1, ticks + 1):
             if fail_at is not None and i == fail_at:
@@ -166,9 +166,9 @@ def run_loop(
                 between_ticks(run)
             if tick_period_s > 0:
                 time.sleep(tick_period_s)
-        summary = {"outcome": tree.root.status.value, "ticks": run.tick, "time_s": run.time_s}
+        summary = {"status": tree.root.status.value, "ticks": run.tick, "time_s": run.time_s}
     except BaseException as exc:
-        summary = {"outcome": "ERROR", "ticks": run.tick, "time_s": run.time_s,
+        summary = {"status": "ERROR", "ticks": run.tick, "time_s": run.time_s,
                    "error": f"{type(exc).__name__}: {exc}"}
         raise
     finally:

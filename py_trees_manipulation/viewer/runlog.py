@@ -153,7 +153,7 @@ SUMMARY_SCHEMA: dict[str, Any] = {
     "title": "ptm.RunSummary",
     "type": "object",
     "properties": {
-        "outcome": {"type": "string"},
+        "status": {"type": "string", "description": "SUCCESS, FAILURE, TIMEOUT, ERROR, INTERRUPTED..."},
         "ticks": {"type": "integer"},
         "time_s": {"type": "number"},
         "wall_time_s": {"type": "number"},
@@ -232,7 +232,8 @@ class _Sink:
             self.closed = True
             try:
                 if self.summary_channel is not None:
-                    body = dict(summary or {"outcome": "UNKNOWN", "reason": "logger closed without on_end"})
+                    body = {k: v for k, v in (summary or {"status": "UNKNOWN",
+                            "error": "run log closed without on_end"}).items() if not str(k).startswith("_")}
                     body.setdefault("ticks", self.tick)
                     body.setdefault("time_s", self.time_s)
                     body["wall_time_s"] = time.monotonic() - self.t0_wall

@@ -46,8 +46,8 @@ Behaviour::
       "parameters": {...}             # constructor-level parameters, JSON values
     }
 
-Parameters: a behaviour that has a ``parameters`` mapping attribute (as the YAML loader may set)
-reports it; otherwise its public instance attributes with simple values (numbers, strings, bools,
+Parameters: a behaviour that has a ``parameters`` or ``params`` mapping attribute (the validated
+parameters of :class:`py_trees_manipulation.behaviors.base.ManipulationBehaviour`) reports it; otherwise its public instance attributes with simple values (numbers, strings, bools,
 short numeric lists, poses), minus py_trees' own bookkeeping. Composites report ``memory``;
 Parallel reports ``policy`` and ``synchronise``.
 
@@ -98,7 +98,7 @@ _INTERNAL_ATTRS = frozenset(
     {
         "name", "status", "id", "parent", "children", "feedback_message", "blackboards", "logger",
         "iterator", "qualified_name", "blackbox_level", "current_child", "decorated", "blackboard",
-        "policy", "memory", "parameters",
+        "policy", "memory", "parameters", "params",
     }
 )
 
@@ -194,6 +194,8 @@ def behaviour_parameters(behaviour: py_trees.behaviour.Behaviour) -> dict[str, A
     """JSON-able parameters of one behaviour (rules in the module docstring)."""
     params: dict[str, Any] = {}
     explicit = getattr(behaviour, "parameters", None)
+    if not isinstance(explicit, Mapping):
+        explicit = getattr(behaviour, "params", None)  # ManipulationBehaviour's validated parameters
     if isinstance(explicit, Mapping):
         params.update({str(k): to_jsonable(v) for k, v in explicit.items()})
     else:

@@ -1,0 +1,285 @@
+"""Run reports: PNG plots of a run log (matplotlib, Agg backend, no display needed).
+
+:func:`write_report` reads a run log (:mod:`py_trees_manipulation.viewer.runlog`) and writes,
+each only when the log holds the data:
+
+``forces.png``
+    Fingertip forces (N) per finger and the grip set-point (N) over backend time, with run events
+    as vertical markers. Force fields are telemetry fields named ``*force_n`` other than
+    ``effort_n`` (e.g. ``left_fingertip_force_n``); set-point fields contain ``setpoint`` or
+    ``set_point`` (e.g. ``force_setpoint_n``). When a gripper stream has no fingertip fields, its
+    ``effort_n`` (grip force) is drawn instead.
+``gripper.png``
+    Gripper gap (mm, ``gap_m``) and, on a second axis, effort (N, ``effort_n``), per gripper stream
+    (``gripper/<name>``); the controller ``mode`` changes as markers when logged.
+``object_height.png``
+    Height ``z`` (m, world) of each ``object/<name>`` pose.
+``door_angle.png``
+    Door or drawer joint of each ``door/<name>`` or ``articulated/<name>`` stream: fields ending in
+    ``_rad`` drawn in degrees, fields ending in ``_m`` in millimetres.
+``summary.png``
+    A table: the run's summary (status, ticks, times, metrics, error, failing behaviour) and
+    per-stream figures (peak force, final gap, object lift).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from py_trees_manipulation.viewer.runlog import RunLog, read_run_log  # noqa: E402
+
+_DPI = 110
+
+
+def _numeric(log: RunLog, stream: str, field: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
+    samples = [s for s in log.telemetry.get(stream, []) if isinstance(s.get(field), (int, float))
+               and not isinstance(s.get(field), bool)]
+    if not samples:
+        return None
+    return (np.array([s["time_s"] for s in samples], dtype=float),
+            np.array([s[field] for s in samples], dtype=float))
+
+
+def _fields(log: RunLog, stream: str) -> list[str]:
+    seen: dict[str, None] = {}
+    for s in log.telemetry.get(stream, [])[:50]:
+        for k in s:
+            seen.setdefault(k, None)
+    return [k for k in seen if k not in ("time_s", "tick")]
+
+
+def _is_force(field: str) -> bool:
+    return field.endswith("force_n") and field != "effort_n" and "setpoint" not in field and "set_point" not in field
+
+
+def _is_setpoint(field: str) -> bool:
+    return "setpoint" in field or "set_point" in field
+
+
+def _event_markers(ax: Any, log: RunLog, label: bool = True) -> None:
+    if not log.events:
+        return
+    ymax = ax.get_ylim()[1]
+    for i, ev in enumerate(log.events[:60]):
+        t = ev.get("time_s")
+        if not isinstance(t, (int, float)):
+            continue
+        ax.axvline(t, color="0.55", lw=0.8, ls="--", zorder=0)
+        if label:
+            text = str(ev.get("text", ""))[:28]
+            ax.text(t, ymax, " " + text, rotation=90, va="top", ha="left", fontsize=7, color="0.35")
+
+
+def _finish(fig: Any, path: Path, out: list[Path]) -> None:
+    fig.tight_layout()
+    fig.savefig(path, dpi=_DPI)
+    plt.close(fig)
+    out.append(path)
+
+
+def _plot_forces(log: RunLog, out_dir: Path, out: list[Path]) -> dict[str, float]:
+    peaks: dict[str, float] = {}
+    lines = []
+    for stream in sorted(log.telemetry):
+        fields = _fields(log, stream)
+        forces = [f for f in fields if _is_force(f)]
+        setpoints = [f for f in fields if _is_setpoint(f)]
+        if not forces and stream.startswith("gripper/") and "effort_n" in fields:
+            forces = ["effort_n"]
+        for f in forces + setpoints:
+            s = _numeric(log, stream, f)
+            if s is not None:
+                lines.append((stream, f, s, f in setpoints))
+                if f not in setpoints:
+                    peaks[f"peak {stream} {f}"] = float(np.max(np.abs(s[1])))
+    if not lines:
+        return peaks
+    fig, ax = plt.subplots(figsize=(9, 4.2))
+    for stream, f, (t, v), is_sp in lines:
+        name = f if len(log.telemetry) == 1 else f"{stream}: {f}"
+        if f == "effort_n":
+            name = f"{stream}: grip force (effort_n)"
+        ax.plot(t, v, ls="--" if is_sp else "-", lw=1.6 if is_sp else 1.2, label=name,
+                drawstyle="steps-post" if is_sp else "default")
+    ax.set_xlabel("time (s, backend clock)")
+    ax.set_ylabel("force (N)")
+    ax.set_title("Fingertip forces and grip set-point")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    _event_markers(ax, log)
+    _finish(fig, out_dir / "forces.png", out)
+    return peaks
+
+
+def _plot_gripper(log: RunLog, out_dir: Path, out: list[Path]) -> dict[str, float]:
+    figures: dict[str, float] = {}
+    streams = [s for s in sorted(log.telemetry) if _numeric(log, s, "gap_m") is not None]
+    if not streams:
+        return figures
+    fig, axes = plt.subplots(len(streams), 1, figsize=(9, 3.2 * len(streams)), squeeze=False)
+    for ax, stream in zip(axes[:, 0], streams):
+        t, gap = _numeric(log, stream, "gap_m")  # type: ignore[misc]
+        ax.plot(t, gap * 1000.0, color="tab:blue", label="gap")
+        ax.set_ylabel("gap (mm)", color="tab:blue")
+        ax.set_xlabel("time (s, backend clock)")
+        ax.set_title(f"{stream}: gap and effort")
+        ax.grid(alpha=0.3)
+        figures[f"final {stream} gap_mm"] = float(gap[-1] * 1000.0)
+        eff = _numeric(log, stream, "effort_n")
+        if eff is not None:
+            ax2 = ax.twinx()
+            ax2.plot(eff[0], eff[1], color="tab:red", lw=1.0, label="effort")
+            ax2.set_ylabel("effort (N)", color="tab:red")
+        modes = [(s["time_s"], s["mode"]) for s in log.telemetry[stream] if isinstance(s.get("mode"), str)]
+        last = None
+        for tm, mode in modes:
+            if mode != last:
+                ax.axvline(tm, color="tab:green", lw=0.8, ls=":")
+                ax.text(tm, ax.get_ylim()[0], f" {mode}", fontsize=7, color="tab:green", va="bottom")
+                last = mode
+        _event_markers(ax, log, label=False)
+    _finish(fig, out_dir / "gripper.png", out)
+    return figures
+
+
+def _plot_objects(log: RunLog, out_dir: Path, out: list[Path]) -> dict[str, float]:
+    figures: dict[str, float] = {}
+    series = []
+    for stream in sorted(log.telemetry):
+        if not stream.startswith("object/"):
+            continue
+        try:
+            t, p, _ = log.pose_series(stream)
+        except KeyError:
+            continue
+        series.append((stream[len("object/"):], t, p[:, 2]))
+        figures[f"lift {stream} mm"] = float((p[-1, 2] - p[0, 2]) * 1000.0)
+    if not series:
+        return figures
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    for name, t, z in series:
+        ax.plot(t, z, label=name)
+    ax.set_xlabel("time (s, backend clock)")
+    ax.set_ylabel("height z (m, world)")
+    ax.set_title("Object height")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    _event_markers(ax, log)
+    _finish(fig, out_dir / "object_height.png", out)
+    return figures
+
+
+def _plot_doors(log: RunLog, out_dir: Path, out: list[Path]) -> dict[str, float]:
+    figures: dict[str, float] = {}
+    lines = []
+    for stream in sorted(log.telemetry):
+        if not (stream.startswith("door/") or stream.startswith("articulated/")):
+            continue
+        for f in _fields(log, stream):
+            s = _numeric(log, stream, f)
+            if s is None:
+                continue
+            if f.endswith("_rad"):
+                lines.append((stream, f, s[0], np.degrees(s[1]), "deg"))
+                figures[f"final {stream} {f[:-4]}_deg"] = float(np.degrees(s[1][-1]))
+            elif f.endswith("_m"):
+                lines.append((stream, f, s[0], s[1] * 1000.0, "mm"))
+                figures[f"final {stream} {f[:-2]}_mm"] = float(s[1][-1] * 1000.0)
+    if not lines:
+        return figures
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    for stream, f, t, v, unit in lines:
+        ax.plot(t, v, label=f"{stream}: {f} ({unit})")
+    units = sorted({ln[4] for ln in lines})
+    ax.set_ylabel("angle (deg)" if units == ["deg"] else " / ".join(units))
+    ax.set_xlabel("time (s, backend clock)")
+    ax.set_title("Door angle")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    _event_markers(ax, log)
+    _finish(fig, out_dir / "door_angle.png", out)
+    return figures
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}" if math.isfinite(v) else str(v)
+    if isinstance(v, dict):
+        return ", ".join(f"{k}={_fmt(x)}" for k, x in v.items())[:90]
+    text = str(v)
+    return text if len(text) <= 90 else text[:87] + "..."
+
+
+def summary_rows(log: RunLog, figures: dict[str, float]) -> list[tuple[str, str]]:
+    """The ``(field, value)`` rows of the summary table."""
+    rows: list[tuple[str, str]] = []
+    s = dict(log.summary or {})
+    rows.append(("log", log.path.name + ("" if log.complete else "  (not finished)")))
+    if log.metadata.get("source"):
+        rows.append(("source", str(log.metadata["source"])))
+    for key in ("task", "status", "outcome", "ticks", "sim_time_s", "time_s", "wall_time_s", "real_time_factor", "seed"):
+        if key in s:
+            rows.append((key, _fmt(s[key])))
+    metrics = s.get("metrics") or {}
+    if isinstance(metrics, dict):
+        for k, v in list(metrics.items())[:14]:
+            rows.append((f"metrics.{k}", _fmt(v)))
+    fb = s.get("failed_behaviour")
+    if isinstance(fb, dict):
+        rows.append(("failed behaviour", f"{fb.get('type')} '{fb.get('name')}': {fb.get('feedback')}"))
+    if s.get("error"):
+        rows.append(("error", _fmt(s["error"])))
+    rows.append(("events", str(len(log.events))))
+    for k, v in figures.items():
+        rows.append((k, _fmt(v)))
+    return rows
+
+
+def _plot_summary(log: RunLog, figures: dict[str, float], out_dir: Path, out: list[Path]) -> None:
+    rows = summary_rows(log, figures)
+    fig, ax = plt.subplots(figsize=(9, 0.3 * len(rows) + 0.6))
+    ax.axis("off")
+    table = ax.table(cellText=[[k, v] for k, v in rows], colLabels=["field", "value"], loc="upper center",
+                     cellLoc="left", colLoc="left", colWidths=[0.42, 0.58])
+    table.auto_set_font_size(False)
+    table.set_fontsize(8.5)
+    table.scale(1.0, 1.25)
+    status = str((log.summary or {}).get("status", (log.summary or {}).get("outcome", "UNKNOWN")))
+    ax.set_title(f"Run summary: {status}", fontweight="bold")
+    _finish(fig, out_dir / "summary.png", out)
+
+
+def write_report(log_path: Union[str, Path], out_dir: Optional[Union[str, Path]] = None) -> list[Path]:
+    """Write the PNG plots of a run log.
+
+    Args:
+        log_path: the run log (``.mcap``); an unfinished log is plotted as far as it goes.
+        out_dir: output directory (created); default ``<log stem>_report`` next to the log.
+
+    Returns:
+        Paths of the PNG files written, in the order of the module docstring (plots without data
+        are skipped; ``summary.png`` is always written).
+
+    Raises:
+        FileNotFoundError, ValueError: as :func:`~py_trees_manipulation.viewer.runlog.read_run_log`.
+    """
+    log_path = Path(log_path)
+    log = read_run_log(log_path, snapshots=False)
+    out = Path(out_dir) if out_dir is not None else log_path.with_name(log_path.stem + "_report")
+    out.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    figures: dict[str, float] = {}
+    figures.update(_plot_forces(log, out, paths))
+    figures.update(_plot_gripper(log, out, paths))
+    figures.update(_plot_objects(log, out, paths))
+    figures.update(_plot_doors(log, out, paths))
+    _plot_summary(log, figures, out, paths)
+    return paths

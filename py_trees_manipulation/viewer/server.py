@@ -1,0 +1,346 @@
+"""The viewer's web server: our own page plus a Server-Sent Events stream of tree snapshots.
+
+Standard library only (``http.server.ThreadingHTTPServer``); binds 127.0.0.1 by default.
+
+Routes:
+    ``GET /``                 the page (``static/index.html``), ``/viewer.js``, ``/viewer.css``.
+    ``GET /api/meta``         ``{"mode": "live" | "replay", "source", "count", "first", "ended",
+                              "summary"}`` as JSON.
+    ``GET /api/snapshots?from=N``  JSON list of ``{"seq", "snapshot"}`` still held, ``seq >= N``.
+    ``GET /events``           ``text/event-stream``. Events:
+                              ``meta`` (data: as ``/api/meta``), sent first;
+                              ``snapshot`` (``id:`` its sequence number, data: the snapshot JSON of
+                              :mod:`py_trees_manipulation.viewer.snapshot`), every one held from
+                              ``?from=N`` or the ``Last-Event-ID`` header on, then each new one;
+                              ``runevent`` (data: ``{"time_s", "source", "text", ...}``);
+                              ``end`` (data: the run summary) when the run is over.
+                              A ``: keep-alive`` comment every 10 s.
+
+Modes: **live** (:class:`LiveViewer`, a run observer, pushes a snapshot per tick) and **replay**
+(:func:`serve_log` loads every snapshot of a run log). The server keeps the last ``history``
+snapshots (sequence numbers keep counting), so a long live run does not grow without bound.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from pathlib import Path
+from typing import Any, Optional, Union
+from urllib.parse import parse_qs, urlparse
+
+from py_trees_manipulation.viewer.snapshot import SnapshotBuilder, shared_builder, to_jsonable
+
+_STATIC = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/index.html": ("index.html", "text/html; charset=utf-8"),
+    "/viewer.js": ("viewer.js", "text/javascript; charset=utf-8"),
+    "/viewer.css": ("viewer.css", "text/css; charset=utf-8"),
+}
+
+_KEEPALIVE_S = 10.0
+
+
+def _static_bytes(name: str) -> bytes:
+    return resources.files("py_trees_manipulation.viewer").joinpath("static", name).read_bytes()
+
+
+class ViewerServer:
+    """Serves the viewer page and streams snapshots to every connected browser.
+
+    Args:
+        host: interface to bind; keep ``127.0.0.1`` unless you mean to expose the run.
+        port: TCP port; ``0`` picks a free one (see :attr:`port` / :attr:`url`).
+        history: snapshots kept for late browsers and the timeline (oldest dropped first).
+        mode: ``"live"`` or ``"replay"`` (shown by the page).
+
+    The socket is bound and the serving thread started in the constructor. Thread-safe:
+    :meth:`publish` may be called from the run's thread while browsers are connected.
+
+    Raises:
+        OSError: the port is taken.
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, history: int = 20000,
+                 mode: str = "live", source: str = "") -> None:
+        self.history = int(history)
+        self._cond = threading.Condition()
+        self._snaps: list[bytes] = []  # JSON of snapshots seq first .. first+len-1
+        self._first = 0
+        self._events: list[bytes] = []
+        self._ended = False
+        self._summary: Optional[dict[str, Any]] = None
+        self._closed = False
+        self.meta: dict[str, Any] = {"mode": mode, "source": source}
+        self._httpd = ThreadingHTTPServer((host, port), self._handler_class())
+        self._httpd.daemon_threads = True
+        self.host, self.port = self._httpd.server_address[:2]
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="ptm-viewer", daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        """``http://host:port/`` of the page."""
+        return f"http://{self.host}:{self.port}/"
+
+    # -- feeding ---------------------------------------------------------------------------
+    def publish(self, snapshot: dict[str, Any]) -> int:
+        """Add a snapshot (a JSON-able dict); returns its sequence number."""
+        data = json.dumps(snapshot, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        with self._cond:
+            self._snaps.append(data)
+            if len(self._snaps) > self.history:
+                drop = len(self._snaps) - self.history
+                del self._snaps[:drop]
+                self._first += drop
+            self._cond.notify_all()
+            return self._first + len(self._snaps) - 1
+
+    def publish_event(self, event: dict[str, Any]) -> None:
+        """Add a run event (``{"time_s", "source", "text"}``)."""
+        data = json.dumps(to_jsonable(event), separators=(",", ":")).encode("utf-8")
+        with self._cond:
+            self._events.append(data)
+            self._cond.notify_all()
+
+    def set_meta(self, **fields: Any) -> None:
+        """Update the ``meta`` fields (``mode``, ``source``...) sent to browsers that connect next."""
+        with self._cond:
+            self.meta.update(to_jsonable(fields))
+
+    def end(self, summary: Optional[dict[str, Any]] = None) -> None:
+        """Mark the run over (browsers get an ``end`` event with ``summary``)."""
+        with self._cond:
+            self._ended = True
+            self._summary = to_jsonable(dict(summary or {}))
+            self._cond.notify_all()
+
+    @property
+    def count(self) -> int:
+        """Snapshots published so far (including any dropped from history)."""
+        with self._cond:
+            return self._first + len(self._snaps)
+
+    # -- lifetime ----------------------------------------------------------------------------
+    def wait(self) -> None:
+        """Block until Ctrl-C (KeyboardInterrupt is swallowed) or :meth:`close`, then close."""
+        try:
+            while not self._closed:
+                time.sleep(0.2)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop serving (idempotent); open event streams end."""
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+            self._cond.notify_all()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> "ViewerServer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- HTTP --------------------------------------------------------------------------------
+    def _meta_json(self) -> dict[str, Any]:
+        with self._cond:
+            return dict(self.meta, count=self._first + len(self._snaps), first=self._first,
+                        ended=self._ended, summary=self._summary)
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
+                pass
+
+            def _send(self, body: bytes, ctype: str, status: int = 200) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("Cache-Control", "no-store")
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server API
+                url = urlparse(self.path)
+                query = parse_qs(url.query)
+                try:
+                    if url.path in _STATIC:
+                        name, ctype = _STATIC[url.path]
+                        self._send(_static_bytes(name), ctype)
+                    elif url.path == "/api/meta":
+                        self._send(json.dumps(server._meta_json()).encode(), "application/json")
+                    elif url.path == "/api/snapshots":
+                        start = int(query.get("from", ["0"])[0])
+                        with server._cond:
+                            first = server._first
+                            items = [(first + i, d) for i, d in enumerate(server._snaps) if first + i >= start]
+                        body = b"[" + b",".join(
+                            b'{"seq":%d,"snapshot":%s}' % (seq, d) for seq, d in items) + b"]"
+                        self._send(body, "application/json")
+                    elif url.path == "/events":
+                        start = int(query.get("from", [self.headers.get("Last-Event-ID", "-1")])[0]) + (
+                            0 if "from" in query else 1)
+                        self._stream(max(0, start))
+                    else:
+                        self._send(b"not found", "text/plain", HTTPStatus.NOT_FOUND)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def _stream(self, start: int) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-store")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                out = self.wfile
+                out.write(b"retry: 1000\nevent: meta\ndata: " + json.dumps(server._meta_json()).encode() + b"\n\n")
+                out.flush()
+                nxt, nev, end_sent = start, 0, False
+                last_write = time.monotonic()
+                while True:
+                    with server._cond:
+                        while (not server._closed and nxt >= server._first + len(server._snaps)
+                               and nev >= len(server._events) and (end_sent or not server._ended)):
+                            if not server._cond.wait(timeout=_KEEPALIVE_S):
+                                break
+                        if server._closed:
+                            return
+                        nxt = max(nxt, server._first)
+                        snaps = server._snaps[nxt - server._first:]
+                        events = server._events[nev:]
+                        ended, summary = server._ended, server._summary
+                    chunks = []
+                    for i, d in enumerate(snaps):
+                        chunks.append(b"event: snapshot\nid: %d\ndata: %s\n\n" % (nxt + i, d))
+                    nxt += len(snaps)
+                    for d in events:
+                        chunks.append(b"event: runevent\ndata: " + d + b"\n\n")
+                    nev += len(events)
+                    if ended and not end_sent and not snaps:
+                        chunks.append(b"event: end\ndata: " + json.dumps(summary).encode() + b"\n\n")
+                        end_sent = True
+                    if not chunks and time.monotonic() - last_write >= _KEEPALIVE_S:
+                        chunks.append(b": keep-alive\n\n")
+                    if chunks:
+                        out.write(b"".join(chunks))
+                        out.flush()
+                        last_write = time.monotonic()
+
+        return Handler
+
+
+class LiveViewer:
+    """Run observer pushing one snapshot per tick, and the run's events, to a :class:`ViewerServer`.
+
+    Args:
+        server: where to publish.
+        min_period_s: wall-clock seconds between published snapshots (``0``: every tick).
+            Skipped ticks are simply not shown; the run log still has them all.
+    """
+
+    def __init__(self, server: ViewerServer, min_period_s: float = 0.0) -> None:
+        self.server = server
+        self.min_period_s = min_period_s
+        self.errors: list[str] = []
+        self._builder: Optional[SnapshotBuilder] = None
+        self._events_seen = 0
+        self._last_pub = -1e9
+
+    def on_start(self, run: Any) -> None:
+        try:
+            self._builder = shared_builder(run.tree)
+            self._events_seen = 0
+            self.server.set_meta(mode="live", source=str(run.source))
+        except Exception as exc:  # noqa: BLE001 - observers must not raise
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+
+    def on_tick(self, run: Any) -> None:
+        try:
+            for ev in run.events[self._events_seen:]:
+                self.server.publish_event(dict(ev))
+            self._events_seen = len(run.events)
+            now = time.monotonic()
+            if now - self._last_pub < self.min_period_s:
+                return
+            self._last_pub = now
+            if self._builder is None:
+                self._builder = shared_builder(run.tree)
+            self.server.publish(self._builder.build(tick=run.tick, timestamp=run.time_s))
+        except Exception as exc:  # noqa: BLE001
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+
+    def on_end(self, run: Any, summary: dict[str, Any]) -> None:
+        try:
+            for ev in run.events[self._events_seen:]:
+                self.server.publish_event(dict(ev))
+            self._events_seen = len(run.events)
+            if self._builder is not None and self.min_period_s > 0 and run.tick > 0:
+                # the final state is shown even when throttling skipped the last tick
+                self.server.publish(self._builder.build(tick=run.tick, timestamp=run.time_s))
+            self.server.end(summary)
+        except Exception as exc:  # noqa: BLE001
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+
+
+def open_live(port: Optional[int] = None, host: str = "127.0.0.1", *, quiet: bool = False,
+              min_period_s: float = 0.0) -> tuple[LiveViewer, ViewerServer]:
+    """Start a live viewer: returns ``(observer, server)``; pass the observer to the runner.
+
+    Prints ``ptm viewer: http://127.0.0.1:PORT/`` unless ``quiet``. Call ``server.wait()`` after
+    the run to keep the page up until Ctrl-C, or ``server.close()``.
+    """
+    server = ViewerServer(host=host, port=port or 0, mode="live")
+    if not quiet:
+        print(f"ptm viewer: {server.url}", flush=True)
+    return LiveViewer(server, min_period_s=min_period_s), server
+
+
+def serve_log(path: Union[str, Path], port: Optional[int] = None, block: bool = True,
+              host: str = "127.0.0.1", *, quiet: bool = False) -> ViewerServer:
+    """Replay a run log in the viewer.
+
+    Args:
+        path: a run log (:mod:`py_trees_manipulation.viewer.runlog`); unfinished logs work too.
+        port: TCP port (``None``/``0``: a free one).
+        block: serve until Ctrl-C, then close; otherwise return the running server.
+
+    Returns:
+        The server (already closed if ``block``).
+
+    Raises:
+        FileNotFoundError, ValueError: as :func:`~py_trees_manipulation.viewer.runlog.read_run_log`.
+    """
+    from py_trees_manipulation.viewer.runlog import read_run_log
+
+    log = read_run_log(path)
+    server = ViewerServer(host=host, port=port or 0, mode="replay", history=max(1, len(log.snapshots)),
+                          source=str(log.metadata.get("source", path)))
+    server.set_meta(log=str(path), complete=log.complete)
+    for snap in log.snapshots:
+        server.publish(snap)
+    for ev in log.events:
+        server.publish_event(ev)
+    server.end(log.summary or {"status": "UNKNOWN", "error": log.error or "no summary"})
+    if not quiet:
+        print(f"ptm viewer: {server.url}  (replay of {path}, {len(log.snapshots)} ticks"
+              f"{'' if log.complete else ', log not finished'}; Ctrl-C to stop)", file=sys.stdout, flush=True)
+    if block:
+        server.wait()
+    return server
