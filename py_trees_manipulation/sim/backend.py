@@ -206,6 +206,7 @@ class _JointTrajectory(_Execution):
 
     SETTLE_S = 1.0
     CHECK_EVERY = 10
+    SETTLED_AFTER = 300  # steps: within tolerance this long after the trajectory counts as arrived
 
     def __init__(self, arm: "SimArm", handle: GoalHandle, q: np.ndarray, qd: np.ndarray,
                  target_pose: Pose, position_tolerance_m: float, joint_target: Optional[np.ndarray] = None,
@@ -246,7 +247,8 @@ class _JointTrajectory(_Execution):
         if self.settle_steps % self.CHECK_EVERY and self.settle_steps < self.max_settle:
             return
         err = self._error()
-        if err <= self.tol:
+        if err <= self.tol and (self.settle_steps >= self.SETTLED_AFTER
+                                or float(np.max(np.abs(self.arm.robot.joint_velocities()))) < 0.02):
             self._end(True, text=f"reached the target ({err * 1000:.1f} mm from it)")
         elif self.settle_steps >= self.max_settle:
             self._end(False, text=f"the TCP stopped {err:.3f} m from the target (tolerance {self.tol:g} m): "
@@ -352,46 +354,57 @@ class SimArm(_SimResource):
         return self.shadow.tcp_pose()
 
     def solve_ik(self, target: Pose, seeds: Optional[Sequence[Sequence[float]]] = None,
-                 iterations: int = 8, threshold_m: float = 1e-4) -> IKSolution:
+                 iterations: int = 6, threshold_m: float = 1e-4) -> IKSolution:
         """Inverse kinematics for the TCP, verified by forward kinematics.
 
-        Runs ``calculateInverseKinematics`` (null space with the joint limits, rest pose = the seed)
-        repeatedly on the shadow robot from each seed (default: the current configuration, then
-        ``ready``) and returns the best solution found, clipped to the joint limits.
+        From each seed (default: the current configuration, then ``ready``) on the shadow robot:
+        two null-space ``calculateInverseKinematics`` iterations (joint limits, rest pose = the seed,
+        which keeps the solution near it and inside the limits), then plain damped-least-squares
+        iterations, which remove the millimetre bias of PyBullet's null-space solver. Every iterate is
+        clipped to the joint limits and scored by forward kinematics; the best one is returned.
 
         Args:
             target: (4, 4) TCP pose, world frame.
             seeds: arm configurations to start from, radians.
-            iterations: outer iterations per seed (each one ``calculateInverseKinematics`` call).
-            threshold_m: stop once the FK position error is below this and the orientation error below
-                ``threshold_m`` rad.
+            iterations: refinement iterations per seed (each one ``calculateInverseKinematics`` call).
+            threshold_m: stop once the FK position error is below this (m) and the orientation error
+                below ``threshold_m`` (rad).
         """
         target = check_pose(target)
         link_target = target @ self.robot.link_in_tcp
         pos, quat = pq_from_pose(link_target)
+        pos_l = pos.tolist()
         orn = quat_xyzw_from_wxyz(quat)
         if seeds is None:
             seeds = [self.robot.joint_positions(), self.named_configurations.get("ready", self.robot.joint_positions())]
         sh = self.shadow
         best: Optional[IKSolution] = None
+
+        def score(s: IKSolution) -> float:
+            return s.position_error_m + 0.05 * s.orientation_error_rad
+
         for seed in seeds:
             q = sh.clip_to_limits(seed)
             sh.reset_arm(q)
             rest = sh.ik_rest(q)
-            for _ in range(iterations):
-                sol = pb.calculateInverseKinematics(
-                    sh.body, sh.tcp_link, pos.tolist(), orn, lowerLimits=sh.ik_lower, upperLimits=sh.ik_upper,
-                    jointRanges=sh.ik_ranges, restPoses=rest, maxNumIterations=100, residualThreshold=1e-6,
-                    physicsClientId=sh.client)
+            for it in range(2 + iterations):
+                if it < 2:
+                    sol = pb.calculateInverseKinematics(
+                        sh.body, sh.tcp_link, pos_l, orn, lowerLimits=sh.ik_lower, upperLimits=sh.ik_upper,
+                        jointRanges=sh.ik_ranges, restPoses=rest, maxNumIterations=50, residualThreshold=1e-6,
+                        physicsClientId=sh.client)
+                else:
+                    sol = pb.calculateInverseKinematics(sh.body, sh.tcp_link, pos_l, orn, maxNumIterations=50,
+                                                        residualThreshold=1e-7, physicsClientId=sh.client)
                 q = sh.clip_to_limits(sh.arm_from_ik(sol))
                 sh.reset_arm(q)
                 fk = sh.tcp_pose()
                 cand = IKSolution(q, translation_distance(fk, target), rotation_angle(fk, target))
-                if best is None or (cand.position_error_m + 0.05 * cand.orientation_error_rad
-                                    < best.position_error_m + 0.05 * best.orientation_error_rad):
+                if best is None or score(cand) < score(best):
                     best = cand
                 if cand.position_error_m < threshold_m and cand.orientation_error_rad < threshold_m:
                     break
+            assert best is not None
             if best.position_error_m < threshold_m and best.orientation_error_rad < threshold_m:
                 break
         assert best is not None
@@ -491,7 +504,7 @@ class SimArm(_SimResource):
         times = [0.0]
         for i in range(1, n_wp + 1):
             pose_i = interpolate(start, target, float(s_wp[i]))
-            sol = arm.solve_ik(pose_i, seeds=[q_prev], iterations=4)
+            sol = arm.solve_ik(pose_i, seeds=[q_prev], iterations=3)
             if sol.position_error_m > goal.position_tolerance_m:
                 handle.set_aborted(
                     MotionResult(start, dist),

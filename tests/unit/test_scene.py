@@ -1,0 +1,151 @@
+"""Validation of the ``scene:`` section: values parsed right, and every error names its path and a fix."""
+
+import math
+
+import numpy as np
+import pytest
+
+from py_trees_manipulation.sim.scene import (SCENE_KEYS, SceneError, accepted_keys, format_path, parse_scene,
+                                             register_section, scene_keys_doc)
+
+
+def base_scene(**over):
+    scene = {
+        "seed": 3,
+        "robots": [{"name": "panda", "model": "franka_panda", "base_pose": {"position": [0, 0, 0.626]}}],
+        "fixtures": [{"name": "table", "urdf": "table/table.urdf", "pose": {"position": [0.5, 0, 0]}}],
+        "objects": [
+            {"name": "mug", "urdf": "objects/mug.urdf", "scale": 0.8, "mass_kg": 0.2,
+             "pose": {"position": [0.5, 0, 0.63], "rpy_deg": [0, 0, 90]},
+             "pose_noise": {"position_m": 0.005, "yaw_deg": 5}},
+            {"name": "box", "primitive": {"shape": "box", "size": [0.05, 0.04, 0.03]},
+             "contact_stiffness": 1.0e5, "contact_damping": 100, "color": [0.8, 0.2, 0.2, 1.0],
+             "pose": {"position": [0.4, 0.2, 0.65]}},
+        ],
+        "task": {"target_object": "mug", "place_position": [0.5, 0.2, 0.63]},
+    }
+    scene.update(over)
+    return scene
+
+
+def error_of(scene, **kw):
+    with pytest.raises(SceneError) as e:
+        parse_scene(scene, **kw)
+    return e.value
+
+
+def test_valid_scene_parses_values_and_units():
+    spec = parse_scene(base_scene())
+    assert spec.seed == 3 and spec.physics_hz == 1000.0 and spec.gravity == (0.0, 0.0, -9.81)
+    r = spec.robots[0]
+    assert r.initial_configuration == "ready" and r.initial_gap_m == pytest.approx(0.08)
+    np.testing.assert_allclose(r.base_pose[:3, 3], [0, 0, 0.626])
+    mug, box = spec.objects
+    assert mug.mass_kg == 0.2 and mug.scale == 0.8 and mug.urdf_path.endswith("objects/mug.urdf")
+    # rpy_deg [0, 0, 90]: the object's x axis points along world y.
+    np.testing.assert_allclose(mug.pose[:3, 0], [0, 1, 0], atol=1e-12)
+    assert mug.pose_noise.position_m == 0.005 and mug.pose_noise.yaw_deg == 5
+    assert box.primitive.shape == "box" and box.primitive.size == (0.05, 0.04, 0.03)
+    assert box.primitive.half_height() == pytest.approx(0.015)
+    assert box.contact_stiffness == 1.0e5 and box.color == (0.8, 0.2, 0.2, 1.0)
+    assert spec.task.target_object == "mug" and spec.task.place_position == (0.5, 0.2, 0.63)
+
+
+def test_empty_scene_and_single_object_default_target():
+    assert parse_scene({}).robots == ()
+    spec = parse_scene({"objects": [{"name": "ball", "primitive": {"shape": "sphere", "radius": 0.03},
+                                     "pose": [0.5, 0, 0.7]}]})
+    assert spec.task.target_object == "ball"
+
+
+def test_joint_angle_configuration():
+    q = [0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7]
+    spec = parse_scene({"robots": [{"name": "p", "initial_configuration": q}]})
+    assert spec.robots[0].initial_configuration == tuple(q)
+
+
+@pytest.mark.parametrize("mutate, path, words", [
+    (lambda s: s["objects"][0].update(mass_kg=-0.2), ("objects", 0, "mass_kg"), ["mass_kg must be > 0", "-0.2"]),
+    (lambda s: s["objects"][0].update(mass_kg="heavy"), ("objects", 0, "mass_kg"), ["must be a number"]),
+    (lambda s: s["objects"][1].update(colour=[1, 0, 0, 1]), ("objects", 1, "colour"), ["unknown key", "'color'"]),
+    (lambda s: s["robots"][0].update(modle="franka_panda"), ("robots", 0, "modle"), ["did you mean 'model'"]),
+    (lambda s: s["robots"][0].update(model="franka_pandas"), ("robots", 0, "model"), ["'franka_panda'"]),
+    (lambda s: s["robots"][0].update(initial_configuration="redy"), ("robots", 0, "initial_configuration"),
+     ["unknown configuration 'redy'", "'ready'"]),
+    (lambda s: s["robots"][0].update(initial_configuration=[0, 1, 2]), ("robots", 0, "initial_configuration"),
+     ["list of 7 numbers"]),
+    (lambda s: s["fixtures"][0].update(urdf="table/tabel.urdf"), ("fixtures", 0, "urdf"),
+     ["not found", "'table/table.urdf'"]),
+    (lambda s: s["objects"][0].pop("pose"), ("objects", 0), ["missing required key 'pose'"]),
+    (lambda s: s["objects"][1].update(name="mug"), ("objects", 1, "name"),
+     ["duplicate name 'mug'", "scene.objects[0].name"]),
+    (lambda s: s["objects"][1]["primitive"].update(shape="cube"), ("objects", 1, "primitive", "shape"),
+     ["unknown shape 'cube'"]),
+    (lambda s: s["objects"][1]["primitive"].update(radius=0.02), ("objects", 1, "primitive", "radius"),
+     ["a box takes size"]),
+    (lambda s: s["objects"][1]["primitive"].update(size=[0.05, 0, 0.03]), ("objects", 1, "primitive", "size", 1),
+     ["must be > 0"]),
+    (lambda s: s["objects"][1].pop("contact_damping"), ("objects", 1), ["add 'contact_damping'"]),
+    (lambda s: s["objects"][1].update(color=[1, 0, 0, 2]), ("objects", 1, "color", 3), ["0 ... 1"]),
+    (lambda s: s["objects"][0].update(primitive={"shape": "sphere", "radius": 0.1}), ("objects", 0),
+     ["exactly one of 'urdf'"]),
+    (lambda s: s["objects"][0]["pose"].update(rpy_degs=[0, 0, 0]), ("objects", 0, "pose", "rpy_degs"),
+     ["did you mean 'rpy_deg'"]),
+    (lambda s: s["objects"][0]["pose"].update(position=[0.5, 0]), ("objects", 0, "pose", "position"),
+     ["list of 3 numbers"]),
+    (lambda s: s["objects"][0]["pose_noise"].update(yaw_deg=-5), ("objects", 0, "pose_noise", "yaw_deg"),
+     [">= 0"]),
+    (lambda s: s["task"].update(target_object="mugg"), ("task", "target_object"),
+     ["no object named 'mugg'", "did you mean 'mug'"]),
+    (lambda s: s.update(physics_hz=5), ("physics_hz",), [">= 10"]),
+    (lambda s: s.update(seed=-1), ("seed",), ["non-negative integer"]),
+    (lambda s: s.update(gravty=[0, 0, -9.81]), ("gravty",), ["did you mean 'gravity'"]),
+    (lambda s: s.update(objects={"name": "mug"}), ("objects",), ["must be a list"]),
+    (lambda s: s["robots"].__setitem__(0, "panda"), ("robots", 0), ["must be a mapping"]),
+])
+def test_errors_carry_path_and_fix(mutate, path, words):
+    scene = base_scene()
+    mutate(scene)
+    err = error_of(scene)
+    assert err.path == path, str(err)
+    for w in words:
+        assert w in err.message, err.message
+    assert str(err).startswith(format_path(path) + ": ")
+
+
+def test_format_path():
+    assert format_path(("objects", 0, "mass_kg")) == "scene.objects[0].mass_kg"
+    assert format_path(()) == "scene"
+
+
+def test_relative_urdf_resolved_against_base_dir(tmp_path):
+    (tmp_path / "thing.urdf").write_text("<robot name='t'><link name='base'/></robot>")
+    spec = parse_scene({"objects": [{"name": "t", "urdf": "thing.urdf", "pose": [0, 0, 0]}]}, base_dir=str(tmp_path))
+    assert spec.objects[0].urdf_path == str(tmp_path / "thing.urdf")
+    assert error_of({"objects": [{"name": "t", "urdf": "thing.urdf", "pose": [0, 0, 0]}]}).path == ("objects", 0, "urdf")
+
+
+def test_keys_doc_lists_every_key():
+    doc = scene_keys_doc()
+    n_keys = sum(len(v) for v in SCENE_KEYS.values())
+    assert doc.count("\n| `") == n_keys
+    for key in ("mass_kg", "contact_stiffness", "pose_noise", "initial_configuration", "place_position"):
+        assert f"`{key}`" in doc
+    assert "**required**" in doc
+
+
+def test_registered_section_is_accepted_and_parsed():
+    def parse_doors(value, path):
+        if not isinstance(value, list):
+            raise SceneError(path, "doors must be a list")
+        return len(value)
+
+    register_section("test_doors", parse_doors, "doors for the test")
+    try:
+        assert "test_doors" in accepted_keys("scene")
+        assert parse_scene({"test_doors": [1, 2]}).extra["test_doors"] == 2
+        assert error_of({"test_doors": 3}).path == ("test_doors",)
+        assert "doors for the test" in scene_keys_doc()
+    finally:
+        from py_trees_manipulation.sim import scene as scene_mod
+        scene_mod._EXTRA_SECTIONS.pop("test_doors")
