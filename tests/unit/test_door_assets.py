@@ -17,8 +17,8 @@ from py_trees_manipulation.geometry.affordances import (
     calculate_grasp_and_twist_subframes,
     calculate_move_along_arc_subframes,
 )
-from py_trees_manipulation.geometry.poses import pose_from_pq, pose_from_xyz_rpy, pq_from_pose
-from py_trees_manipulation.geometry.screw import Screw, pose_on_screw, screw_from_subframes
+from py_trees_manipulation.geometry.poses import interpolate, invert, pose_from_xyz_rpy, pq_from_pose
+from py_trees_manipulation.geometry.screw import Screw, pose_on_screw, screw_from_subframes, screw_waypoints
 from py_trees_manipulation.sim.articulated import ArticulatedDoor, ArticulatedDrawer, joint_index
 from py_trees_manipulation.sim.assets import LeverHandle, cabinet_asset, door_asset, door_urdf
 
@@ -217,6 +217,53 @@ class TestDoorDynamics:
         tol = math.degrees(0.02 / k) + 0.5  # Coulomb friction band 0.02 N*m, plus residual ringing
         assert door.handle_angle_deg == pytest.approx(math.degrees(q), abs=tol)
         assert not door.latched  # 55 deg is past the 30 deg release: the bolt is withdrawn
+
+
+class TestScriptedOpening:
+    """TwistHandle then MoveAlongArc, with the grasp as a fixed constraint dragged along waypoints."""
+
+    @pytest.mark.parametrize("hinge_side, opening", [("left", "pull"), ("right", "push")])
+    def test_twist_then_arc_opens_the_latched_door(self, client, hinge_side, opening):
+        a = door_asset(hinge_side=hinge_side, opening=opening)
+        body = _load(a, client)
+        door = ArticulatedDoor.from_asset(a, body, client)
+        # Grasp proxy: the handle's grasp frame fixed to a world target (parent frame is the COM frame).
+        com = np.eye(4)
+        com[:3, 3] = pb.getDynamicsInfo(body, door.handle_index, physicsClientId=client)[3]
+        p_in_com, q_in_com = pq_from_pose(invert(com) @ a.handle_grasp_in_handle_link)
+        grasp0 = door.handle_grasp_in_world()
+        p0, q0 = pq_from_pose(grasp0)
+        con = pb.createConstraint(
+            body, door.handle_index, -1, -1, pb.JOINT_FIXED, [0, 0, 0], list(p_in_com), list(p0),
+            quat_xyzw_from_wxyz(q_in_com), quat_xyzw_from_wxyz(q0), physicsClientId=client,
+        )
+
+        def follow(waypoints, seconds):
+            n, segments = int(round(seconds / DT)), len(waypoints) - 1
+            for i in range(n):
+                s = (i + 1) / n * segments
+                k = min(int(s), segments - 1)
+                tp, tq = pq_from_pose(interpolate(waypoints[k], waypoints[k + 1], s - k))
+                pb.changeConstraint(con, list(tp), jointChildFrameOrientation=quat_xyzw_from_wxyz(tq), maxForce=200, physicsClientId=client)
+                door.step()
+                pb.stepSimulation(physicsClientId=client)
+
+        twist = calculate_grasp_and_twist_subframes(door.handle_pivot_in_world(), grasp_rotation=0.0)
+        follow(screw_waypoints(grasp0, screw_from_subframes(twist), math.radians(45.0), 0.001), 0.3)
+        assert door.handle_angle_deg == pytest.approx(45.0, abs=1.5)  # the spring makes the grasp lag a little
+        assert not door.latched and abs(door.door_angle_deg) < 0.05
+
+        grasp1 = door.handle_grasp_in_world()
+        arc = calculate_move_along_arc_subframes(grasp1, *door.hinge_poses_in_world())
+        waypoints = screw_waypoints(grasp1, screw_from_subframes(arc), a.arc_opening_sign * math.radians(60.0), 0.001)
+        # radius ~0.63 m: step 2 acos(1 - 0.001 / r) = 0.1127 rad, 1.047 rad -> 10 segments
+        assert len(waypoints) == 11
+        follow(waypoints, 1.0)
+        assert door.door_angle_deg == pytest.approx(60.0, abs=1.0)
+        assert np.linalg.norm(door.handle_grasp_in_world()[:3, 3] - waypoints[-1][:3, 3]) < 0.005
+        pb.removeConstraint(con, physicsClientId=client)
+        _run(door, client, 0.2)
+        assert door.handle_angle_deg < 1.0 and not door.latched
 
 
 class TestCabinet:
