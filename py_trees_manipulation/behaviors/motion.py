@@ -9,6 +9,9 @@ Pitfalls:
   - ``orientation_rpy_deg`` replaces the target's rotation (world frame, static x-y-z), e.g.
     ``[180, 0, 0]`` for a top-down grasp whatever the object's yaw; ``yaw_from_target`` keeps the
     object's yaw on top of it.
+  - ``world_offset`` is added last, in the world frame: ``[0, 0, 0.12]`` is a stand-off 12 cm above
+    the composed target whatever its orientation.
+  - Order: ``target @ offset``, then the rotation override, then ``world_offset``.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ _TARGET_PARAMS = {
     "offset": Param("pose", None, "offset applied in the target's frame (e.g. 0.1 m above it)", frame="target"),
     "orientation_rpy_deg": Param("vector3", None, "replace the target's rotation by this roll/pitch/yaw (world, degrees)", unit="deg"),
     "yaw_from_target": Param("bool", False, "with orientation_rpy_deg: add the target's yaw (grasp aligned with the object)", blackboard=False),
+    "world_offset": Param("vector3", None, "displacement added last, in the world frame (e.g. a stand-off above)", unit="m", frame="world"),
 }
 
 
@@ -54,6 +58,9 @@ def _compose_target(b: BackendAction, target: np.ndarray) -> np.ndarray:
             yaw = (yaw + np.pi / 2) % np.pi - np.pi / 2
             y = y - yaw if abs(r) > np.pi / 2 else y + yaw
         T[:3, :3] = pose_from_xyz_rpy([0, 0, 0], [r, p, y])[:3, :3]
+    world_offset = b.param("world_offset")
+    if world_offset is not None:
+        T[:3, 3] += np.asarray(world_offset, dtype=float)
     return T
 
 

@@ -17,8 +17,8 @@ Quick use::
             sim.advance(1 / 30)
 """
 
-from .backend import Contact, FingerState, IKSolution, SimArm, SimBackend, SimGripper, SimWorld
+from .backend import Contact, FingerState, IKSolution, SimArm, SimBackend, SimGripper, SimWorld, register_extension
 from .scene import SceneError, SceneSpec, parse_scene, scene_keys_doc
 
-__all__ = ["SimBackend", "SceneError", "SceneSpec", "parse_scene", "scene_keys_doc", "SimArm", "SimGripper",
+__all__ = ["SimBackend", "register_extension", "SceneError", "SceneSpec", "parse_scene", "scene_keys_doc", "SimArm", "SimGripper",
            "SimWorld", "Contact", "FingerState", "IKSolution"]

@@ -65,6 +65,25 @@ from .scene import ObjectSpec, RobotSpec, SceneSpec, parse_scene
 StepHook = Callable[["SimBackend"], None]
 
 
+#: name -> (scene section or None, factory(backend, parsed_section) -> extension)
+_EXTENSIONS: dict[str, tuple[Optional[str], Callable[..., Any]]] = {}
+
+
+def register_extension(name: str, factory: Callable[..., Any], section: Optional[str] = None) -> None:
+    """Add a simulator extension, built by every :class:`SimBackend` after the scene's objects.
+
+    Args:
+        name: the extension's name (``backend.extensions[name]``).
+        factory: ``factory(backend, parsed_section) -> extension``. The extension may offer
+            ``metrics() -> dict`` and ``telemetry() -> dict`` (merged into the backend's) and
+            ``close()``; it adds physics-step hooks with ``backend.add_step_hook`` and actions with
+            ``resource.add_action``.
+        section: build only when the scene has this extra section (see
+            :func:`~.scene.register_section`); ``None`` builds it for every scene.
+    """
+    _EXTENSIONS[name] = (section, factory)
+
+
 def _fmt(v: Iterable[float]) -> str:
     return "(" + ", ".join(f"{x:.2f}" for x in v) + ")"
 
@@ -260,7 +279,7 @@ class _JointTrajectory(_Execution):
             qerr = float(np.max(np.abs(self.arm.robot.joint_positions() - self.joint_target)))
             if qerr <= 0.005:
                 return 0.0
-        return translation_distance(self.arm.tcp_pose(), self.target_pose)
+        return float(np.linalg.norm(self.arm.robot.tcp_position() - self.target_pose[:3, 3]))
 
     def _end(self, success: bool, text: str, stopped_on_contact: bool = False) -> None:
         tcp = self.arm.tcp_pose()
@@ -275,7 +294,7 @@ class _JointTrajectory(_Execution):
     def publish_feedback(self) -> None:
         tcp = self.arm.tcp_pose()
         self.handle.publish_feedback(MotionFeedback(
-            tcp_pose=tcp, distance_m=translation_distance(tcp, self.target_pose),
+            tcp_pose=tcp, distance_m=float(np.linalg.norm(tcp[:3, 3] - self.target_pose[:3, 3])),
             progress=min(1.0, self.k / self.n) if self.n else 1.0))
 
     def stop(self) -> Any:
@@ -398,8 +417,7 @@ class SimArm(_SimResource):
                                                         residualThreshold=1e-7, physicsClientId=sh.client)
                 q = sh.clip_to_limits(sh.arm_from_ik(sol))
                 sh.reset_arm(q)
-                fk = sh.tcp_pose()
-                cand = IKSolution(q, translation_distance(fk, target), rotation_angle(fk, target))
+                cand = IKSolution(q, *sh.tcp_errors(target))
                 if best is None or score(cand) < score(best):
                     best = cand
                 if cand.position_error_m < threshold_m and cand.orientation_error_rad < threshold_m:
@@ -891,6 +909,10 @@ class SimBackend:
             self._build_robot(r)
         for o in sc.objects:
             self._build_object(o)
+        self.extensions: dict[str, Any] = {}
+        for ext_name, (section, factory) in _EXTENSIONS.items():
+            if section is None or section in sc.extra:
+                self.extensions[ext_name] = factory(self, sc.extra.get(section) if section else None)
         if self.gui:
             pb.configureDebugVisualizer(pb.COV_ENABLE_RENDERING, 1, physicsClientId=c)
             pb.resetDebugVisualizerCamera(1.4, 50, -30, [0.4, 0.0, 0.6], physicsClientId=c)
@@ -1145,6 +1167,10 @@ class SimBackend:
         })
         if self.scene.task.place_position is not None:
             out["place_error_m"] = round(float(np.linalg.norm(pose[:3, 3] - np.array(self.scene.task.place_position))), 6)
+        for ext in getattr(self, "extensions", {}).values():
+            fn = getattr(ext, "metrics", None)
+            if callable(fn):
+                out.update(fn())
         return out
 
     def telemetry(self) -> dict[str, dict[str, Any]]:
@@ -1165,6 +1191,10 @@ class SimBackend:
                                   "joint_positions": [round(v, 6) for v in a.joint_positions()]}
         for name in self._objects:
             out[f"object/{name}"] = {"pose": pose_to_spec(self.world.object_pose(name))}
+        for ext in getattr(self, "extensions", {}).values():
+            fn = getattr(ext, "telemetry", None)
+            if callable(fn):
+                out.update(fn())
         return out
 
     # ---- lifetime --------------------------------------------------------------------------------
@@ -1177,6 +1207,10 @@ class SimBackend:
             if ex is not None:
                 r._active = None
                 ex.handle.set_preempted(None, "the backend was closed")
+        for ext in getattr(self, "extensions", {}).values():
+            fn = getattr(ext, "close", None)
+            if callable(fn):
+                fn()
         self.closed = True
         for cid in (self.client, getattr(self, "_kin_client", -1)):
             if cid is not None and cid >= 0:
