@@ -92,6 +92,7 @@ COLOURS = {
 _MAX_REPR = 200
 _MAX_ARRAY = 4096
 _MAX_TEXT = 120
+_EYE3 = np.eye(3)
 
 # py_trees bookkeeping attributes never reported as parameters.
 _INTERNAL_ATTRS = frozenset(
@@ -156,10 +157,12 @@ def to_jsonable(value: Any, _depth: int = 0) -> Any:
 
 def _is_transform(a: np.ndarray) -> bool:
     """True for a finite (4, 4) with last row (0, 0, 0, 1) and an orthonormal rotation block."""
-    if not np.all(np.isfinite(a)) or not np.allclose(a[3], (0.0, 0.0, 0.0, 1.0), atol=1e-9):
+    last = a[3]
+    if last[0] != 0.0 or last[1] != 0.0 or last[2] != 0.0 or last[3] != 1.0:
         return False
     r = a[:3, :3]
-    return bool(np.allclose(r @ r.T, np.eye(3), atol=1e-6))
+    err = r @ r.T - _EYE3
+    return bool(np.isfinite(a).all() and float(np.abs(err).max()) < 1e-6)
 
 
 def _short_repr(value: Any, limit: int = _MAX_REPR) -> str:
@@ -172,7 +175,10 @@ def _short_repr(value: Any, limit: int = _MAX_REPR) -> str:
 
 def value_text(value: Any, limit: int = _MAX_TEXT) -> str:
     """Short one-line text of a value, as shown in the py_trees_js ``blackboard.data`` map."""
-    jv = to_jsonable(value)
+    return _text_of_jsonable(to_jsonable(value), limit)
+
+
+def _text_of_jsonable(jv: Any, limit: int = _MAX_TEXT) -> str:
     text = jv if isinstance(jv, str) else json.dumps(jv, separators=(",", ":"))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -413,9 +419,9 @@ class SnapshotBuilder:
         clients: dict[str, dict[str, list[str]]] = {}
         for key in keys:
             if key in Blackboard.storage:
-                val = Blackboard.storage[key]
-                values[key] = to_jsonable(val)
-                data[key] = value_text(val)
+                jv = to_jsonable(Blackboard.storage[key])
+                values[key] = jv
+                data[key] = _text_of_jsonable(jv)
             else:
                 values[key] = None
                 data[key] = "-"
