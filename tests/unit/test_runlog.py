@@ -57,7 +57,7 @@ def test_complete_run_contents(tmp_path):
     assert log.events[0]["tick"] == 10 and log.events[0]["source"] == "demo"
     assert log.metadata["source"] == "pick.yaml"
     assert log.metadata["extra"] == {"seed": 7, "args": ["--tick-hz", "30"]}
-    assert log.summary["outcome"] == "RUNNING" and log.summary["ticks"] == 40
+    assert log.summary["status"] == "RUNNING" and log.summary["ticks"] == 40
     assert log.summary["closed_by"] == "on_end"
 
 
@@ -92,7 +92,7 @@ def test_run_that_raises_half_way_leaves_a_readable_log(tmp_path, exc):
     log = read_run_log(path)
     assert log.complete
     assert len(log.snapshots) == 20 and log.snapshots[-1]["tick"] == 20
-    assert log.summary["outcome"] == "ERROR"
+    assert log.summary["status"] == "ERROR"
     assert log.summary["error"].startswith(exc.__name__)
     assert log.summary["ticks"] == 20
 
