@@ -17,6 +17,7 @@ sheet (70 N continuous grasping force, 140 N peak, 0.08 m stroke, about 0.05 m/s
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
@@ -196,6 +197,23 @@ class LoadedRobot:
         if self._tcp_is_link:
             return np.array(st[4])
         return self.tcp_pose()[:3, 3]
+
+    def tcp_errors(self, target: Pose) -> tuple[float, float]:
+        """(position error m, orientation error rad) of the TCP from ``target`` ((4, 4), world).
+
+        The fast path used inside IK loops: no (4, 4) pose is built when the TCP is a URDF link.
+        """
+        if not self._tcp_is_link:
+            fk = self.tcp_pose()
+            d = float(np.linalg.norm(fk[:3, 3] - target[:3, 3]))
+            c = (np.trace(fk[:3, :3].T @ target[:3, :3]) - 1.0) / 2.0
+            return d, float(np.arccos(np.clip(c, -1.0, 1.0)))
+        st = pb.getLinkState(self.body, self.tcp_link, computeForwardKinematics=True, physicsClientId=self.client)
+        p = st[4]
+        dx, dy, dz = p[0] - target[0, 3], p[1] - target[1, 3], p[2] - target[2, 3]
+        R = np.array(pb.getMatrixFromQuaternion(st[5], physicsClientId=self.client)).reshape(3, 3)
+        c = (float(np.trace(R.T @ target[:3, :3])) - 1.0) / 2.0
+        return math.sqrt(dx * dx + dy * dy + dz * dz), math.acos(max(-1.0, min(1.0, c)))
 
     def clip_to_limits(self, q: Sequence[float]) -> np.ndarray:
         return np.clip(np.asarray(q, dtype=float), self.lower, self.upper)
