@@ -295,9 +295,9 @@ def verdict_line(summary: dict[str, Any]) -> str:
     metrics = s.get("metrics") or {}
     shown = [f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in metrics.items()
              if k not in ("sim_time_s",) and not isinstance(v, (dict, list))]
-    if shown:
-        parts.append("; " + ", ".join(shown[:6]))
     line = " ".join(parts)
+    if shown:
+        line += "; " + ", ".join(shown[:8])
     fb = s.get("failed_behaviour")
     if fb:
         line += f"\n  failed: {fb['type']} '{fb['name']}'" + (f" ({fb['location']})" if fb.get("location") else "") + f": {fb['feedback']}"
