@@ -916,6 +916,9 @@ class SimBackend:
         if self.gui:
             pb.configureDebugVisualizer(pb.COV_ENABLE_RENDERING, 1, physicsClientId=c)
             pb.resetDebugVisualizerCamera(1.4, 50, -30, [0.4, 0.0, 0.6], physicsClientId=c)
+        # Let objects come to rest before the clock starts (not counted in now()).
+        for _ in range(int(round(sc.settle_s * self.physics_hz))):
+            pb.stepSimulation(physicsClientId=c)
         self._init_metrics()
 
     def _load_urdf(self, path: str, p: np.ndarray, q: np.ndarray, fixed: bool, scale: float = 1.0,

@@ -162,6 +162,7 @@ class SceneSpec:
     gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)
     physics_hz: float = 1000.0
     solver_iterations: int = 50
+    settle_s: float = 0.2
     robots: tuple[RobotSpec, ...] = ()
     fixtures: tuple[FixtureSpec, ...] = ()
     objects: tuple[ObjectSpec, ...] = ()
@@ -191,6 +192,8 @@ SCENE_KEYS: dict[str, list[KeyDoc]] = {
         KeyDoc("gravity", "[x, y, z]", "[0, 0, -9.81]", "gravity, m/s^2, world frame"),
         KeyDoc("physics_hz", "number", "1000", "physics rate, Hz (10 ... 10000); controllers run at this rate"),
         KeyDoc("solver_iterations", "int", "50", "PyBullet constraint solver iterations per step (1 ... 1000)"),
+        KeyDoc("settle_s", "number", "0.2", "physics run before the clock starts, s (0 ... 5), so objects placed a "
+               "little above a surface come to rest; metrics measure from the settled poses"),
         KeyDoc("robots", "list", "[]", "robots (see `robots[]`)"),
         KeyDoc("fixtures", "list", "[]", "static URDF bodies such as tables (see `fixtures[]`)"),
         KeyDoc("objects", "list", "[]", "movable objects (see `objects[]`)"),
@@ -581,6 +584,7 @@ def parse_scene(scene: Any, base_dir: Optional[str] = None) -> SceneSpec:
     iters = d.get("solver_iterations", 50)
     if isinstance(iters, bool) or not isinstance(iters, int) or not 1 <= iters <= 1000:
         raise SceneError(("solver_iterations",), f"solver_iterations must be an integer in 1 ... 1000, got {iters!r}")
+    settle = _number(d, "settle_s", root, 0.2, ge=0.0, le=5.0, unit="s")
     seen: dict[str, PathT] = {}
     robots = tuple(_parse_robot(r, ("robots", i), seen)
                    for i, r in enumerate(_list(d.get("robots", []), ("robots",), "robots")))
@@ -594,5 +598,5 @@ def parse_scene(scene: Any, base_dir: Optional[str] = None) -> SceneSpec:
     if task.place_position is not None and task.target_object is None:
         raise SceneError(("task",), "place_position needs a target_object (the scene has several objects)")
     extra = {k: sec.parse(d[k], (k,)) for k, sec in _EXTRA_SECTIONS.items() if k in d}
-    return SceneSpec(seed=seed, gravity=gravity, physics_hz=hz, solver_iterations=iters, robots=robots,
-                     fixtures=fixtures, objects=objects, task=task, extra=extra)
+    return SceneSpec(seed=seed, gravity=gravity, physics_hz=hz, solver_iterations=iters, settle_s=settle,
+                     robots=robots, fixtures=fixtures, objects=objects, task=task, extra=extra)
