@@ -1,0 +1,499 @@
+"""The PR2 gripper controller on synthetic traces from a tiny 1-D gripper + object model.
+
+The plant: the gap ``x`` of a parallel gripper with reflected mass 5 kg and 7 N Coulomb friction
+(the PR2 transmission the controller's 7 N feed-forward is meant for), closing on an object of
+width ``w`` and stiffness ``k`` centred between the fingers, so each pad feels ``k (w - x)``.
+Pressure frames (N per cell, 0.02 N baseline per cell) come every 41 ms.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+import pytest
+
+from py_trees_manipulation.control.gripper_controller import (
+    ActuatorCommand,
+    ControllerParams,
+    Pr2GripperController,
+    SensorSample,
+)
+from py_trees_manipulation.control.tactile import uniform_pad_frame
+from py_trees_manipulation.msgs.actions import GoalStatus
+from py_trees_manipulation.msgs.gripper_sensor import (
+    PR2GripperEventDetectorCommand as EDC,
+    PR2GripperFindContactCommand as FCC,
+    PR2GripperFindContactData,
+    PR2GripperForceServoCommand,
+    PR2GripperForceServoData,
+    PR2GripperGrabCommand,
+    PR2GripperReleaseCommand,
+    PR2GripperSensorRTState as RT,
+    PR2GripperSlipServoData,
+)
+from py_trees_manipulation.msgs.motion import Pr2GripperCommand, Pr2GripperCommandResult
+
+DT = 0.001
+
+
+class Plant:
+    """1-D gripper + object. ``sides`` selects which pads feel the object ("both", "left", "right")."""
+
+    def __init__(self, x0=0.08, width: Optional[float] = 0.05, k=3000.0, mass=5.0, friction=7.0,
+                 sides="both", baseline=0.02):
+        self.x, self.v, self.w, self.k = x0, 0.0, width, k
+        self.mass, self.friction, self.sides, self.baseline = mass, friction, sides, baseline
+        self.t, self.effort, self.k_frame = 0.0, 0.0, 0
+        self.vibration = 0.0
+        self.acc = np.array([0.0, 0.0, -9.81])
+        self.touch_time: Optional[float] = None
+
+    def object_force(self) -> float:
+        return self.k * (self.w - self.x) if self.w is not None and self.x < self.w else 0.0
+
+    def sample(self) -> SensorSample:
+        left = right = None
+        if self.k_frame % 41 == 0:
+            f = self.object_force()
+            if f > 0 and self.vibration:
+                f += self.vibration * (1 if (self.k_frame // 41) % 2 else -1)
+            fl = f if self.sides in ("both", "left") else 0.0
+            fr = f if self.sides in ("both", "right") else 0.0
+            left, right = uniform_pad_frame(fl, self.baseline), uniform_pad_frame(fr, self.baseline)
+        self.k_frame += 1
+        return SensorSample(self.t, self.x, self.v, self.effort, left, right, self.acc.copy())
+
+    def apply(self, cmd: ActuatorCommand) -> None:
+        self.effort = cmd.effort if cmd.enabled else 0.0
+        v_free = self.v + (self.effort + self.object_force()) / self.mass * DT
+        dv = self.friction / self.mass * DT
+        self.v = 0.0 if abs(v_free) <= dv else v_free - math.copysign(dv, v_free)
+        self.x += self.v * DT
+        if self.x < 0.0:
+            self.x, self.v = 0.0, max(self.v, 0.0)
+        if self.x > 0.08:
+            self.x, self.v = 0.08, min(self.v, 0.0)
+        if self.touch_time is None and self.object_force() > 0:
+            self.touch_time = self.t
+        self.t += DT
+
+
+def run(ctl, plant, seconds, until=None):
+    for _ in range(int(round(seconds / DT))):
+        plant.apply(ctl.step(DT, plant.sample()))
+        if until is not None and until():
+            break
+    return plant.t
+
+
+def setup(k=3000.0, width=0.05, params=None, **plant_kw):
+    ctl = Pr2GripperController(params or ControllerParams.panda())
+    plant = Plant(width=width, k=k, **plant_kw)
+    run(ctl, plant, 0.05)  # first frame = zero offsets
+    return ctl, plant
+
+
+def hold(ctl, plant, force, seconds=5.0):
+    st = ctl.find_contact(FCC(zero_fingertip_sensors=True))
+    run(ctl, plant, 5.0, until=lambda: st.done)
+    assert st.succeeded, st.reason
+    st = ctl.force_servo(PR2GripperForceServoCommand(force))
+    run(ctl, plant, seconds, until=lambda: st.done)
+    assert st.succeeded, st.reason
+    return st
+
+
+# ---- parameters and the servo law ----------------------------------------------------------------
+
+def test_params_default_to_the_launch_file_values():
+    p = ControllerParams()
+    assert (p.close_speed, p.max_joint_effort, p.fingertip_force_limit, p.deformation_limit) == (0.02, -1.0, -1.0, 0.03)
+    assert (p.force_lightest, p.hp_force_trigger, p.force_servo_force_tolerance) == (1.2, 0.1, 0.3)
+    assert (p.force_servo_velocity_tolerance, p.slip_servo_start_force) == (0.001, -1.0)
+    assert (p.position_servo_position_tolerance, p.position_open, p.publish_skip) == (0.01, 0.09, 1)
+    assert (p.position_gain, p.velocity_gain, p.friction_effort) == (20000.0, 5000.0, 7.0)
+    assert ControllerParams.panda().position_open == 0.08
+    with pytest.raises(ValueError, match="close_sped"):
+        ControllerParams.from_dict({"close_sped": 0.01})
+    with pytest.raises(ValueError, match="close_speed"):
+        ControllerParams(close_speed=0.0)
+    assert ControllerParams.from_dict({"close_speed": 0.04}).close_speed == 0.04
+
+
+def test_position_servo_effort_is_the_pd_law_with_clip():
+    ctl = Pr2GripperController()
+    ctl.step(DT, SensorSample(0.0, 0.05, 0.0))
+    ctl.command_position(Pr2GripperCommand(position=0.03, max_effort=-1.0))
+    cmd = ctl.step(DT, SensorSample(0.001, 0.05, -0.01))
+    assert cmd.enabled and not cmd.override
+    assert cmd.effort == pytest.approx(-20000 * (0.05 - 0.03) - 5000 * (-0.01))  # -350 N
+    ctl.command_position(Pr2GripperCommand(position=0.03, max_effort=100.0))
+    assert ctl.step(DT, SensorSample(0.002, 0.05, -0.01)).effort == pytest.approx(-100.0)
+    assert ctl.rtstate.realtime_controller_state == RT.POSITION_SERVO
+
+
+def test_disabled_commands_no_effort():
+    ctl = Pr2GripperController()
+    cmd = ctl.step(DT, SensorSample(0.0, 0.05, 0.0))
+    assert not cmd.enabled and cmd.effort == 0.0
+    ctl.command_position(Pr2GripperCommand(0.02))
+    ctl.stop_motor_output()
+    assert ctl.step(DT, SensorSample(0.001, 0.05, 0.0)).effort == 0.0
+
+
+def test_gripper_action_reaches_goal_and_stalls_on_an_object():
+    ctl, plant = setup(k=3000.0)
+    st = ctl.command_position(Pr2GripperCommand(position=0.06, max_effort=50.0))
+    run(ctl, plant, 2.0, until=lambda: st.done)
+    assert st.succeeded and isinstance(st.result, Pr2GripperCommandResult)
+    assert abs(st.result.position - 0.06) < 0.01 and st.result.reached_goal
+    st = ctl.command_position(Pr2GripperCommand(position=0.0, max_effort=30.0))
+    run(ctl, plant, 3.0, until=lambda: st.done)
+    assert st.aborted and "stalled" in st.reason and st.result.stalled
+    # 30 N clip against 3000 N/m (+7 N friction): the gap stops 23..37 N / 3000 N/m inside the object
+    assert 0.05 - 37 / 3000 - 1e-3 < plant.x < 0.05 - 23 / 3000 + 1e-3
+
+
+# ---- find contact --------------------------------------------------------------------------------
+
+def test_find_contact_detects_both_fingers_within_two_frames_and_brakes():
+    ctl, plant = setup(k=3000.0)
+    st = ctl.find_contact(FCC())
+    first = ctl.step(DT, plant.sample())
+    plant.apply(first)
+    assert first.velocity == pytest.approx(-0.02)           # closes at close_speed
+    assert first.feedforward == pytest.approx(-7.0)          # Coulomb feed-forward
+    detected = []
+    run(ctl, plant, 4.0, until=lambda: (ctl.left_contact and ctl.right_contact and not detected
+                                        and detected.append(plant.t)) or st.done)
+    run(ctl, plant, 1.0, until=lambda: st.done)
+    assert st.succeeded
+    # the touch itself: (0.08 - 0.05) / 0.02 m/s = 1.5 s of closing after the initial acceleration
+    assert plant.touch_time == pytest.approx(0.05 + 1.5, abs=0.05)
+    assert 0.0 <= detected[0] - plant.touch_time <= 2 * 0.041 + 0.002
+    data = st.result
+    assert isinstance(data, PR2GripperFindContactData) and data.contact_conditions_met
+    assert data.left_fingertip_pad_contact and data.right_fingertip_pad_contact
+    assert data.rtstate.realtime_controller_state == RT.POSITION_SERVO
+    assert 0.04 < data.joint_position < 0.05
+    assert data.left_fingertip_pad_force == pytest.approx(3000 * (0.05 - plant.x), rel=0.05, abs=0.05)
+    assert data.stamp - st.start_time >= 0.2
+
+
+@pytest.mark.parametrize("condition, sides, succeeds", [
+    (FCC.LEFT, "left", True), (FCC.RIGHT, "right", True), (FCC.EITHER, "right", True),
+    (FCC.BOTH, "left", False), (FCC.LEFT, "right", False),
+])
+def test_find_contact_conditions(condition, sides, succeeds):
+    ctl, plant = setup(k=3000.0, sides=sides)
+    st = ctl.find_contact(FCC(contact_conditions=condition))
+    run(ctl, plant, 6.0, until=lambda: st.done)
+    assert st.succeeded == succeeds
+    if succeeds:
+        assert st.result.left_fingertip_pad_contact == (sides == "left")
+        assert st.result.right_fingertip_pad_contact == (sides == "right")
+    else:   # squeezes the one-sided object flat, then reports "closed on nothing" (robot: forever)
+        assert st.aborted and "without contact" in st.reason
+
+
+def test_find_contact_with_nothing_between_the_fingers_aborts():
+    ctl, plant = setup(width=None)
+    st = ctl.find_contact(FCC())
+    run(ctl, plant, 6.0, until=lambda: st.done)
+    assert st.aborted and "without contact" in st.reason and plant.x <= 0.003
+
+
+def test_find_contact_zeroing_happens_first_in_the_previous_mode():
+    ctl, plant = setup(k=3000.0)
+    plant.baseline = 0.05  # the offset drifted by 15 * 0.03 N since start-up
+    ctl.command_position(Pr2GripperCommand(0.08))
+    run(ctl, plant, 0.2)
+    st = ctl.find_contact(FCC(zero_fingertip_sensors=True))
+    run(ctl, plant, 0.1)
+    assert st.phase == "zeroing" and ctl.rtstate.realtime_controller_state == RT.POSITION_SERVO
+    run(ctl, plant, 0.2)
+    assert ctl.rtstate.realtime_controller_state == RT.FIND_CONTACT
+    np.testing.assert_allclose(ctl.pad_forces, 0.0, atol=1e-9)
+
+
+# ---- force servo -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("k, target", [(3000.0, 3.0), (3000.0, 8.0), (10000.0, 15.0), (1000.0, 2.0)])
+def test_force_servo_settles_within_0p3_newton(k, target):
+    ctl, plant = setup(k=k)
+    st = hold(ctl, plant, target)
+    data = st.result
+    assert isinstance(data, PR2GripperForceServoData) and data.force_achieved
+    assert abs(data.left_fingertip_pad_force - target) < 0.3
+    assert abs(plant.object_force() - target) < 0.3
+    run(ctl, plant, 1.0)   # and it stays there
+    assert abs(plant.object_force() - target) < 0.3
+
+
+def test_force_servo_never_targets_less_than_force_lightest():
+    ctl, plant = setup(k=3000.0)
+    hold(ctl, plant, 0.2)
+    assert abs(plant.object_force() - 1.2) < 0.3
+
+
+def squeeze_soft_object(deformation_limit):
+    ctl, plant = setup(k=100.0, params=ControllerParams.panda(deformation_limit=deformation_limit))
+    st = ctl.find_contact(FCC())
+    run(ctl, plant, 6.0, until=lambda: st.done)
+    x0 = plant.x
+    st = ctl.force_servo(PR2GripperForceServoCommand(10.0))  # would need 0.1 m of squeeze
+    run(ctl, plant, 6.0)
+    return ctl, plant, st, x0
+
+
+def test_deformation_limit_stops_closing_on_a_soft_object():
+    ctl, plant, st, x0 = squeeze_soft_object(0.03)
+    assert not st.done and ctl.deformation_limit_reached
+    # The limit clamps only the position set-point: the velocity term K_D*v_d (v_d <= 0.0016*10 m/s)
+    # and the 7 N feed-forward still push, so the gap settles up to (5000*0.016 + 7)/20000 = 4.35 mm
+    # beyond the limit, as on the robot.
+    assert x0 - 0.03 - 0.00435 <= plant.x <= x0 - 0.03
+    assert ctl.slip_servo_data().deformation == pytest.approx(plant.x - x0)
+    free_ctl, free_plant, _, free_x0 = squeeze_soft_object(-1.0)   # limit disabled
+    assert free_plant.x < free_x0 - 0.035 and not free_ctl.deformation_limit_reached
+
+
+# ---- slip servo --------------------------------------------------------------------------------------
+
+def test_slip_servo_raises_the_force_on_slip_and_holds_it():
+    ctl, plant = setup(k=3000.0)
+    hold(ctl, plant, 5.0)
+    st = ctl.slip_servo()
+    run(ctl, plant, 1.5)
+    assert ctl.slip_force == pytest.approx(5.0) and not ctl.slip_detected
+    plant.vibration = 0.1                      # stick-slip vibration on both pads, 12.2 Hz
+    seen = []
+    run(ctl, plant, 0.2, until=lambda: seen.append(ctl.slip_detected) and False)
+    plant.vibration = 0.0
+    assert any(seen)
+    increments = math.log(ctl.slip_force / 5.0) / math.log(1.08)
+    assert increments == pytest.approx(round(increments)) and round(increments) >= 1
+    raised = ctl.slip_force
+    run(ctl, plant, 3.0)
+    assert abs(plant.object_force() - raised) < 0.3
+    data = ctl.feedback("slip_servo")
+    assert isinstance(data, PR2GripperSlipServoData) and not data.gripper_empty
+    assert not st.done and st.status == GoalStatus.ACTIVE   # SlipServo never succeeds
+
+
+def test_slip_servo_force_limit_caps_the_force():
+    params = ControllerParams.panda(fingertip_force_limit=5.2)
+    ctl, plant = setup(k=3000.0, params=params)
+    hold(ctl, plant, 5.0)
+    ctl.slip_servo()
+    run(ctl, plant, 1.5)
+    plant.vibration = 0.1
+    run(ctl, plant, 0.2)
+    assert ctl.slip_force == pytest.approx(5.2) and ctl.fingertip_force_limit_reached
+
+
+def test_slip_servo_reports_empty_gripper_and_closes_hard_when_the_object_is_gone():
+    ctl, plant = setup(k=3000.0)
+    hold(ctl, plant, 5.0)
+    ctl.slip_servo()
+    run(ctl, plant, 0.5)
+    plant.w = None                              # the object is pulled out
+    run(ctl, plant, 0.1)
+    cmd = ctl.step(DT, plant.sample())
+    assert ctl.slip_servo_data().gripper_empty
+    assert cmd.override and cmd.effort == -100.0
+
+
+# ---- event detector and release --------------------------------------------------------------------
+
+def test_event_detector_action_succeeds_on_acceleration_no_sooner_than_0p1s():
+    ctl, plant = setup(k=3000.0)
+    run(ctl, plant, 0.3)
+    st = ctl.event_detector(EDC(EDC.ACC, acceleration_trigger_magnitude=4.0))
+    plant.acc = np.array([8.0, 0.0, -9.81])     # an impact at once
+    ctl.step(DT, plant.sample())
+    plant.acc = np.array([0.0, 0.0, -9.81])
+    run(ctl, plant, 0.5, until=lambda: st.done)
+    assert st.succeeded and st.result.acceleration_event and st.result.trigger_conditions_met
+    assert 0.1 < st.result.stamp - st.start_time <= 0.102
+    assert ctl.rtstate.realtime_controller_state == RT.DISABLED   # never changes the mode
+
+
+def test_release_opens_on_the_event_and_preempts_the_slip_servo():
+    ctl, plant = setup(k=3000.0)
+    hold(ctl, plant, 5.0)
+    slip = ctl.slip_servo()
+    run(ctl, plant, 1.0)
+    rel = ctl.release(PR2GripperReleaseCommand(EDC(EDC.FINGER_SIDE_IMPACT_OR_SLIP_OR_ACC, 4.0, 0.01)))
+    run(ctl, plant, 1.0)
+    assert not rel.done and ctl.rtstate.realtime_controller_state == RT.SLIP_SERVO
+    plant.acc = np.array([0.0, 9.0, -9.81])    # set-down impact
+    ctl.step(DT, plant.sample())
+    plant.acc = np.array([0.0, 0.0, -9.81])
+    run(ctl, plant, 0.05)
+    assert rel.succeeded and slip.status == GoalStatus.PREEMPTED and "release" in slip.reason
+    run(ctl, plant, 1.0)
+    assert plant.x == pytest.approx(0.08, abs=1e-3)
+
+
+# ---- grab and hardness -------------------------------------------------------------------------------
+
+def grab(k, gain=0.03, params=None):
+    ctl, plant = setup(k=k, params=params)
+    plant.x = 0.06
+    st = ctl.grab(PR2GripperGrabCommand(hardness_gain=gain))
+    contact = {}
+
+    def watch():
+        if st.phase == "force_servo" and not contact:
+            contact["x"], contact["F"] = plant.x, plant.object_force()
+        return st.done
+
+    run(ctl, plant, 15.0, until=watch)
+    return ctl, plant, st, contact
+
+
+def test_grab_chooses_a_larger_holding_force_for_a_harder_object():
+    soft_ctl, soft_plant, soft, soft_contact = grab(1500.0)
+    hard_ctl, hard_plant, hard, hard_contact = grab(15000.0)
+    assert soft.succeeded and hard.succeeded
+    for ctl, contact in ((soft_ctl, soft_contact), (hard_ctl, hard_contact)):
+        # F_contact is the mean pad force when FindContact succeeded, i.e. the object's force there
+        assert ctl.grab_contact_force == pytest.approx(contact["F"], rel=0.02, abs=0.02)
+        # F_hold = F_contact / close_speed * hardness_gain = 1.5 F_contact
+        assert ctl.grab_hold_force == pytest.approx(ctl.grab_contact_force / 0.02 * 0.03)
+    assert hard_ctl.grab_hold_force > soft_ctl.grab_hold_force + 1.0
+    assert hard_ctl.grab_contact_force > soft_ctl.grab_contact_force
+    for ctl, plant in ((soft_ctl, soft_plant), (hard_ctl, hard_plant)):
+        target = max(ctl.grab_hold_force, 1.2)
+        assert abs(plant.object_force() - target) < 0.3
+        assert ctl.rtstate.realtime_controller_state == RT.SLIP_SERVO
+        assert ctl.slip_force == pytest.approx(target)
+
+
+def test_grab_hold_force_is_capped_by_the_fingertip_force_limit():
+    ctl, plant, st, _ = grab(15000.0, gain=0.1, params=ControllerParams.panda(fingertip_force_limit=4.0))
+    assert st.succeeded and ctl.grab_hold_force == pytest.approx(4.0)
+    assert abs(plant.object_force() - 4.0) < 0.3
+
+
+# ---- fixed bugs of the original, one test per symptom --------------------------------------------------
+
+class Feeder:
+    """Direct sensor traces (no plant): constant gap/velocity, pad force per frame."""
+
+    def __init__(self, ctl, gap=0.04):
+        self.ctl, self.t, self.k, self.gap = ctl, 0.0, 0, gap
+        self.feed(0.05, force=0.0, velocity=0.0)
+
+    def feed(self, seconds, force, velocity, right_force=None):
+        for _ in range(int(round(seconds / DT))):
+            left = right = None
+            if self.k % 41 == 0:
+                left = uniform_pad_frame(force, 0.02)
+                right = uniform_pad_frame(force if right_force is None else right_force, 0.02)
+            self.ctl.step(DT, SensorSample(self.t, self.gap, velocity, -force, left, right))
+            self.t += DT
+            self.k += 1
+
+
+def test_force_servo_velocity_tolerance_is_not_overwritten_by_position_tolerance():
+    """B1: the robot used 0.01 m/s (the position tolerance) instead of 0.001 m/s."""
+    ctl = Pr2GripperController()
+    f = Feeder(ctl)
+    st = ctl.force_servo(PR2GripperForceServoCommand(5.0))
+    f.feed(1.0, force=5.0, velocity=0.005)     # on force, still moving at 5 mm/s
+    assert not ctl.force_achieved and not st.done
+    f.feed(0.5, force=5.0, velocity=0.0005)
+    assert ctl.force_achieved and st.succeeded
+
+
+def test_force_stable_time_must_be_consecutive():
+    """B2: the robot's 250 ms counter was never reset, so 200 ms + 200 ms counted as stable."""
+    ctl = Pr2GripperController()
+    f = Feeder(ctl)
+    ctl.force_servo(PR2GripperForceServoCommand(5.0))
+    f.feed(0.2, force=5.0, velocity=0.0)
+    f.feed(0.041, force=4.0, velocity=0.0)     # one frame out of tolerance
+    f.feed(0.2, force=5.0, velocity=0.0)
+    assert not ctl.force_achieved
+    f.feed(0.1, force=5.0, velocity=0.0)
+    assert ctl.force_achieved
+
+
+def test_broken_right_fingertip_sensor_refuses_tactile_commands():
+    """B3: the robot tested the left sensor twice, so a dead right fingertip went unnoticed."""
+    ctl = Pr2GripperController()
+    ctl.step(DT, SensorSample(0.0, 0.05, 0.0, 0.0, uniform_pad_frame(0.0, 0.02), np.zeros(22)))
+    for start in (lambda: ctl.find_contact(FCC()), lambda: ctl.force_servo(PR2GripperForceServoCommand(5)),
+                  lambda: ctl.slip_servo(), lambda: ctl.grab(PR2GripperGrabCommand(0.03))):
+        st = start()
+        assert st.status == GoalStatus.REJECTED and "right finger" in st.reason
+    assert ctl.rtstate.realtime_controller_state == RT.DISABLED
+    assert ctl.command_position(Pr2GripperCommand(0.05)).status == GoalStatus.ACTIVE
+
+
+def test_force_servo_after_a_position_move_does_not_snap_to_a_stale_setpoint():
+    """B4: the force-servo integrator kept the gap of the last FindContact (here 0.01 m)."""
+    ctl, plant = setup(k=3000.0, width=0.01)
+    st = ctl.find_contact(FCC())
+    run(ctl, plant, 6.0, until=lambda: st.done)
+    assert st.succeeded and plant.x < 0.01
+    plant.w = None                                  # object removed
+    mv = ctl.command_position(Pr2GripperCommand(0.07))
+    run(ctl, plant, 2.0, until=lambda: mv.done)
+    assert mv.succeeded
+    run(ctl, plant, 1.0)                            # come to rest at 0.07 m
+    ctl.force_servo(PR2GripperForceServoCommand(5.0))
+    ctl.step(DT, plant.sample())
+    cmd = ctl.step(DT, plant.sample())
+    assert cmd.position == pytest.approx(plant.x, abs=1e-4)
+    # essentially the velocity terms, -5000 * (v + 0.0016 * 5 N) - 7 N, i.e. tens of newtons; the
+    # stale 0.01 m set-point would command about -20000 * (0.07 - 0.01) = -1200 N
+    assert cmd.velocity == pytest.approx(-0.0016 * 5.0)
+    assert -60.0 < cmd.effort < -40.0
+
+
+def test_grab_aborts_when_find_contact_fails():
+    """B6: the robot's Grab reported success with an empty FindContact result (1.2 N hold)."""
+    ctl, plant = setup(width=None)
+    st = ctl.grab(PR2GripperGrabCommand(0.03))
+    run(ctl, plant, 15.0, until=lambda: st.done)
+    assert st.aborted and "find_contact" in st.reason and "without contact" in st.reason
+    assert ctl.rtstate.realtime_controller_state != RT.SLIP_SERVO
+
+
+def test_grab_aborts_when_force_servo_never_stabilises():
+    """B6: the robot's Grab ignored a failed ForceServo (here the deformation limit blocks it)."""
+    ctl, plant = setup(k=200.0)
+    st = ctl.grab(PR2GripperGrabCommand(hardness_gain=1.0))
+    run(ctl, plant, 20.0, until=lambda: st.done)
+    assert st.aborted and "force_servo" in st.reason and "not stable within 6 s" in st.reason
+    assert ctl.grab_hold_force > 5.0
+
+
+def test_release_times_out_instead_of_waiting_forever():
+    """B7: the robot's Release waited for the event with no timeout."""
+    params = ControllerParams.panda(release_timeout=1.0)
+    ctl, plant = setup(k=3000.0, params=params)
+    hold(ctl, plant, 5.0)
+    ctl.slip_servo()
+    rel = ctl.release(PR2GripperReleaseCommand(EDC(EDC.ACC, 4.0, 0.01)))
+    run(ctl, plant, 1.2)
+    assert rel.aborted and "within 1 s" in rel.reason
+    assert ctl.rtstate.realtime_controller_state == RT.SLIP_SERVO    # still holding, not dropped
+    assert abs(plant.object_force() - 5.0) < 0.3
+
+
+def test_overridden_action_ends_preempted_with_a_reason():
+    """B8: the robot dropped an overridden goal without a terminal state."""
+    ctl, plant = setup(k=3000.0)
+    fs = ctl.find_contact(FCC())
+    run(ctl, plant, 0.3)
+    mv = ctl.command_position(Pr2GripperCommand(0.08))
+    assert fs.status == GoalStatus.PREEMPTED and "gripper_action" in fs.reason
+    ctl.cancel(mv)
+    assert mv.status == GoalStatus.PREEMPTED and mv.reason == "cancelled"
+    assert ctl.rtstate.realtime_controller_state == RT.DISABLED
