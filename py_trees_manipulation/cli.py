@@ -202,15 +202,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     set_help = "override a value: parameters.NAME=V, scene.objects.0.mass_kg=V, blackboard.KEY=V, tree.NODE.PARAM=V (repeatable)"
-    p = sub.add_parser("run", help="run a task tree", description="Run a task tree until it succeeds, fails or times out.",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = sub.add_parser("run", help="run a task tree",
+                       description="Run a task tree until it succeeds, fails or times out, and print a one-line verdict.",
+                       epilog="Exit codes: 0 SUCCESS, 1 FAILURE or timeout, 2 invalid input, 130 interrupted.")
     p.add_argument("file", help="task file (YAML), or a BehaviorTree.CPP XML tree with --scene")
     p.add_argument("--scene", metavar="TASK.yaml", help="for an XML tree: the task file whose scene and blackboard to use")
-    p.add_argument("--backend", default="sim", choices=["sim", "hardware"], help="where to run")
+    p.add_argument("--backend", default="sim", choices=["sim", "hardware"], help="where to run (default: sim, the embedded PyBullet simulator)")
     p.add_argument("--gui", action="store_true", help="open the PyBullet GUI (sim)")
     p.add_argument("--realtime", action="store_true", help="pace the simulation to the wall clock")
     p.add_argument("--seed", type=int, default=None, help="random seed (overrides scene.seed)")
-    p.add_argument("--tick-hz", type=float, default=30.0, help="tree tick rate in backend time, Hz")
+    p.add_argument("--tick-hz", type=float, default=30.0, help="tree tick rate in backend time, Hz (default: 30)")
     p.add_argument("--timeout", type=float, default=None, metavar="SIM_SECONDS",
                    help="give up after this much backend time (default 300)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help=set_help)
