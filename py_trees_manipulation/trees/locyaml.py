@@ -17,6 +17,8 @@ from .errors import Loc, Problem, TreeLoadError
 
 MAX_FILE_BYTES = 1_000_000
 MAX_DEPTH = 64
+#: values a document may hold once its aliases are expanded (guards the loader's walks)
+MAX_EXPANDED_VALUES = 200_000
 
 
 class LocDict(dict):
@@ -116,8 +118,12 @@ def loads(text: str, file: str = "<string>") -> Any:
         raise TreeLoadError.single(Loc(file, 1, 1), "the YAML is nested too deeply") from None
     finally:
         loader.dispose()
-    if _depth(data) > MAX_DEPTH:
+    size, height = _measure(data, {}, set())
+    if height > MAX_DEPTH:
         raise TreeLoadError.single(Loc(file, 1, 1), f"the YAML is nested deeper than {MAX_DEPTH} levels")
+    if size > MAX_EXPANDED_VALUES:
+        raise TreeLoadError.single(Loc(file, 1, 1), f"the YAML expands to more than {MAX_EXPANDED_VALUES} values",
+                                   "anchors and aliases (&a / *a) that repeat each other multiply; write the values out")
     return data
 
 
@@ -140,14 +146,30 @@ def load(path: str, display_name: Optional[str] = None) -> Any:
     return loads(text, name)
 
 
-def _depth(x: Any, d: int = 0) -> int:
-    if d > MAX_DEPTH:
-        return d
-    if isinstance(x, dict):
-        return max([_depth(v, d + 1) for v in x.values()], default=d + 1)
-    if isinstance(x, list):
-        return max([_depth(v, d + 1) for v in x], default=d + 1)
-    return d
+def _measure(x: Any, memo: dict[int, tuple[int, int]], active: set[int]) -> tuple[int, int]:
+    """(values counted with every alias expanded, nesting height) of parsed YAML.
+
+    Linear in the number of distinct nodes (memoised by identity), so alias bombs
+    (``&a [x, x]``, ``&b [*a, *a]``...) are measured without being walked exponentially; a
+    self-referencing alias (``&a [*a]``) counts as infinitely deep.
+    """
+    if not isinstance(x, (dict, list)):
+        return 1, 0
+    k = id(x)
+    if k in memo:
+        return memo[k]
+    if k in active or len(active) > MAX_DEPTH:
+        return MAX_EXPANDED_VALUES + 1, MAX_DEPTH + 1
+    active.add(k)
+    size, height = 1, 1
+    for child in (x.values() if isinstance(x, dict) else x):
+        s, h = _measure(child, memo, active)
+        size, height = size + s, max(height, h + 1)
+        if size > MAX_EXPANDED_VALUES or height > MAX_DEPTH:
+            break
+    active.discard(k)
+    memo[k] = (size, height)
+    return size, height
 
 
 def loc_of(root: Any, path: tuple[Any, ...], fallback: Loc) -> Loc:
