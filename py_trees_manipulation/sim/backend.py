@@ -1156,8 +1156,18 @@ class SimBackend:
             ``task.place_position``: ``place_error_m`` (distance of the final base position to it, m).
         """
         out: dict[str, Any] = {"sim_time_s": round(self.now(), 6)}
-        if self._target is None or self.closed:
+        if self.closed:
             return out
+        if self._target is not None:
+            out.update(self._object_metrics())
+        for ext in getattr(self, "extensions", {}).values():
+            fn = getattr(ext, "metrics", None)
+            if callable(fn):
+                out.update(fn())
+        return out
+
+    def _object_metrics(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
         self._monitor()
         pose = self.world.object_pose(self._target)
         lift = float(pose[2, 3] - self._z0)
@@ -1169,11 +1179,8 @@ class SimBackend:
             "object_dropped": bool((self._fell_after_lift and lift < thr) or lift < -0.05),
         })
         if self.scene.task.place_position is not None:
-            out["place_error_m"] = round(float(np.linalg.norm(pose[:3, 3] - np.array(self.scene.task.place_position))), 6)
-        for ext in getattr(self, "extensions", {}).values():
-            fn = getattr(ext, "metrics", None)
-            if callable(fn):
-                out.update(fn())
+            err = np.linalg.norm(pose[:3, 3] - np.array(self.scene.task.place_position))
+            out["place_error_m"] = round(float(err), 6)
         return out
 
     def telemetry(self) -> dict[str, dict[str, Any]]:
