@@ -150,7 +150,7 @@ class ControllerParams:
         (0.1 s): an action cannot succeed sooner.
         stall_velocity_threshold: m/s (1e-3; robot 1e-6). stall_time: s (0.1).
         grab_open_timeout (4 s), grab_find_contact_timeout (5 s), grab_force_servo_timeout (6 s).
-        release_timeout: s (30; robot: none). check_broken_sensor: refuse tactile commands when a
+        release_timeout: s (30; ``math.inf`` waits forever, as the robot). check_broken_sensor: refuse tactile commands when a
             finger's raw pad sum is exactly 0 (True).
     """
 
@@ -294,7 +294,13 @@ class ActuatorCommand:
     whose finger mass is too small for kd = 5000 N s/m at its step (explicit damping is stable only
     when ``kd * dt / m < 2``) may instead apply the same law implicitly from ``position``,
     ``velocity``, ``kp``, ``kd``, ``feedforward`` and ``max_effort`` (e.g. PyBullet
-    POSITION_CONTROL with the force bound), unless ``override`` is set.
+    POSITION_CONTROL with the force bound), unless ``override`` is set. (``SimGripper.command_effort``
+    in :mod:`py_trees_manipulation.sim.backend` already applies an effort this way.)
+
+    The 7 N Coulomb feed-forward (``friction_effort``) cancels the PR2 transmission's friction. On a
+    finger model without joint friction it flips by 14 N whenever the force error changes sign and
+    can make the force servo limit-cycle around its set-point; there, set ``friction_effort`` to the
+    simulated joint friction (0 for none) or give the finger joints that friction.
 
     Attributes:
         enabled: False in DISABLED: apply no effort (the gripper goes limp); ``effort`` is 0.
@@ -678,7 +684,7 @@ class Pr2GripperController:
             self._reinit_values()
         new_frame = self.pressure.step(dt, sensor.left_pressure, sensor.right_pressure)
         self.acceleration.step(sensor.palm_acceleration)
-        self.gap_velocity_lp = float(self._vlp.step(v)[0])
+        self.gap_velocity_lp = self._vlp.step_scalar(v)
 
         if self._pending_find_contact is not None and not self.pressure.zeroing:
             cmd, self._pending_find_contact = self._pending_find_contact, None
@@ -741,7 +747,7 @@ class Pr2GripperController:
         self._settling = True
         self.contact_position = x
         self.contact_force = np.maximum(self.contact_force, pr.pad_force)
-        self.contact_force_mean = max(self.contact_force_mean, float(pr.pad_force.mean()))
+        self.contact_force_mean = max(self.contact_force_mean, 0.5 * (pr.pad_force_left + pr.pad_force_right))
         self.servo_force = self.contact_force_mean
         self.settle_time += dt
         out = self._servo(x, v, self.contact_position, 0.0)
@@ -754,7 +760,7 @@ class Pr2GripperController:
     def _force_servo_step(self, dt: float, x: float, v: float, target: float) -> ActuatorCommand:
         p = self.params
         f_d = max(target, p.force_lightest)
-        f_min = float(min(self.pressure.pad_force[0], self.pressure.pad_force[1]))
+        f_min = min(self.pressure.pad_force_left, self.pressure.pad_force_right)
         err = f_d - f_min
         gain = p.force_servo_gain_close if err > 0 else p.force_servo_gain_open
         v_d = min(max(-gain * err, -p.force_servo_velocity_limit), p.force_servo_velocity_limit)
@@ -786,7 +792,7 @@ class Pr2GripperController:
             self.slip_force = p.fingertip_force_limit
             self.fingertip_force_limit_reached = True
         out = self._force_servo_step(dt, x, v, self.slip_force)
-        if float(pr.pad_force.mean()) < p.force_lightest - 0.25 or x <= p.drop_position:
+        if 0.5 * (pr.pad_force_left + pr.pad_force_right) < p.force_lightest - 0.25 or x <= p.drop_position:
             self.gripper_empty = True
             self.marker = x
             out = ActuatorCommand(True, p.drop_effort, out.position, out.velocity, 0.0, self.max_effort,
@@ -804,7 +810,8 @@ class Pr2GripperController:
         return self._stall_time > self.params.stall_time
 
     def _closed_on_nothing(self, x: float) -> bool:
-        return x <= self.params.drop_position and float(self.pressure.pad_force.min()) < self.params.force_lightest - 0.25
+        pr = self.pressure
+        return x <= self.params.drop_position and min(pr.pad_force_left, pr.pad_force_right) < self.params.force_lightest - 0.25
 
     def _update_actions(self, dt: float, x: float, v: float) -> None:
         p = self.params

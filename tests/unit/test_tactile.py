@@ -128,6 +128,20 @@ def test_streaming_filter_sample_by_sample_equals_batch():
     np.testing.assert_allclose(y_blocks, y_stream, atol=1e-12)
 
 
+@pytest.mark.parametrize("channels", [1, 4, 44])  # Python fast path (<= 4) and lfilter path
+def test_streaming_filter_paths_agree_with_lfilter_across_step_and_block(channels):
+    b, a = tc.design_accelerometer_bandpass(3000.0)
+    x = np.random.default_rng(1).normal(size=(60, channels))
+    f = tc.StreamingFilter(b, a, channels=channels)
+    head = np.array([f.step(row) for row in x[:30]])
+    tail = f.filter_block(x[30:])
+    np.testing.assert_allclose(np.vstack([head, tail]), signal.lfilter(b, a, x, axis=0), atol=1e-12)
+    if channels == 1:
+        g = tc.StreamingFilter(b, a)
+        ys = [g.step_scalar(float(v)) for v in x[:, 0]]
+        np.testing.assert_allclose(ys, signal.lfilter(b, a, x[:, 0]), atol=1e-12)
+
+
 def test_streaming_filter_reset_to_steady_state():
     lp = tc.StreamingFilter(*tc.design_velocity_lowpass())
     lp.reset(0.3)
