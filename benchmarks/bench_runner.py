@@ -1,0 +1,148 @@
+"""Foundation figures in one run (issue 2): prints, does not assert.
+
+1. Real-time factor of ``examples/pick_and_lift.yaml`` through ``run_task`` (no log, no display),
+   median of N runs.
+2. Physics throughput of that run's loop (physics steps per wall second of ``run_task`` with the
+   backend already built: ticks, behaviours, IK, controllers, physics) against bare
+   ``stepSimulation`` of the very same physics states (the time spent inside ``stepSimulation``
+   during that run, measured by wrapping it); the framework overhead is ``1 - ratio`` (goal: at
+   most 30 %). Bare stepping of the scene at rest is printed too, for scale.
+3. Per-node tick cost of a 50-node tree through our runner (our behaviours, the backend clock,
+   observers off) against plain ``py_trees`` (``py_trees.behaviours.Success`` and composites ticked
+   by ``BehaviourTree.tick``); goal: at most 1.2x.
+
+Usage: ``python benchmarks/bench_runner.py [--runs 3] [--ticks 3000]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+import py_trees
+import pybullet as pb
+
+from py_trees_manipulation.testing import FakeBackend
+from py_trees_manipulation.trees.loader import load_task, load_task_data
+from py_trees_manipulation.trees.locyaml import loads
+from py_trees_manipulation.trees.runner import RunOptions, run_task
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLE = os.path.join(HERE, "..", "examples", "pick_and_lift.yaml")
+
+
+def real_time_factor(runs: int) -> tuple[float, float, float, int]:
+    """Median real-time factor of whole runs, and loop vs in-stepSimulation throughput."""
+    from py_trees_manipulation.sim import SimBackend
+    from py_trees_manipulation.sim import backend as sim_backend
+
+    rtfs, loop_rates, physics_rates = [], [], []
+    steps = 0
+    for _ in range(runs):
+        task = load_task(EXAMPLE)
+        r = run_task(task, RunOptions(display=False))  # the whole run, as `ptm run` does it
+        assert r.summary["status"] == "SUCCESS", r.summary
+        rtfs.append(r.summary["sim_time_s"] / r.summary["wall_time_s"])
+        # the loop alone, with the time inside stepSimulation measured
+        inside = [0.0]
+        real_step = sim_backend.pb.stepSimulation
+
+        def timed_step(*a, **k):
+            t = time.perf_counter()
+            out = real_step(*a, **k)
+            inside[0] += time.perf_counter() - t
+            return out
+
+        sim = SimBackend(task.scene, base_dir=os.path.dirname(EXAMPLE))
+        sim_backend.pb.stepSimulation = timed_step
+        try:
+            t0 = time.perf_counter()
+            r = run_task(task, RunOptions(display=False), backend=sim)
+            loop = time.perf_counter() - t0
+        finally:
+            sim_backend.pb.stepSimulation = real_step
+            sim.close()
+        steps = int(round(r.summary["sim_time_s"] * 1000))
+        loop_rates.append(steps / loop)
+        physics_rates.append(steps / inside[0])
+    return statistics.median(rtfs), statistics.median(loop_rates), statistics.median(physics_rates), steps
+
+
+def bare_steps_per_s(n_steps: int) -> float:
+    from py_trees_manipulation.sim import SimBackend
+
+    task = load_task(EXAMPLE)
+    with SimBackend(task.scene, base_dir=os.path.dirname(EXAMPLE)) as sim:
+        c = sim.client
+        t0 = time.perf_counter()
+        for _ in range(n_steps):
+            pb.stepSimulation(physicsClientId=c)
+        return n_steps / (time.perf_counter() - t0)
+
+
+def _wide_tree_yaml(n_leaves: int, kind: str) -> str:
+    # 1 root + 7 sequences + leaves = 50 nodes for n_leaves=42
+    groups = 7
+    per = n_leaves // groups
+    lines = ["tree:", "  Parallel:", "    policy: success_on_all", "    synchronise: false", "    children:"]
+    for g in range(groups):
+        lines += ["      - Sequence:", "          memory: false", "          children:"]
+        lines += [f"            - {kind}: {{}}" for _ in range(per)]
+    return "\n".join(lines) + "\n"
+
+
+def per_node_cost_ours(ticks: int) -> tuple[float, int]:
+    task = load_task_data(loads(_wide_tree_yaml(42, "Success"), "<bench>"), "<bench>")
+    n_nodes = sum(1 for _ in task.tree.walk())
+    from py_trees_manipulation.trees.factory import build_tree
+
+    py_trees.blackboard.Blackboard.clear()
+    tree = build_tree(task)
+    backend = FakeBackend()
+    tree.setup(backend=backend)
+    # the runner's loop body: tick, advance the clock
+    t0 = time.perf_counter()
+    for _ in range(ticks):
+        tree.tick()
+        backend.advance(1 / 30)
+    return (time.perf_counter() - t0) / ticks / n_nodes, n_nodes
+
+
+def per_node_cost_plain(ticks: int) -> tuple[float, int]:
+    seqs = []
+    for g in range(7):
+        seqs.append(py_trees.composites.Sequence(name=f"s{g}", memory=False,
+                                                 children=[py_trees.behaviours.Success(name=f"l{g}_{i}") for i in range(6)]))
+    root = py_trees.composites.Parallel(name="root", policy=py_trees.common.ParallelPolicy.SuccessOnAll(synchronise=False),
+                                        children=seqs)
+    tree = py_trees.trees.BehaviourTree(root=root)
+    tree.setup()
+    n_nodes = sum(1 for _ in root.iterate())
+    t0 = time.perf_counter()
+    for _ in range(ticks):
+        tree.tick()
+    return (time.perf_counter() - t0) / ticks / n_nodes, n_nodes
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--ticks", type=int, default=3000)
+    args = ap.parse_args()
+
+    rtf, steps_run, steps_same, n_steps = real_time_factor(args.runs)
+    bare = bare_steps_per_s(n_steps)
+    ours, n1 = per_node_cost_ours(args.ticks)
+    plain, n2 = per_node_cost_plain(args.ticks)
+    print(f"pick_and_lift real-time factor (median of {args.runs}): {rtf:.2f}x")
+    print(f"physics throughput: run loop {steps_run:,.0f} steps/s, bare stepSimulation of the same states "
+          f"{steps_same:,.0f} steps/s -> ratio {steps_run / steps_same:.2f} "
+          f"(framework overhead {100 * (1 - steps_run / steps_same):.0f} %); scene at rest: {bare:,.0f} steps/s")
+    print(f"per-node tick cost, {n1}-node tree: ours {ours * 1e6:.2f} us, plain py_trees ({n2} nodes) "
+          f"{plain * 1e6:.2f} us -> {ours / plain:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
