@@ -410,7 +410,7 @@ def test_force_servo_velocity_tolerance_is_not_overwritten_by_position_tolerance
     assert ctl.force_achieved and st.succeeded
 
 
-def test_force_stable_time_must_be_consecutive():
+def test_force_stable_counter_resets_when_the_force_leaves_tolerance():
     """B2: the robot's 250 ms counter was never reset, so 200 ms + 200 ms counted as stable."""
     ctl = Pr2GripperController()
     f = Feeder(ctl)
