@@ -393,6 +393,7 @@ def _parse_node(data: Any, loc: Loc, ctx: _Ctx, prefix: str) -> Optional[NodeSpe
 def _check_params(kind: str, decl: dict[str, Param], params: dict[str, Any], locs: dict[str, Loc],
                   node_loc: Loc, ctx: _Ctx, cls: Any = None) -> None:
     """Coerce ``params`` in place (defaults filled), reporting every problem."""
+    invalid: set[str] = set()
     for key in list(params):
         if key not in decl:
             ctx.add(locs.get(key, node_loc), f"unknown parameter {key!r} for {kind}",
@@ -404,8 +405,9 @@ def _check_params(kind: str, decl: dict[str, Param], params: dict[str, Any], loc
         except ParamError as e:
             ctx.add(locs.get(key, node_loc), f"{kind}.{key}: {e}", e.hint)
             del params[key]
+            invalid.add(key)
     for key, p in decl.items():
-        if key not in params:
+        if key not in params and key not in invalid:
             if p.required:
                 ctx.add(node_loc, f"{kind} needs parameter {key!r} ({p.describe_type()})",
                         f"add '{key}: ...'" + (f" ({p.doc})" if p.doc else ""))

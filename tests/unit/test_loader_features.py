@@ -1,0 +1,185 @@
+"""Loader features on valid files: includes, substitution, overrides, composites and decorators."""
+
+import textwrap
+
+import numpy as np
+import py_trees
+import pytest
+from py_trees.common import Status
+
+from py_trees_manipulation.testing import FakeBackend, Script
+from py_trees_manipulation.trees.errors import TreeLoadError
+from py_trees_manipulation.trees.factory import build_tree, initialise_blackboard
+from py_trees_manipulation.trees.loader import load_task
+from py_trees_manipulation.trees.runner import RunOptions, run_task
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return str(p)
+
+
+def test_include_prefixes_names_and_substitutes_parameters(tmp_path):
+    write(tmp_path, "sub.yaml", """
+        parameters: {gap_m: null, effort: 40}
+        tree:
+          Sequence:
+            name: seq
+            children:
+              - GripperCommand: {name: close, position: "${gap_m}", max_effort: "${effort}"}
+    """)
+    main = write(tmp_path, "main.yaml", """
+        tree:
+          Sequence:
+            children:
+              - include: sub.yaml
+                name: left
+                with: {gap_m: 0.01}
+              - include: sub.yaml
+                name: right
+                with: {gap_m: 0.02, effort: 10}
+    """)
+    task = load_task(main)
+    names = [n.name for n in task.tree.walk()]
+    assert names == [None, "left", "left/close", "right", "right/close"]
+    closes = [n for n in task.tree.walk() if n.type == "GripperCommand"]
+    assert [c.params["position"] for c in closes] == [0.01, 0.02]
+    assert [c.params["max_effort"] for c in closes] == [40.0, 10.0]
+
+
+def test_set_overrides_parameters_scene_blackboard_and_nodes(tmp_path):
+    path = write(tmp_path, "t.yaml", """
+        parameters: {lift: 0.1}
+        blackboard: {goal: 1}
+        tree:
+          Sequence:
+            children:
+              - MoveCartesian: {name: lift, delta: [0, 0, "${lift}"]}
+    """)
+    task = load_task(path, ["parameters.lift=0.25", "blackboard.goal=[1, 2]", "tree.lift.speed_mps=0.05"])
+    node = task.tree.children[0]
+    assert node.params["delta"] == [0.0, 0.0, 0.25]
+    assert node.params["speed_mps"] == 0.05
+    assert task.blackboard["goal"] == [1, 2]
+
+
+@pytest.mark.parametrize("override,needle", [
+    ("parameters.lfit=1", "the file has no parameter 'lfit'; did you mean 'lift'?"),
+    ("tree.lfit.speed_mps=1", "no node named 'lfit'; did you mean 'lift'?"),
+    ("tre.x=1", "unknown section 'tre'; did you mean 'tree'?"),
+    ("tree.lift.sped_mps=1", "unknown parameter 'sped_mps' for MoveCartesian; did you mean 'speed_mps'?"),
+    ("novalue", "expected KEY=VALUE"),
+])
+def test_bad_overrides_are_load_errors(tmp_path, override, needle):
+    path = write(tmp_path, "t.yaml", """
+        parameters: {lift: 0.1}
+        tree:
+          MoveCartesian: {name: lift, delta: [0, 0, "${lift}"]}
+    """)
+    with pytest.raises(TreeLoadError) as e:
+        load_task(path, [override])
+    assert needle in str(e.value)
+
+
+def test_every_problem_is_reported_not_just_the_first(tmp_path):
+    path = write(tmp_path, "t.yaml", """
+        tree:
+          Sequence:
+            children:
+              - MoveToPos: {}
+              - Wait: {duration_s: -1}
+              - GripperCommand: {}
+    """)
+    with pytest.raises(TreeLoadError) as e:
+        load_task(path)
+    lines = str(e.value).splitlines()
+    assert len(lines) == 3
+    assert [ln.split(":")[1] for ln in lines] == ["5", "6", "7"]
+
+
+def _run(tmp_path, yaml_text, backend=None):
+    task = load_task(write(tmp_path, "t.yaml", yaml_text))
+    return run_task(task, RunOptions(display=False, timeout_s=20), backend=backend or FakeBackend())
+
+
+def test_timeout_counts_backend_time(tmp_path):
+    r = _run(tmp_path, """
+        tree:
+          Timeout:
+            duration_s: 1.5
+            child: {Running: {}}
+    """)
+    assert r.summary["status"] == "FAILURE"
+    assert r.summary["sim_time_s"] == pytest.approx(1.5, abs=1 / 30 + 1e-9)
+    assert r.summary["failed_behaviour"]["feedback"] == "timed out after 1.5 s (Running still running)"
+
+
+def test_retry_reruns_a_failing_goal(tmp_path):
+    b = FakeBackend()
+    b.arms["panda"].script("move_joints", Script(outcome="aborted", duration_s=0.1, text="collision"))
+    r = _run(tmp_path, """
+        tree:
+          Retry:
+            num_failures: 3
+            child: {MoveJoints: {configuration: ready}}
+    """, backend=b)
+    assert r.summary["status"] == "FAILURE"
+    assert len(b.arms["panda"].goals) == 3
+    assert r.summary["failed_behaviour"]["feedback"] == "move_joints aborted: collision"
+    assert r.summary["failed_behaviour"]["location"].endswith("t.yaml:5:13")
+
+
+def test_parallel_success_on_selected(tmp_path):
+    r = _run(tmp_path, """
+        tree:
+          Parallel:
+            policy: success_on_selected
+            selected: [done]
+            children:
+              - Running: {name: forever}
+              - Wait: {name: done, duration_s: 0.2}
+    """)
+    assert r.summary["status"] == "SUCCESS"
+    assert r.summary["sim_time_s"] == pytest.approx(0.2, abs=1 / 30 + 1e-9)
+
+
+def test_selector_falls_back_and_blackboard_values_flow(tmp_path):
+    r = _run(tmp_path, """
+        blackboard: {attempts: 2}
+        tree:
+          Selector:
+            children:
+              - CheckBlackboardVariableValue: {variable_name: attempts, operator: ">", value: 5}
+              - Sequence:
+                  children:
+                    - SetBlackboardVariable: {variable_name: phase, value: fallback}
+                    - CheckBlackboardVariableValue: {variable_name: phase, value: fallback}
+    """)
+    assert r.summary["status"] == "SUCCESS"
+    assert py_trees.blackboard.Blackboard.get("/phase") == "fallback"
+
+
+def test_status_to_blackboard_and_inverter(tmp_path):
+    r = _run(tmp_path, """
+        tree:
+          Inverter:
+            child:
+              StatusToBlackboard:
+                variable_name: status_seen
+                child: {Failure: {message: "no luck"}}
+    """)
+    assert r.summary["status"] == "SUCCESS"
+    assert py_trees.blackboard.Blackboard.get("/status_seen") == Status.FAILURE
+
+
+def test_blackboard_pose_reaches_behaviour_as_matrix(tmp_path):
+    b = FakeBackend()
+    r = _run(tmp_path, """
+        blackboard:
+          target: {position: [0.4, 0.1, 0.3], rpy_deg: [180, 0, 0]}
+        tree:
+          MoveToPose: {target: "{target}"}
+    """, backend=b)
+    assert r.summary["status"] == "SUCCESS"
+    np.testing.assert_allclose(b.arms["panda"].goals[0][1].pose[:3, 3], [0.4, 0.1, 0.3])
