@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from typing import Any
 
@@ -59,7 +60,7 @@ def cmd_test(args: argparse.Namespace) -> int:
     if args.exitfirst:
         argv += ["-x"]
     argv += ["-v"] if args.verbose else ["-q"]
-    argv += list(args.pytest_args or [])
+    argv += shlex.split(args.pytest_args or "")
     plugins: list[Any] = []
     if not _plugin_registered():  # running from a source tree without the entry point
         from . import pytest_plugin
@@ -131,7 +132,7 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=None, help="random seed for every scenario (overrides scene.seed)")
     p.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure")
     p.add_argument("-v", "--verbose", action="store_true", help="one line per test")
-    p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after '--': more pytest arguments")
+    p.add_argument("--pytest-args", default="", metavar="ARGS", help="more pytest arguments, one string (e.g. '--maxfail 2 -ra')")
     p.set_defaults(func=cmd_test)
 
     p = sub.add_parser("sweep", help="run a task over a parameter grid and random draws, in parallel",

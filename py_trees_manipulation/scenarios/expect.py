@@ -71,7 +71,7 @@ def _fmt(x: Any, unit: str = "") -> str:
     if isinstance(x, bool) or x is None:
         text = str(x).lower() if isinstance(x, bool) else "null"
     elif isinstance(x, float):
-        text = f"{x:.6g}"
+        text = f"{x + 0.0:.6g}" if x != 0 else "0"  # no "-0"
     else:
         text = str(x)
     return f"{text} {unit}" if unit and isinstance(x, (int, float)) and not isinstance(x, bool) else text
@@ -427,6 +427,7 @@ def parse_expect(data: Any, file: str = "<expect>", loc: Optional[Loc] = None) -
         exp.metrics.append(MetricExpectation(name, comp, keyloc(container, name), unit_of(name)))
 
     status_given = "status" in data
+    status_valid = False
     for key, value in data.items():
         if key == "status":
             exp.locs["status"] = keyloc(data, key)
@@ -434,6 +435,7 @@ def parse_expect(data: Any, file: str = "<expect>", loc: Optional[Loc] = None) -
                 exp.status = None
             elif isinstance(value, str) and value.strip().upper() in STATUSES:
                 exp.status = value.strip().upper()
+                status_valid = True
             else:
                 close = difflib.get_close_matches(str(value).upper(), STATUSES, n=1, cutoff=0.6)
                 problems.append(Problem(_value_loc(data, key, top), f"unknown status {value!r}",
@@ -490,7 +492,7 @@ def parse_expect(data: Any, file: str = "<expect>", loc: Optional[Loc] = None) -
     for i, m in enumerate(exp.metrics):
         if m.name in names[:i]:
             problems.append(Problem(m.loc, f"metric {m.name!r} is expected twice", "merge the two, e.g. '0.1 .. 0.3'"))
-    if exp.status == "SUCCESS" and exp.failed_behaviour is not None:
+    if status_valid and exp.status == "SUCCESS" and exp.failed_behaviour is not None:
         problems.append(Problem(exp.locs.get("failed_behaviour", top), "failed_behaviour with status SUCCESS can never hold",
                                 "drop 'status: SUCCESS' (the default with failed_behaviour is FAILURE)"))
     if problems:
