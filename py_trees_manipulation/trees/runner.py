@@ -235,6 +235,13 @@ def run_task(task: TaskSpec, options: Optional[RunOptions] = None, backend: Any 
         if display is not None:
             display.update(run, force=True) if run is not None else None
             display.close()
+        culprit = None
+        if tree is not None and status_name in ("FAILURE", "TIMEOUT", "ERROR", "INTERRUPTED"):
+            culprit = _failing_node(tree.root) if status_name != "TIMEOUT" else None
+            if culprit is None and tree.root.status == Status.RUNNING:
+                culprit = tree.root.tip()  # what was still running
+            if culprit is not None:
+                summary["failed_behaviour"] = _node_info(culprit)
         if tree is not None and tree.root.status == Status.RUNNING:
             try:
                 tree.root.stop(Status.INVALID)  # cancels running goals
@@ -253,14 +260,11 @@ def run_task(task: TaskSpec, options: Optional[RunOptions] = None, backend: Any 
             metrics = backend.metrics() if backend is not None else {}
         except Exception as e:  # metrics must not hide the run's own outcome
             metrics = {"error": f"metrics failed: {e}"}
+        # behaviours report task-level metrics on the blackboard under /metrics/<name>
+        for key, value in py_trees.blackboard.Blackboard.storage.items():
+            if key.startswith("/metrics/") and key.count("/") == 2:
+                metrics[key[len("/metrics/"):]] = value
         summary["metrics"] = _jsonable(metrics)
-        if tree is not None and status_name in ("FAILURE", "TIMEOUT", "ERROR"):
-            node = _failing_node(tree.root)
-            if node is None and status_name == "TIMEOUT":
-                tip = tree.root.tip()
-                node = tip
-            if node is not None:
-                summary["failed_behaviour"] = _node_info(node)
         if run is not None:
             summary["events"] = _jsonable(run.events[-200:])
         for obs in started:
