@@ -1,0 +1,73 @@
+"""The regrasp and handover examples in the simulator, headless: the planned grasp changes happen."""
+
+import os
+
+import numpy as np
+import pytest
+
+from py_trees_manipulation.behaviors.regrasp import RegraspConfig, sense_grasp_state
+from py_trees_manipulation.sim import SimBackend
+from py_trees_manipulation.trees.loader import load_task
+from py_trees_manipulation.trees.runner import RunOptions, run_task
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
+TABLE_TOP = 0.625  # table/table.urdf top surface (the box settles there), m
+
+
+def run_example(name):
+    path = os.path.join(EXAMPLES, name)
+    task = load_task(path)
+    sim = SimBackend(task.scene, base_dir=EXAMPLES)
+    result = run_task(task, RunOptions(display=False, timeout_s=60.0), backend=sim)
+    return task, sim, result
+
+
+def test_regrasp_top_to_side_through_a_placement():
+    task, sim, result = run_example("regrasp.yaml")
+    try:
+        s = result.summary
+        assert s["status"] == "SUCCESS", s.get("failed_behaviour") or s.get("error")
+        m = s["metrics"]
+        assert m["grasp_changes"] == 2              # release (place) + grasp: no swap edge
+        assert m["planned_grasp_changes"] == 2
+        assert m["goal_reached"] is True
+        assert 0.0 < m["plan_time_ms"] < 50.0
+        assert m["object_dropped"] is False
+        cfg = RegraspConfig.from_mapping(task.blackboard["regrasp"])
+        assert sense_grasp_state(sim, cfg) == {"panda/hand": "box/side"}
+        box = sim.world.object_pose("box")
+        # put down at the first placement (0.5, 0.1) and lifted lift_m = 0.1 m by the side grasp
+        np.testing.assert_allclose(box[:2, 3], [0.5, 0.1], atol=0.02)
+        assert box[2, 3] == pytest.approx(TABLE_TOP + 0.06 + 0.10, abs=0.02)
+        assert abs(box[2, 2]) > 0.98                 # still upright
+        tcp = sim.arms["panda"].tcp_pose()
+        assert abs(tcp[2, 2]) < 0.1                  # side grasp: approach axis horizontal
+        assert s["sim_time_s"] < 30.0
+    finally:
+        sim.close()
+
+
+def test_handover_between_two_pandas_without_putting_the_box_down():
+    task, sim, result = run_example("handover.yaml")
+    try:
+        s = result.summary
+        assert s["status"] == "SUCCESS", s.get("failed_behaviour") or s.get("error")
+        m = s["metrics"]
+        assert m["grasp_changes"] == 2              # right grasps (handover), left lets go
+        assert m["goal_reached"] is True
+        assert 0.0 < m["plan_time_ms"] < 50.0
+        assert m["object_dropped"] is False
+        cfg = RegraspConfig.from_mapping(task.blackboard["regrasp"])
+        assert sense_grasp_state(sim, cfg) == {"left/hand": None, "right/hand": "box/right"}
+        assert not sim.world.in_contact("left", "box")
+        box = sim.world.object_pose("box")
+        # crossed from x = 0.38 m (left's side) to the handover pose x = 0.65 m, then 0.15 m towards the right arm
+        assert box[0, 3] == pytest.approx(0.80, abs=0.03)
+        assert box[2, 3] > TABLE_TOP + 0.15          # never put down: still in the air
+        # the right arm (base at x = 1.3 m) cannot reach the box where it started
+        start_right_handle = np.eye(4)
+        start_right_handle[:3, :3] = np.diag([1.0, -1.0, -1.0])
+        start_right_handle[:3, 3] = [0.45, 0.0, 0.646]
+        assert sim.arms["right"].solve_ik(start_right_handle).position_error_m > 0.02
+    finally:
+        sim.close()
