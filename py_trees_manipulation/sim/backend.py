@@ -1199,8 +1199,13 @@ class SimBackend:
         for name, a in self.arms.items():
             out[f"arm/{name}"] = {"tcp_position": [round(float(v), 6) for v in a.robot.tcp_position()],
                                   "joint_positions": [round(v, 6) for v in a.joint_positions()]}
-        for name in self._objects:
-            out[f"object/{name}"] = {"pose": pose_to_spec(self.world.object_pose(name))}
+        for name, body in self._objects.items():
+            # straight from PyBullet's (x, y, z, w): pose_to_spec(object_pose()) round-trips through
+            # a matrix and an eigen-decomposition (~0.2 ms, the run log calls this every tick)
+            p, q = pb.getBasePositionAndOrientation(body, physicsClientId=self.client)
+            sign = -1.0 if q[3] < 0 else 1.0  # w >= 0, as pq_from_pose
+            out[f"object/{name}"] = {"pose": {"position": [round(float(v), 6) for v in p],
+                                              "orientation": [round(sign * float(q[i]), 6) for i in (3, 0, 1, 2)]}}
         for ext in getattr(self, "extensions", {}).values():
             fn = getattr(ext, "telemetry", None)
             if callable(fn):
