@@ -1,0 +1,10 @@
+"""Interoperability and tooling for task trees.
+
+Modules:
+  - ``schema``: JSON Schema (draft 2020-12) of task files, generated from the behaviour registry
+    (``ptm schema``);
+  - ``btxml``: BehaviorTree.CPP v4 / Groot2 XML import and export (``ptm convert``, ``ptm run
+    FILE.xml --scene TASK.yaml``);
+  - ``docs``: the generated behaviour reference and the README table (``ptm docs``);
+  - ``cli``: the ``ptm`` subcommands above.
+"""

@@ -1,0 +1,1104 @@
+"""BehaviorTree.CPP v4 (Groot2) XML import and export.
+
+Import (:func:`load_task_from_xml`, :func:`xml_tree_document`) turns a ``<root BTCPP_format="4">``
+file into the YAML form of a tree, with every node located at its XML ``FILE:LINE:COL``, and
+hands it to the YAML loader (:func:`~py_trees_manipulation.trees.loader.load_task_data`), so an
+XML tree is validated by exactly the same rules and reports problems the same way. Export
+(:func:`export_xml`) writes a validated :class:`~py_trees_manipulation.trees.spec.TaskSpec` as one
+``<BehaviorTree>`` plus a ``<TreeNodesModel>`` that declares our node types and their ports for
+Groot2.
+
+Mapping (BT.CPP <-> task file; semantics from the BT.CPP 4 sources, see the notes):
+
+==============================================  =====================================================
+BT.CPP                                          task file
+==============================================  =====================================================
+``Sequence``                                    ``Sequence`` memory=true (resumes the RUNNING child,
+                                                restarts after FAILURE: py_trees' memory sequence)
+``ReactiveSequence``                            ``Sequence`` memory=false
+``Fallback``                                    ``Selector`` memory=true
+``ReactiveFallback``                            ``Selector`` memory=false
+``Parallel`` success_count=-1, failure_count=1  ``Parallel`` policy=success_on_all (synchronise=true:
+                                                BT.CPP skips finished children too)
+``Parallel`` success_count=1, failure_count=1   ``Parallel`` policy=success_on_one
+``Inverter``                                    ``Inverter``
+``ForceSuccess`` / ``ForceFailure``             ``FailureIsSuccess`` / ``SuccessIsFailure``
+``KeepRunningUntilFailure``                     ``SuccessIsRunning``
+``RetryUntilSuccessful`` num_attempts=N         ``Retry`` num_failures=N (py_trees re-ticks the child
+                                                on the next tick, BT.CPP in the same tick)
+``Repeat`` num_cycles=N                         ``Repeat`` num_success=N (-1: forever)
+``Timeout`` msec=M                              ``Timeout`` duration_s=M/1000 (ours counts backend time)
+``RunOnce`` then_skip=false                     ``OneShot`` policy=on_completion
+``AlwaysSuccess`` / ``AlwaysFailure``           ``Success`` / ``Failure``
+``Sleep`` msec=M (import only)                  ``Wait`` duration_s=M/1000
+``SetBlackboard`` (import only)                 ``SetBlackboardVariable``
+``SubTree ID= name= port="{outer}"``            the template inlined: names get ``NAME/``, ports remap
+                                                ``{inner}`` keys, literals become values, other keys
+                                                get the subtree's scope ``{NAME/key}``; ``_autoremap``,
+                                                ``{=}`` and ``{@key}`` (root blackboard) as in BT.CPP
+our other behaviours and decorators             custom nodes of the same name, declared in
+                                                ``<TreeNodesModel>`` (our ``Condition`` decorator is
+                                                written ``<Decorator ID="Condition">``, since
+                                                ``<Condition>`` is BT.CPP's explicit-form tag)
+==============================================  =====================================================
+
+Refused with a :class:`~py_trees_manipulation.trees.errors.TreeLoadError` naming the element and
+its line, because py_trees has no equivalent: ``SequenceWithMemory`` (does not restart after a
+FAILURE), ``AsyncSequence``/``AsyncFallback`` (yield between children), ``ParallelAll`` and other
+Parallel thresholds, ``IfThenElse``, ``WhileDoElse``, ``TryCatch``, ``Switch2..6``, ``Delay``,
+``Precondition``, ``Loop*``, ``SkipUnlessUpdated``, ``WaitValueUpdate``, ``Script``,
+``ScriptCondition``, ``UnsetBlackboard``, ``WasEntryUpdated``, ``TestNode``, ``RunOnce
+then_skip=true`` (SKIPPED), ``RetryUntilSuccessful num_attempts=-1`` and the pre/post-condition
+attributes ``_skipIf`` ``_failureIf`` ``_successIf`` ``_while`` ``_onSuccess`` ``_onFailure``
+``_onHalted`` ``_post``. Export refuses ``Parallel`` success_on_selected and success_on_all with
+synchronise=false, and a Timeout that is not a whole number of milliseconds.
+
+Port values: XML attributes are text. ``{key}`` is a blackboard pointer (output keys, the ``key``
+parameters, are written ``{key}`` too, as BT.CPP output ports are). Numbers and booleans are
+written as BT.CPP writes them (``0.15``, ``true``). Poses and lists are **inline JSON** (which is
+also YAML): ``target='{"position": [0.5, 0, 0.7], "orientation": [1, 0, 0, 0]}'`` (quaternion
+w, x, y, z), ``delta="[0, 0, 0.15]"``; on import BT.CPP's ``0;0;0.15`` list syntax and YAML
+flow style (``{position: [0.5, 0, 0.7]}``) are accepted as well. Values are written in the
+parameter's unit (metres, seconds, newtons...), defaults are omitted, and a ``"${name}"``
+substitution is kept for the ``--scene`` task file's parameters to fill.
+
+py_trees' own parser (:mod:`py_trees.parsers.behaviour_tree_xml`, py_trees 2.5+): we reuse its
+``{key}`` syntax check (``is_key``) and its ``<Import src>``/``<Include file>`` path resolution
+(``_resolve_import_path``), and accept its dialect (``memory=`` on Sequence/Fallback/Selector,
+``<Selector>``, ``<Parallel policy=...>``). We go beyond it because it builds py_trees objects
+from ``PortsMixin`` leaves, has no locations in its errors and is "not semantically BT.CPP": here
+every problem names ``FILE:LINE:COL``; leaves are our registered behaviours with typed, unit-aware
+parameters; the BT.CPP v4 names and semantics above are mapped (ReactiveSequence,
+RetryUntilSuccessful, ForceSuccess...); ``_autoremap``, ``{=}`` and ``{@key}`` are handled; and
+trees are also exported. DTDs and entities are refused (no entity expansion), and files are
+limited to ``locyaml.MAX_FILE_BYTES``, ``MAX_DEPTH`` levels and ``loader.MAX_NODES`` nodes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import xml.parsers.expat as expat
+from dataclasses import dataclass, field
+from typing import Any, Optional
+from xml.sax.saxutils import quoteattr
+
+import numpy as np
+import yaml
+
+from ..behaviors import registry
+from ..behaviors.params import REQUIRED, BlackboardRef, Param
+from ..trees import locyaml
+from ..trees.errors import Loc, Problem, TreeLoadError, did_you_mean
+from ..trees.loader import MAX_NODES, load_task_data
+from ..trees.locyaml import LocDict, LocList
+from ..trees.nodes import COMPOSITES, DECORATORS
+from ..trees.spec import NodeSpec, TaskSpec
+
+try:  # py_trees >= 2.5
+    from py_trees.parsers.behaviour_tree_xml import _resolve_import_path, is_key
+except ImportError:  # pragma: no cover - older py_trees
+    is_key = None  # type: ignore[assignment]
+    _resolve_import_path = None  # type: ignore[assignment]
+
+#: BT.CPP 4 built-ins (src/bt_factory.cpp) with no py_trees equivalent, with a hint
+UNSUPPORTED: dict[str, str] = {
+    "SequenceWithMemory": "py_trees has no sequence that resumes at the failed child; use Sequence (restarts after a FAILURE)",
+    "AsyncSequence": "py_trees sequences do not yield RUNNING between children; use Sequence",
+    "AsyncFallback": "py_trees selectors do not yield RUNNING between children; use Fallback",
+    "ParallelAll": "use Parallel (success_count=-1: all must succeed, failure_count=1)",
+    "IfThenElse": "write it as a Fallback of Sequence(condition, then) and the else branch, if that fits",
+    "WhileDoElse": "no py_trees equivalent",
+    "TryCatch": "no py_trees equivalent",
+    "ManualSelector": "no py_trees equivalent",
+    "Delay": "put a Wait before the child in a Sequence",
+    "Precondition": "use a Fallback/Sequence with a condition behaviour",
+    "LoopInt": "no py_trees equivalent (queues on the blackboard)", "LoopBool": "no py_trees equivalent",
+    "LoopDouble": "no py_trees equivalent", "LoopString": "no py_trees equivalent",
+    "SkipUnlessUpdated": "no py_trees equivalent (entry sequence numbers)",
+    "WaitValueUpdate": "no py_trees equivalent (entry sequence numbers)",
+    "Script": "scripting is not supported; use SetBlackboardVariable",
+    "ScriptCondition": "scripting is not supported; use CheckBlackboardVariableValue",
+    "UnsetBlackboard": "no equivalent behaviour", "WasEntryUpdated": "no py_trees equivalent",
+    "TestNode": "use Success, Failure or Running (mock nodes are not supported)",
+    **{f"Switch{i}": "no py_trees equivalent" for i in range(2, 7)},
+}
+PRE_POST_CONDITIONS = ("_skipIf", "_failureIf", "_successIf", "_while", "_onSuccess", "_onFailure", "_onHalted", "_post")
+_IGNORED_ATTRS = ("_uid", "_fullpath", "_description")
+_EXPLICIT = ("Action", "Condition", "Decorator", "Control")
+#: our decorators that are BT.CPP built-ins under another name (export and import)
+_DECORATOR_TO_BTCPP = {"Inverter": "Inverter", "FailureIsSuccess": "ForceSuccess",
+                       "SuccessIsFailure": "ForceFailure", "SuccessIsRunning": "KeepRunningUntilFailure"}
+_BTCPP_TO_DECORATOR = {v: k for k, v in _DECORATOR_TO_BTCPP.items()}
+#: a BT.CPP blackboard pointer ``{key}`` / ``{@key}`` (root blackboard)
+POINTER = re.compile(r"^\s*\{\s*(@?[A-Za-z_][A-Za-z0-9_/.\-]*)\s*\}\s*$")
+
+
+# ------------------------------------------------------------------------------------------------
+# XML with locations
+@dataclass
+class XmlElement:
+    """An XML element with its 1-based line and column (attributes in document order)."""
+
+    tag: str
+    attrib: dict[str, str]
+    line: int
+    col: int
+    children: list["XmlElement"] = field(default_factory=list)
+
+    def loc(self, file: str) -> Loc:
+        return Loc(file, self.line, self.col)
+
+
+def parse_xml(text: str, file: str = "<string>") -> XmlElement:
+    """Parse XML text into :class:`XmlElement` s with locations (expat; no DTD, no entities).
+
+    Raises:
+        TreeLoadError: malformed XML, a DOCTYPE/entity declaration, too large or too deep.
+    """
+    if len(text.encode("utf-8", "replace")) > locyaml.MAX_FILE_BYTES:
+        raise TreeLoadError.single(Loc(file, 1, 1), f"file is larger than {locyaml.MAX_FILE_BYTES // 1000} kB")
+    parser = expat.ParserCreate()
+    parser.ordered_attributes = True
+    stack: list[XmlElement] = []
+    roots: list[XmlElement] = []
+
+    class _Refused(Exception):
+        pass
+
+    def start(tag: str, attrs: list[str]) -> None:
+        el = XmlElement(tag, dict(zip(attrs[::2], attrs[1::2])), parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
+        if len(stack) >= locyaml.MAX_DEPTH:
+            raise _Refused(f"elements nested deeper than {locyaml.MAX_DEPTH} levels")
+        (stack[-1].children if stack else roots).append(el)
+        stack.append(el)
+
+    def end(tag: str) -> None:
+        stack.pop()
+
+    def refuse_dtd(*args: Any) -> None:
+        raise _Refused("DOCTYPE and entity declarations are not allowed in tree files")
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.StartDoctypeDeclHandler = refuse_dtd
+    parser.EntityDeclHandler = refuse_dtd
+    try:
+        parser.Parse(text, True)
+    except expat.ExpatError as e:
+        raise TreeLoadError.single(Loc(file, e.lineno, e.offset + 1), f"malformed XML: {expat.errors.messages[e.code]}") from None
+    except _Refused as e:
+        raise TreeLoadError.single(Loc(file, parser.CurrentLineNumber, parser.CurrentColumnNumber + 1), str(e)) from None
+    except RecursionError:  # pragma: no cover - depth is limited above
+        raise TreeLoadError.single(Loc(file, 1, 1), "the XML is nested too deeply") from None
+    if not roots:  # pragma: no cover - expat reports "no element found"
+        raise TreeLoadError.single(Loc(file, 1, 1), "empty XML document")
+    return roots[0]
+
+
+def read_xml(path: str) -> XmlElement:
+    """Read and parse an XML file (TreeLoadError for I/O and encoding problems too)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(locyaml.MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise TreeLoadError.single(Loc(path, 1, 1), f"cannot read: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise TreeLoadError.single(Loc(path, 1, 1), f"not UTF-8 text (byte {e.start})") from None
+    return parse_xml(text, path)
+
+
+# ------------------------------------------------------------------------------------------------
+# import
+def _loc_dict(loc: Loc, items: list[tuple[Any, Any, Loc]]) -> LocDict:
+    d = LocDict()
+    d.loc, d.key_locs, d.value_locs = loc, {}, {}
+    for k, v, kl in items:
+        d[k] = v
+        d.key_locs[k] = kl
+        d.value_locs[k] = kl
+    return d
+
+
+def _loc_list(loc: Loc, items: list[tuple[Any, Loc]]) -> LocList:
+    out = LocList(v for v, _ in items)
+    out.loc, out.item_locs = loc, [l for _, l in items]
+    return out
+
+
+def _locify(value: Any, loc: Loc) -> Any:
+    """Plain YAML data -> LocDict/LocList located at ``loc`` (so ``${...}`` substitution reaches inside)."""
+    if isinstance(value, dict):
+        return _loc_dict(loc, [(k, _locify(v, loc), loc) for k, v in value.items()])
+    if isinstance(value, list):
+        return _loc_list(loc, [(_locify(v, loc), loc) for v in value])
+    return value
+
+
+@dataclass
+class _Scope:
+    """Blackboard scope of a (sub)tree instance: BT.CPP SubTree remapping rules."""
+
+    ns: str = ""  # prefix of keys local to this subtree instance ("" at the root)
+    remap: dict[str, tuple[str, str]] = field(default_factory=dict)  # inner -> ("ref", key) | ("lit", text)
+    autoremap: bool = False
+    parent: Optional["_Scope"] = None
+
+    def resolve(self, key: str) -> tuple[str, str]:
+        if key.startswith("@"):
+            return "ref", key[1:]
+        if key in self.remap:
+            return self.remap[key]
+        if self.autoremap and self.parent is not None:
+            return self.parent.resolve(key)
+        return "ref", self.ns + key
+
+
+class _Importer:
+    def __init__(self, file: str, root: XmlElement, main_tree_id: Optional[str]):
+        self.file = file
+        self.problems: list[Problem] = []
+        self.count = 0
+        self.trees: dict[str, tuple[XmlElement, str]] = {}
+        self._index(root, file, set())
+        self.main_id = self._main_id(root, main_tree_id)
+
+    def add(self, el: XmlElement, file: str, message: str, hint: str = "") -> None:
+        self.problems.append(Problem(el.loc(file), message, hint))
+
+    # -- file structure --------------------------------------------------------------------
+    def _index(self, root: XmlElement, file: str, seen: set[str]) -> None:
+        if root.tag != "root":
+            raise TreeLoadError.single(root.loc(file), f"the XML must have a <root> element, got <{root.tag}>",
+                                       'start with <root BTCPP_format="4">')
+        fmt = root.attrib.get("BTCPP_format")
+        if fmt is not None and fmt != "4":
+            raise TreeLoadError.single(root.loc(file), f"BTCPP_format {fmt!r} is not supported (only 4)",
+                                       "convert the file with BehaviorTree.CPP's convert_v3_to_v4.py")
+        seen.add(os.path.abspath(file))
+        for el in root.children:
+            if el.tag == "BehaviorTree":
+                tid = el.attrib.get("ID", "" if len([c for c in root.children if c.tag == "BehaviorTree"]) == 1 else None)
+                if tid is None:
+                    self.add(el, file, "<BehaviorTree> needs an ID when the file holds several trees")
+                    continue
+                if tid in self.trees:
+                    self.add(el, file, f"duplicate BehaviorTree ID {tid!r}")
+                    continue
+                self.trees[tid] = (el, file)
+            elif el.tag in ("include", "Include", "Import"):
+                self._include(el, file, seen)
+            elif el.tag == "TreeNodesModel":
+                continue  # editor metadata; our registry is the node model
+            else:
+                self.add(el, file, f"unexpected <{el.tag}> under <root>", "expected <BehaviorTree>, <TreeNodesModel> or <include>")
+
+    def _include(self, el: XmlElement, file: str, seen: set[str]) -> None:
+        if "ros_pkg" in el.attrib:
+            self.add(el, file, "<include ros_pkg=...> needs ROS; give a path relative to this file")
+            return
+        src = el.attrib.get("path") or el.attrib.get("src") or el.attrib.get("file")
+        if not src:
+            self.add(el, file, f"<{el.tag}> needs a path attribute", '<include path="other.xml"/>')
+            return
+        base = os.path.dirname(os.path.abspath(file))
+        try:
+            path = _resolve_import_path(src, base, None) if _resolve_import_path else os.path.join(base, src)
+            if not os.path.exists(path):
+                raise FileNotFoundError(path)
+        except FileNotFoundError:
+            self.add(el, file, f"included file {src!r} not found (looked in {base})")
+            return
+        if os.path.abspath(path) in seen:
+            return  # already included (BT.CPP and py_trees both skip repeats)
+        if len(seen) > 64:
+            self.add(el, file, "more than 64 included files")
+            return
+        try:
+            sub = read_xml(path)
+            self._index(sub, os.path.relpath(path), seen)
+        except TreeLoadError as e:
+            self.problems.extend(e.problems)
+
+    def _main_id(self, root: XmlElement, given: Optional[str]) -> Optional[str]:
+        main = given or root.attrib.get("main_tree_to_execute")
+        if main is None:
+            local = [tid for tid, (_, f) in self.trees.items() if f == self.file]
+            if len(local) == 1:
+                return local[0]
+            self.add(root, self.file, "several <BehaviorTree>s and no main_tree_to_execute",
+                     f"add main_tree_to_execute=\"...\" (one of {', '.join(sorted(local))})")
+            return None
+        if main not in self.trees:
+            self.add(root, self.file, f"main tree {main!r} not found", did_you_mean(main, list(self.trees)))
+            return None
+        return main
+
+    # -- nodes -----------------------------------------------------------------------------
+    def tree(self) -> Optional[LocDict]:
+        if self.main_id is None:
+            return None
+        el, file = self.trees[self.main_id]
+        return self._tree_body(el, file, _Scope(), "", [self.main_id])
+
+    def _tree_body(self, bt: XmlElement, file: str, scope: _Scope, prefix: str, stack: list[str]) -> Optional[LocDict]:
+        if len(bt.children) != 1:
+            self.add(bt, file, f"<BehaviorTree ID={bt.attrib.get('ID', '')!r}> must have exactly 1 child, got {len(bt.children)}")
+            return None
+        return self._node(bt.children[0], file, scope, prefix, stack)
+
+    def _node(self, el: XmlElement, file: str, scope: _Scope, prefix: str, stack: list[str]) -> Optional[LocDict]:
+        self.count += 1
+        if self.count > MAX_NODES:
+            if self.count == MAX_NODES + 1:
+                self.add(el, file, f"the tree has more than {MAX_NODES} nodes (after inlining SubTrees)")
+            return None
+        loc = el.loc(file)
+        tag = el.tag
+        attrs = dict(el.attrib)
+        if tag in _EXPLICIT or (tag == "SubTree"):
+            if "ID" not in attrs:
+                if tag == "Condition" and "status" in attrs:
+                    attrs["ID"] = "Condition"  # our Condition decorator written in compact form
+                else:
+                    self.add(el, file, f"<{tag}> needs an ID attribute", f'e.g. <{tag} ID="NodeType"/>')
+                    return None
+            if tag == "SubTree":
+                return self._subtree(el, file, scope, prefix, stack)
+            tag = attrs.pop("ID")
+        for a in list(attrs):
+            if a in PRE_POST_CONDITIONS:
+                self.add(el, file, f"<{el.tag}>: attribute {a} (a BT.CPP script pre/post-condition) has no equivalent",
+                         "express the condition as a behaviour in a Sequence or Fallback")
+                del attrs[a]
+            elif a in _IGNORED_ATTRS or a == "_autoremap":
+                del attrs[a]
+        if tag in UNSUPPORTED:
+            self.add(el, file, f"<{tag}> (BehaviorTree.CPP) has no py_trees_manipulation equivalent", UNSUPPORTED[tag])
+            return None
+        name = attrs.pop("name", None)
+        full = (prefix + name) if name is not None else None
+        kind, params, mapped_ok = self._map_type(el, file, tag, attrs, len(el.children))
+        if not mapped_ok:
+            return None
+        decl = _declaration(kind)
+        items: list[tuple[Any, Any, Loc]] = []
+        if full is not None:
+            items.append(("name", full, loc))
+        for key, raw in params.items():
+            value = self._value(el, file, raw, decl.get(key) if decl else None, key, scope) if isinstance(raw, str) else raw
+            items.append((key, value, loc))
+        if kind in COMPOSITES:
+            kids = [(c, self._node(c, file, scope, prefix, stack), c) for c in el.children]
+            items.append(("children", _loc_list(loc, [(k, c.loc(file)) for _, k, c in kids if k is not None]), loc))
+        elif kind in DECORATORS:
+            if len(el.children) != 1:
+                self.add(el, file, f"<{el.tag}> is a decorator: it needs exactly 1 child, got {len(el.children)}")
+                return None
+            child = self._node(el.children[0], file, scope, prefix, stack)
+            if child is None:
+                return None
+            items.append(("child", child, el.children[0].loc(file)))
+        elif el.children:
+            if kind in registry.behaviours() or registry.lookup(kind) is not None:
+                self.add(el.children[0], file, f"<{tag}> is a behaviour (a leaf): it cannot have children")
+                return None
+        body = _loc_dict(loc, items)
+        return _loc_dict(loc, [(kind, body, loc)])
+
+    def _map_type(self, el: XmlElement, file: str, tag: str, attrs: dict[str, str], n_children: int) -> tuple[str, dict[str, Any], bool]:
+        """BT.CPP tag + attributes -> (our type, our parameters as text or values, ok)."""
+        a = attrs
+
+        def take_int(key: str, default: int) -> Optional[int]:
+            raw = a.pop(key, None)
+            if raw is None:
+                return default
+            try:
+                return int(raw.strip())
+            except ValueError:
+                self.add(el, file, f"<{tag}> {key}={raw!r}: expected an integer")
+                return None
+
+        def bool_attr(key: str) -> Optional[str]:
+            return a.pop(key, None)
+
+        if tag in ("Sequence", "ReactiveSequence", "Fallback", "ReactiveFallback", "Selector"):
+            kind = "Sequence" if "Sequence" in tag else "Selector"
+            mem_raw = bool_attr("memory")
+            memory: Any = not tag.startswith("Reactive")
+            if mem_raw is not None:
+                if tag.startswith("Reactive"):
+                    self.add(el, file, f"<{tag}> is memory=false by definition; drop the memory attribute")
+                memory = mem_raw
+            return kind, {"memory": memory, **a}, True
+        if tag == "Parallel":
+            if "policy" in a:  # py_trees parser dialect
+                return "Parallel", a, True
+            s = take_int("success_count", -1)
+            f_ = take_int("failure_count", 1)
+            if s is None or f_ is None:
+                return "", {}, False
+            n = n_children
+            if s in (-1, n) and f_ in (1, -1 if n == 1 else 1):
+                return "Parallel", {"policy": "success_on_all", **a}, True
+            if s == 1 and f_ == 1:
+                return "Parallel", {"policy": "success_on_one", **a}, True
+            self.add(el, file, f"<Parallel success_count={s} failure_count={f_}> has no py_trees equivalent",
+                     "py_trees offers success_count=-1 (all) or 1, each with failure_count=1")
+            return "", {}, False
+        if tag in _BTCPP_TO_DECORATOR:
+            return _BTCPP_TO_DECORATOR[tag], a, True
+        if tag == "RetryUntilSuccessful":
+            n = take_int("num_attempts", REQUIRED_INT)
+            if n is None:
+                return "", {}, False
+            if n == REQUIRED_INT:
+                self.add(el, file, "<RetryUntilSuccessful> needs num_attempts")
+                return "", {}, False
+            if n < 1:
+                self.add(el, file, f"<RetryUntilSuccessful num_attempts={n}>: endless retries have no py_trees equivalent",
+                         "give a number of attempts >= 1")
+                return "", {}, False
+            return "Retry", {"num_failures": n, **a}, True
+        if tag == "Repeat" and "num_cycles" in a:
+            n = take_int("num_cycles", -1)
+            return ("Repeat", {"num_success": n, **a}, True) if n is not None else ("", {}, False)
+        if tag == "Timeout" and "msec" in a:
+            ms = _msec(a.pop("msec"))
+            if ms is None:
+                self.add(el, file, "<Timeout> msec: expected a number of milliseconds")
+                return "", {}, False
+            return "Timeout", {"duration_s": ms / 1000.0, **a}, True
+        if tag == "Sleep":
+            ms = _msec(a.pop("msec", ""))
+            if ms is None:
+                self.add(el, file, "<Sleep> msec: expected a number of milliseconds")
+                return "", {}, False
+            return "Wait", {"duration_s": ms / 1000.0, **a}, True
+        if tag == "RunOnce":
+            skip = a.pop("then_skip", "true").strip().lower()
+            if skip not in ("false", "0"):
+                self.add(el, file, "<RunOnce then_skip=true> returns SKIPPED afterwards, which py_trees does not have",
+                         'use then_skip="false" (returns the first result again: OneShot on_completion)')
+                return "", {}, False
+            return "OneShot", {"policy": "on_completion", **a}, True
+        if tag == "AlwaysSuccess":
+            return "Success", a, True
+        if tag == "AlwaysFailure":
+            return "Failure", a, True
+        if tag == "SetBlackboard":
+            key = a.pop("output_key", None)
+            value = a.pop("value", None)
+            out: dict[str, Any] = dict(a)
+            if key is not None:
+                out["variable_name"] = key
+            if value is not None:
+                out["value"] = value
+            return "SetBlackboardVariable", out, True
+        return tag, a, True
+
+    def _value(self, el: XmlElement, file: str, raw: str, p: Optional[Param], port: str, scope: _Scope) -> Any:
+        """An attribute's text -> the value for the loader (blackboard pointers resolved through the scope)."""
+        loc = el.loc(file)
+        text = raw
+        if text.strip() == "{=}":
+            text = "{" + port + "}"
+        m = POINTER.match(text)
+        if m:
+            kind_, resolved = scope.resolve(m.group(1))
+            if kind_ == "lit":
+                return self._value(el, file, resolved, p, port, scope.parent or _Scope())
+            return "{" + resolved + "}"
+        structured = p is None or p.kind in ("pose", "any", "vector3", "float_list")
+        if not structured and text.strip().startswith("{") and "${" not in text:
+            try:
+                ok = bool(is_key(text.strip())) if is_key else False  # py_trees' own pointer syntax check
+            except ValueError:
+                ok = False
+            hint = "a blackboard key is letters, digits, _ / . - (e.g. {mug_pose}); {@key} is the root blackboard"
+            self.add(el, file, f"{port}={raw!r}: {'invalid key name in' if ok else 'malformed'} blackboard pointer", hint)
+            return raw
+        if "${" in text:
+            if p is not None and p.kind in ("vector3", "float_list", "pose", "any"):
+                return _locify(_yaml_or_raw(text), loc)
+            return text
+        return _locify(text_to_value(text, p), loc)
+
+    def _subtree(self, el: XmlElement, file: str, scope: _Scope, prefix: str, stack: list[str]) -> Optional[LocDict]:
+        attrs = dict(el.attrib)
+        sid = attrs.pop("ID")
+        if el.children:
+            self.add(el, file, f"<SubTree ID={sid!r}> must not have children")
+        if sid not in self.trees:
+            self.add(el, file, f"SubTree {sid!r}: no <BehaviorTree ID={sid!r}>", did_you_mean(sid, list(self.trees)))
+            return None
+        if sid in stack:
+            self.add(el, file, f"recursive SubTree: {' -> '.join(stack + [sid])}")
+            return None
+        name = attrs.pop("name", None)
+        auto = attrs.pop("_autoremap", "false").strip().lower() in ("true", "1")
+        for a in list(attrs):
+            if a.startswith("_"):
+                if a in PRE_POST_CONDITIONS:
+                    self.add(el, file, f"<SubTree>: attribute {a} (a BT.CPP script pre/post-condition) has no equivalent")
+                del attrs[a]
+        remap: dict[str, tuple[str, str]] = {}
+        for inner, value in attrs.items():
+            v = value.strip()
+            if v == "{=}":
+                v = "{" + inner + "}"
+            m = POINTER.match(v)
+            remap[inner] = scope.resolve(m.group(1)) if m else ("lit", value)
+        label = name if name is not None else sid
+        inner_scope = _Scope(ns=scope.ns + label + "/", remap=remap, autoremap=auto, parent=scope)
+        bt, bt_file = self.trees[sid]
+        node = self._tree_body(bt, bt_file, inner_scope, prefix + label + "/", stack + [sid])
+        if node is not None and name is not None:
+            kind = next(iter(node))
+            body = node[kind]
+            body["name"] = prefix + name  # the SubTree's name names its root, as an include's does
+            body.key_locs["name"] = body.value_locs["name"] = el.loc(file)
+        return node
+
+
+REQUIRED_INT = -(2**62)
+
+
+def _msec(raw: str) -> Optional[float]:
+    try:
+        v = float(raw.strip())
+    except ValueError:
+        return None
+    return v if math.isfinite(v) and v >= 0 else None
+
+
+def _yaml_or_raw(text: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def text_to_value(text: str, p: Optional[Param]) -> Any:
+    """Convert an attribute's text to a parameter value (the loader then validates it).
+
+    By kind: ``str``/``key`` verbatim; ``bool`` ``true``/``false`` (any case, or 1/0); ``int``
+    and ``float`` numbers, or the text (``"10 cm"`` quantities); lists and poses inline JSON/YAML
+    or BT.CPP's ``a;b;c``; ``choice`` verbatim when it is a choice; otherwise YAML.
+    """
+    if p is None:
+        return _yaml_or_raw(text) if text.strip()[:1] in "[{" else _scalar(text)
+    k = p.kind
+    if k in ("str", "key"):
+        return text
+    if k == "choice":
+        return text if text in (p.choices or ()) else _scalar(text)
+    if k == "bool":
+        low = text.strip().lower()
+        return {"true": True, "false": False, "1": True, "0": False}.get(low, text)
+    if k in ("int", "float"):
+        return _scalar(text)
+    if k in ("vector3", "float_list", "pose"):
+        s = text.strip()
+        if ";" in s and not s.startswith(("[", "{")):
+            try:
+                return [float(x) for x in s.split(";")]
+            except ValueError:
+                return text
+        return _yaml_or_raw(s)
+    return _scalar(text) if text.strip()[:1] not in "[{" else _yaml_or_raw(text)  # any
+
+
+def _scalar(text: str) -> Any:
+    s = text.strip()
+    if re.fullmatch(r"[-+]?\d+", s):
+        return int(s)
+    try:
+        v = float(s)
+        return v
+    except ValueError:
+        pass
+    low = s.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if s.startswith('"') and s.endswith('"') and len(s) >= 2:
+        try:
+            return json.loads(s)
+        except ValueError:
+            pass
+    return text
+
+
+def _declaration(kind: str) -> dict[str, Param]:
+    if kind in COMPOSITES:
+        return COMPOSITES[kind]
+    if kind in DECORATORS:
+        return DECORATORS[kind]
+    cls = registry.behaviours().get(kind)
+    return cls.all_params() if cls is not None else {}
+
+
+def xml_tree_document(xml_path: str, main_tree_id: Optional[str] = None) -> LocDict:
+    """The main tree of a BT.CPP XML file in the YAML node form, every value located in the XML.
+
+    Raises:
+        TreeLoadError: malformed XML or BT.CPP constructs without an equivalent (every one found,
+            each with ``FILE:LINE:COL``). Parameter problems are left to the loader.
+    """
+    importer = _Importer(xml_path, read_xml(xml_path), main_tree_id)
+    node = importer.tree()
+    if importer.problems or node is None:
+        raise TreeLoadError(importer.problems or [Problem(Loc(xml_path, 1, 1), "no tree found")])
+    return node
+
+
+def load_tree_from_xml(xml_path: str, overrides: Optional[list[str]] = None, main_tree_id: Optional[str] = None) -> TaskSpec:
+    """A task holding only the XML's tree (no scene): for conversion and validation."""
+    importer = _Importer(xml_path, read_xml(xml_path), main_tree_id)
+    node = importer.tree()
+    if importer.problems or node is None:
+        raise TreeLoadError(importer.problems or [Problem(Loc(xml_path, 1, 1), "no tree found")])
+    top = Loc(xml_path, 1, 1)
+    items: list[tuple[Any, Any, Loc]] = [("tree", node, node.loc)]
+    bt = importer.trees[importer.main_id][0] if importer.main_id else None
+    if importer.main_id:
+        items.append(("name", importer.main_id, top))
+    if bt is not None and bt.attrib.get("_description"):
+        items.append(("description", bt.attrib["_description"], bt.loc(xml_path)))
+    return load_task_data(_loc_dict(top, items), xml_path, overrides)
+
+
+def load_task_from_xml(xml_path: str, scene_task_yaml_path: str, overrides: Optional[list[str]] = None,
+                       main_tree_id: Optional[str] = None) -> TaskSpec:
+    """A task whose tree comes from BT.CPP XML and everything else from a YAML task file.
+
+    The YAML file (``ptm run FILE.xml --scene TASK.yaml``) gives ``name``, ``description``,
+    ``parameters`` (``${name}`` in XML attributes are substituted), ``scene``, ``blackboard``,
+    ``expect`` and ``variants``; its own ``tree`` (if any) is ignored. ``overrides`` work as for
+    YAML (``tree.NODE.PARAM=...`` addresses the XML's nodes by name).
+
+    Returns:
+        the validated task; ``task.file`` is ``xml_path``.
+
+    Raises:
+        TreeLoadError: XML problems with the XML's ``FILE:LINE:COL``, parameter problems located
+            in the XML, scene problems located in the YAML.
+    """
+    node = xml_tree_document(xml_path, main_tree_id)
+    scene_doc = locyaml.load(scene_task_yaml_path)
+    if not isinstance(scene_doc, dict):
+        raise TreeLoadError.single(getattr(scene_doc, "loc", Loc(scene_task_yaml_path, 1, 1)),
+                                   "the --scene file must be a task file (a mapping with scene:, blackboard:...)")
+    doc = _loc_dict(scene_doc.loc, [(k, v, scene_doc.key_loc(k)) for k, v in scene_doc.items() if k != "tree"])
+    doc.value_locs.update({k: scene_doc.value_loc(k) for k in doc})
+    doc["tree"] = node
+    doc.key_locs["tree"] = doc.value_locs["tree"] = node.loc
+    task = load_task_data(doc, scene_task_yaml_path, overrides)
+    task.file = xml_path
+    return task
+
+
+# ------------------------------------------------------------------------------------------------
+# export
+def _export_error(spec: NodeSpec, message: str, hint: str = "") -> TreeLoadError:
+    return TreeLoadError.single(spec.loc, f"cannot export {spec.type} to BehaviorTree.CPP: {message}", hint)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        try:
+            return bool(np.shape(a) == np.shape(b) and np.allclose(np.asarray(a, float), np.asarray(b, float), atol=1e-9))
+        except (TypeError, ValueError):
+            return False
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, float) or isinstance(b, float):
+        try:
+            return bool(math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=1e-12))
+        except (TypeError, ValueError):
+            return False
+    return type(a) is type(b) and a == b
+
+
+def _num(v: float) -> str:
+    if float(v).is_integer() and abs(v) < 1e15:
+        return str(int(v)) if isinstance(v, (int, np.integer)) else repr(float(v))
+    return repr(float(v))
+
+
+def _clean(x: float) -> float:
+    v = round(float(x), 12)
+    return 0.0 if v == 0 else v
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (np.floating, np.integer)):
+        return v.item()
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, BlackboardRef):
+        return str(v)
+    return v
+
+
+def value_to_text(value: Any, p: Param) -> str:
+    """A parameter value (as the loader coerced it) -> attribute text that imports back to it."""
+    if isinstance(value, BlackboardRef):
+        return str(value)
+    k = p.kind
+    if k == "key":
+        return "{" + str(value) + "}"
+    if k == "bool":
+        return "true" if value else "false"
+    if k == "int":
+        return str(int(value))
+    if k == "float":
+        return _num(value)
+    if k in ("str", "choice") and isinstance(value, str):
+        return value
+    if k == "pose":
+        from ..geometry.poses import pq_from_pose
+
+        pos, q = pq_from_pose(np.asarray(value, dtype=float))
+        return json.dumps({"position": [_clean(v) for v in pos], "orientation": [_clean(v) for v in q]})
+    if k in ("vector3", "float_list"):
+        return json.dumps([float(v) for v in value])
+    if isinstance(value, str):
+        return json.dumps(value) if _scalar(value) != value or value.strip()[:1] in "[{" else value
+    return json.dumps(_jsonable(value))
+
+
+def _attrs_for(spec: NodeSpec, decl: dict[str, Param], skip: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    if spec.name is not None:
+        out.append(("name", spec.name))
+    for key, p in decl.items():
+        if key in skip or key not in spec.params:
+            continue
+        v = spec.params[key]
+        if v is None or (not p.required and _same(v, p.default)):
+            continue
+        out.append((key, value_to_text(v, p)))
+    return out
+
+
+@dataclass
+class _Export:
+    custom: dict[str, tuple[str, dict[str, Param], str]] = field(default_factory=dict)  # ID -> (category, ports, doc)
+
+
+def _node_xml(spec: NodeSpec, ex: _Export, depth: int) -> list[str]:
+    pad = "  " * depth
+    t = spec.type
+    children: list[NodeSpec] = spec.children
+    if spec.category == "composite":
+        params = spec.params
+        if t == "Sequence":
+            tag = "Sequence" if params["memory"] else "ReactiveSequence"
+            attrs = _attrs_for(spec, COMPOSITES[t], skip=("memory",))
+        elif t == "Selector":
+            tag = "Fallback" if params["memory"] else "ReactiveFallback"
+            attrs = _attrs_for(spec, COMPOSITES[t], skip=("memory",))
+        else:
+            policy = params["policy"]
+            if policy == "success_on_selected":
+                raise _export_error(spec, "policy success_on_selected has no BT.CPP equivalent",
+                                    "use success_on_all or success_on_one")
+            if policy == "success_on_all" and not params.get("synchronise", True):
+                raise _export_error(spec, "synchronise: false (re-tick finished children) has no BT.CPP equivalent")
+            tag = "Parallel"
+            attrs = _attrs_for(spec, {}) + [("success_count", "-1" if policy == "success_on_all" else "1"),
+                                             ("failure_count", "1")]
+    elif spec.category == "decorator":
+        params = spec.params
+        if t in _DECORATOR_TO_BTCPP:
+            tag, attrs = _DECORATOR_TO_BTCPP[t], _attrs_for(spec, {})
+        elif t == "Retry":
+            tag, attrs = "RetryUntilSuccessful", _attrs_for(spec, {}) + [("num_attempts", str(params["num_failures"]))]
+        elif t == "Repeat":
+            tag, attrs = "Repeat", _attrs_for(spec, {}) + [("num_cycles", str(params["num_success"]))]
+        elif t == "Timeout":
+            ms = float(params["duration_s"]) * 1000.0
+            if abs(ms - round(ms)) > 1e-6:
+                raise _export_error(spec, f"duration_s {params['duration_s']:g} s is not a whole number of milliseconds",
+                                    "BT.CPP's Timeout takes msec (an integer)")
+            tag, attrs = "Timeout", _attrs_for(spec, {}) + [("msec", str(int(round(ms))))]
+        elif t == "OneShot" and params["policy"] == "on_completion":
+            tag, attrs = "RunOnce", _attrs_for(spec, {}) + [("then_skip", "false")]
+        else:
+            ex.custom[t] = ("Decorator", DECORATORS[t], _decorator_doc(t))
+            tag, attrs = t, _attrs_for(spec, DECORATORS[t])
+            if t == "Condition":
+                tag, attrs = "Decorator", [("ID", "Condition")] + attrs
+    else:
+        cls = registry.lookup(t)
+        decl = cls.all_params() if cls is not None else {}
+        if t == "Success":
+            tag, attrs = "AlwaysSuccess", _attrs_for(spec, {})
+        elif t == "Failure" and _same(spec.params.get("message"), decl["message"].default):
+            tag, attrs = "AlwaysFailure", _attrs_for(spec, {})
+        else:
+            ex.custom[t] = (_leaf_category(cls), decl, registry.describe(cls) if cls else "")
+            tag, attrs = t, _attrs_for(spec, decl)
+    head = pad + "<" + tag + "".join(f" {k}={quoteattr(v)}" for k, v in attrs)
+    if not children:
+        return [head + "/>"]
+    lines = [head + ">"]
+    for c in children:
+        lines += _node_xml(c, ex, depth + 1)
+    lines.append(f"{pad}</{tag}>")
+    return lines
+
+
+def _decorator_doc(t: str) -> str:
+    from ..trees.nodes import DECORATOR_DOCS
+
+    return DECORATOR_DOCS.get(t, "")
+
+
+def _leaf_category(cls: Any) -> str:
+    """``Condition`` for condition behaviours (``BTCPP_NODE_TYPE``, docstring "Condition: ...", or a
+    ``Check*`` name), else ``Action``."""
+    if cls is None:
+        return "Action"
+    explicit = getattr(cls, "BTCPP_NODE_TYPE", None)
+    if explicit in ("Action", "Condition"):
+        return explicit
+    doc = (cls.__doc__ or "").strip()
+    return "Condition" if doc.startswith("Condition") or cls.__name__.startswith("Check") else "Action"
+
+
+_PORT_TYPES = {"float": "double", "int": "int", "bool": "bool", "str": "std::string", "choice": "std::string",
+               "key": "std::string", "pose": "std::string", "vector3": "std::string", "float_list": "std::string",
+               "any": "std::string"}
+
+
+def tree_nodes_model(custom: dict[str, tuple[str, dict[str, Param], str]], indent: int = 1) -> list[str]:
+    """``<TreeNodesModel>`` lines declaring our node types and their ports (for Groot2).
+
+    ``key`` parameters (blackboard keys the node writes) are ``output_port``; the rest
+    ``input_port``, with ``type``, ``default`` and a description holding doc, unit and encoding.
+    """
+    pad = "  " * indent
+    lines = [pad + "<TreeNodesModel>"]
+    for node_id in sorted(custom):
+        category, ports, doc = custom[node_id]
+        if not ports:
+            lines.append(f"{pad}  <{category} ID={quoteattr(node_id)}/>")
+            continue
+        lines.append(f"{pad}  <{category} ID={quoteattr(node_id)}>")
+        for key, p in ports.items():
+            direction = "output_port" if p.kind == "key" else "input_port"
+            attrs = [("name", key), ("type", _PORT_TYPES[p.kind])]
+            if not p.required and p.default is not None:
+                attrs.append(("default", value_to_text(p.default, p)))
+            desc = p.doc or key
+            extra = []
+            if p.unit:
+                extra.append(f"unit {p.unit}")
+            if p.frame:
+                extra.append(f"{p.frame} frame")
+            if p.kind == "pose":
+                extra.append('JSON {"position": [x, y, z], "orientation": [w, x, y, z]}')
+            elif p.kind in ("vector3", "float_list"):
+                extra.append("JSON list")
+            elif p.kind == "choice":
+                extra.append("one of " + ", ".join(map(str, p.choices or ())))
+            if extra:
+                desc += " (" + "; ".join(extra) + ")"
+            lines.append(f"{pad}    <{direction}" + "".join(f" {k}={quoteattr(v)}" for k, v in attrs) +
+                         f">{_escape_text(desc)}</{direction}>")
+        lines.append(f"{pad}  </{category}>")
+    lines.append(pad + "</TreeNodesModel>")
+    return lines
+
+
+def _escape_text(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def tree_id(name: str) -> str:
+    """A BehaviorTree ID from a task name (letters, digits and _; not a built-in node name)."""
+    tid = re.sub(r"[^A-Za-z0-9_]", "_", name or "MainTree") or "MainTree"
+    if not tid[0].isalpha():
+        tid = "T_" + tid
+    return tid + "_tree" if tid in UNSUPPORTED or tid in ("Sequence", "Fallback", "Parallel", "SubTree") else tid
+
+
+def export_xml(task: TaskSpec | NodeSpec, tree_name: Optional[str] = None) -> str:
+    """BehaviorTree.CPP v4 XML of a validated task's tree (includes inlined; see the module table).
+
+    Raises:
+        TreeLoadError: a node with no BT.CPP equivalent, located at its YAML ``FILE:LINE:COL``.
+    """
+    root = task.tree if isinstance(task, TaskSpec) else task
+    name = tree_name or (task.name if isinstance(task, TaskSpec) else "MainTree")
+    tid = tree_id(name)
+    ex = _Export()
+    body = _node_xml(root, ex, 2)
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
+             f'<root BTCPP_format="4" main_tree_to_execute={quoteattr(tid)}>']
+    desc = task.description if isinstance(task, TaskSpec) else ""
+    bt_attrs = f" ID={quoteattr(tid)}" + (f" _description={quoteattr(desc.strip())}" if desc.strip() else "")
+    lines.append(f"  <BehaviorTree{bt_attrs}>")
+    lines += body
+    lines.append("  </BehaviorTree>")
+    lines.append("  <!-- Node types of py_trees_manipulation used above (ports: see 'ptm behaviours') -->")
+    lines += tree_nodes_model(ex.custom)
+    lines.append("</root>")
+    return "\n".join(lines) + "\n"
+
+
+def custom_node_types(xml_text: str) -> dict[str, tuple[str, list[str]]]:
+    """``{ID: (category, [port names])}`` from a file's ``<TreeNodesModel>`` (for checks and tests)."""
+    root = parse_xml(xml_text)
+    out: dict[str, tuple[str, list[str]]] = {}
+    for model in (c for c in root.children if c.tag == "TreeNodesModel"):
+        for n in model.children:
+            out[n.attrib["ID"]] = (n.tag, [p.attrib["name"] for p in n.children])
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# YAML output and comparison
+def node_to_yaml(spec: NodeSpec) -> dict[str, Any]:
+    """A validated node back in the YAML form (defaults omitted; poses as position + quaternion)."""
+    decl = _declaration(spec.type)
+    body: dict[str, Any] = {}
+    if spec.name is not None:
+        body["name"] = spec.name
+    for key, v in spec.params.items():
+        p = decl.get(key)
+        if p is None or v is None or (not p.required and _same(v, p.default)):
+            continue
+        if isinstance(v, BlackboardRef):
+            body[key] = str(v)
+        elif p.kind == "pose":
+            body[key] = json.loads(value_to_text(v, p))
+        else:
+            body[key] = _jsonable(v)
+    if spec.category == "composite":
+        body["children"] = [node_to_yaml(c) for c in spec.children]
+    elif spec.category == "decorator":
+        body["child"] = node_to_yaml(spec.children[0])
+    return {spec.type: body or None}
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _repr_dict(dumper: yaml.SafeDumper, data: dict[str, Any]) -> Any:
+    nested = any(isinstance(v, (dict, list)) and k in ("children", "child") for k, v in data.items())
+    return dumper.represent_mapping("tag:yaml.org,2002:map", data.items(), flow_style=False if nested else None)
+
+
+_Dumper.add_representer(dict, _repr_dict)
+
+
+def task_to_yaml(task: TaskSpec, source_note: str = "") -> str:
+    """YAML text of a task's tree (and name/description), e.g. the result of an XML import."""
+    doc: dict[str, Any] = {"name": task.name}
+    if task.description:
+        doc["description"] = task.description
+    doc["tree"] = node_to_yaml(task.tree)
+    head = f"# {source_note}\n" if source_note else ""
+    return head + yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=120, allow_unicode=True)
+
+
+def tree_differences(a: NodeSpec, b: NodeSpec, path: str = "") -> list[str]:
+    """Differences between two validated trees (type, category, name, parameters, children); [] if equal.
+
+    Parameters are compared as coerced values (poses with ``np.allclose(atol=1e-9)``).
+    """
+    here = path + "/" + (a.name or a.type)
+    out: list[str] = []
+    if (a.type, a.category) != (b.type, b.category):
+        return [f"{here}: {a.category} {a.type} vs {b.category} {b.type}"]
+    if a.name != b.name:
+        out.append(f"{here}: name {a.name!r} vs {b.name!r}")
+    for k in sorted(set(a.params) | set(b.params)):
+        va, vb = a.params.get(k), b.params.get(k)
+        if isinstance(va, BlackboardRef) or isinstance(vb, BlackboardRef):
+            same = va == vb
+        elif isinstance(va, np.ndarray) or isinstance(vb, np.ndarray):
+            same = va is not None and vb is not None and np.allclose(np.asarray(va, float), np.asarray(vb, float), atol=1e-9)
+        else:
+            same = _same(va, vb)
+        if not same:
+            out.append(f"{here}: {k} {va!r} vs {vb!r}")
+    if len(a.children) != len(b.children):
+        out.append(f"{here}: {len(a.children)} vs {len(b.children)} children")
+    for ca, cb in zip(a.children, b.children):
+        out += tree_differences(ca, cb, here)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# checking exported files with BehaviorTree.CPP itself
+def btcpp_check(xml_text: str) -> Any:
+    """Load ``xml_text`` with BehaviorTree.CPP's own XML parser (the ``behaviortreepy`` package).
+
+    Every node type declared in the file's ``<TreeNodesModel>`` is registered in a
+    ``BehaviorTreeFactory`` (Action/Condition/Decorator by its model category) and the tree is
+    created with ``create_tree_from_text``: BT.CPP then checks the file structure, node types,
+    child counts, BehaviorTree/SubTree IDs and the built-in nodes' ports (names and literal values,
+    e.g. ``Timeout msec``, ``Parallel success_count``, ``RunOnce then_skip``).
+
+    behaviortreepy 0.1.x registers Python nodes without ports, so BT.CPP would reject every port
+    attribute of our custom nodes; those attributes are first checked here against the model's
+    declared ports, with BT.CPP's own rule (a port attribute that is not a declared port is an
+    error; names starting with ``_`` and ``name`` are not ports), then removed before BT.CPP sees
+    the file.
+
+    Returns:
+        the created ``behaviortreepy.Tree``.
+
+    Raises:
+        ValueError: an attribute that is not a declared port, or BT.CPP's error text.
+        ImportError: behaviortreepy is not installed.
+    """
+    import xml.etree.ElementTree as ET
+
+    import behaviortreepy as bt
+
+    root = ET.fromstring(xml_text)
+    models: dict[str, tuple[str, set[str]]] = {}
+    for model in root.findall("TreeNodesModel"):
+        for n in model:
+            ports = {p.attrib["name"] for p in n if p.tag in ("input_port", "output_port", "inout_port")}
+            models[n.attrib["ID"]] = (n.tag, ports)
+    for tree in root.findall("BehaviorTree"):
+        for el in tree.iter():
+            node_id = el.attrib.get("ID") if el.tag in _EXPLICIT else el.tag
+            if node_id not in models:
+                continue
+            for a in list(el.attrib):
+                if a in ("name", "ID") or a.startswith("_"):
+                    continue
+                if a not in models[node_id][1]:
+                    raise ValueError(f"a port with name [{a}] is found in the XML (<{el.tag}>) but not in the "
+                                     f"<TreeNodesModel> ports of {node_id}")
+                del el.attrib[a]
+    factory = bt.BehaviorTreeFactory()
+    for node_id, (category, _) in models.items():
+        register = {"Action": factory.register_simple_action, "Condition": factory.register_simple_condition,
+                    "Decorator": factory.register_simple_decorator}.get(category)
+        if register is None:
+            raise ValueError(f"<TreeNodesModel> category {category!r} of {node_id} cannot be registered")
+        register(node_id, lambda *a: bt.NodeStatus.SUCCESS)
+    try:
+        return factory.create_tree_from_text(ET.tostring(root, encoding="unicode"))
+    except RuntimeError as e:
+        raise ValueError(str(e)) from None
