@@ -142,6 +142,7 @@ class ObjectSpec:
     restitution: Optional[float] = None
     contact_stiffness: Optional[float] = None
     contact_damping: Optional[float] = None
+    crush_force_n: Optional[float] = None
     color: Optional[tuple[float, float, float, float]] = None
     pose_noise: PoseNoiseSpec = PoseNoiseSpec()
     fixed: bool = False
@@ -229,6 +230,8 @@ SCENE_KEYS: dict[str, list[KeyDoc]] = {
         KeyDoc("restitution", "number", "URDF", "coefficient of restitution, 0 ... 1"),
         KeyDoc("contact_stiffness", "number", "rigid", "contact stiffness, N/m, > 0 (set with `contact_damping`)"),
         KeyDoc("contact_damping", "number", "rigid", "contact damping, N s/m, >= 0 (set with `contact_stiffness`)"),
+        KeyDoc("crush_force_n", "number", "none", "fragile object: a finger pressing on it with more than this "
+               "for 50 ms crushes it (metric `crushed`, see sim/tactile_sensor.py), N, > 0"),
         KeyDoc("color", "[r, g, b, a]", "URDF / grey", "RGBA colour, each 0 ... 1"),
         KeyDoc("fixed", "bool", "false", "fix the object's base in the world"),
     ],
@@ -544,6 +547,7 @@ def _parse_object(d: Any, path: PathT, seen: dict[str, PathT], base_dir: Optiona
         restitution=_number(d, "restitution", path, ge=0.0, le=1.0),
         contact_stiffness=_number(d, "contact_stiffness", path, gt=0.0, unit="N/m"),
         contact_damping=_number(d, "contact_damping", path, ge=0.0, unit="N s/m"),
+        crush_force_n=_number(d, "crush_force_n", path, gt=0.0, unit="N"),
         color=color, pose_noise=noise, fixed=fixed,
     )
 
