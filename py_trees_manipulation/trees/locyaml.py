@@ -96,7 +96,13 @@ def loads(text: str, file: str = "<string>") -> Any:
     if len(text.encode("utf-8", "replace")) > MAX_FILE_BYTES:
         raise TreeLoadError.single(Loc(file, 1, 1), f"file is larger than {MAX_FILE_BYTES // 1000} kB",
                                    "split it with include:")
-    loader = _make_loader(file)(text)
+    try:
+        loader = _make_loader(file)(text)  # the reader checks the characters here
+    except yaml.reader.ReaderError as e:
+        before = text[:max(e.position, 0)]
+        loc = Loc(file, before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1)
+        raise TreeLoadError.single(loc, f"character #x{e.character:04x} is not allowed in YAML",
+                                   "remove control characters from the file") from None
     try:
         data = loader.get_single_data()
     except yaml.MarkedYAMLError as e:
