@@ -25,7 +25,10 @@ What the extension does on every physics step (after ``stepSimulation``): one
 ``getContactPoints(bodyA=robot, linkIndexA=finger)`` per gripper link; contacts with the robot
 itself, other robots, fixtures and fixed (mass 0) objects are ignored; the force on the object is
 the *normal* force only, ``-normalForce * contactNormalOnB`` (friction would tilt the forces of a
-heavy object past the angle test, reference §3.3, issues #52 and #67). The criterion updates at
+heavy object past the angle test, reference §3.3, issues #52 and #67). The points of one finger on
+one object are summed into one sample per step; an arm's contacts with the object it already holds
+are not sampled (it cannot take it twice, and its release depends on the finger opening alone),
+which keeps the hook at about 15-35 us per step (``benchmarks/bench_grasp_fix.py``). The criterion updates at
 ``update_rate`` in simulation time and returns attach/detach events, which are applied at once:
 
 - **attach**: a ``JOINT_FIXED`` constraint from the palm link to the object's base, at the current
@@ -560,7 +563,7 @@ class GraspFix:
         return {"grasp_fix_attaches": n_att, "grasp_fix_detaches": len(self.history) - n_att}
 
     def telemetry(self) -> dict[str, dict[str, Any]]:
-        """``"grasp_fix/<arm>"``: ``held`` (object name or None), ``grip_count`` of the held object."""
+        """``"grasp_fix/<arm>"``: ``held`` (object name or None)."""
         out = {}
         for arm in self._arms:
             held = self.held_object(arm)
