@@ -206,8 +206,39 @@ def _ns(time_s: float) -> int:
     return max(0, int(round(float(time_s) * 1e9)))
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
 def _dumps(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    return _ENCODER.encode(obj).encode("utf-8")
+
+
+def _telemetry_json(head: dict[str, Any], values: Any) -> bytes:
+    """JSON of ``{**head, **values}``: plain values (floats, lists, dicts: what backends give) are
+    encoded as they are, anything else (numpy arrays and scalars, (4, 4) poses, enums, NaN)
+    through :func:`to_jsonable`."""
+    body = dict(head)
+    try:
+        body.update(values)
+        return _dumps_plain(body)
+    except (TypeError, ValueError):
+        body = dict(head)
+        body.update(to_jsonable(values))
+        return _dumps(body)
+
+
+def _refuse(obj: Any) -> Any:
+    raise TypeError(type(obj).__name__)
+
+
+_PLAIN_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False, default=_refuse)
+
+
+def _dumps_plain(obj: Any) -> bytes:
+    # numpy float64 subclasses float, so json writes it as a float; any other non-JSON type
+    # raises and the caller falls back to to_jsonable. (Only an Enum that subclasses str or int
+    # differs: json writes its value where to_jsonable writes its name.)
+    return _PLAIN_ENCODER.encode(obj).encode("utf-8")
 
 
 class _Sink:
@@ -324,18 +355,22 @@ class RunLogger:
             w = sink.writer
             self._write_events(run)
             if self.telemetry:
+                head = {"time_s": float(run.time_s), "tick": int(run.tick)}
                 for name, values in run.telemetry().items():
-                    body = {"time_s": float(run.time_s), "tick": int(run.tick)}
-                    body.update(to_jsonable(values))
                     chan = self._channels.get(TELEMETRY_PREFIX + name)
                     if chan is None:
+                        body = dict(head)
+                        body.update(to_jsonable(values))
                         chan = self._register(TELEMETRY_PREFIX + name, telemetry_schema(name, body))
-                    w.add_message(chan, t, _dumps(body), t)
+                        data = _dumps(body)
+                    else:
+                        data = _telemetry_json(head, values)
+                    w.add_message(chan, t, data, t)
             if self.snapshots:
                 if self._builder is None:
                     self._builder = shared_builder(run.tree)
-                snap = self._builder.build(tick=run.tick, timestamp=run.time_s)
-                w.add_message(self._channels[TOPIC_SNAPSHOT], t, _dumps(snap), t, sequence=int(run.tick))
+                data = self._builder.build_json(tick=run.tick, timestamp=run.time_s)
+                w.add_message(self._channels[TOPIC_SNAPSHOT], t, data, t, sequence=int(run.tick))
             now = time.monotonic()
             if now - self._last_flush >= self.flush_interval_s:
                 w.flush()

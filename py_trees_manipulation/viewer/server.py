@@ -91,7 +91,11 @@ class ViewerServer:
     # -- feeding ---------------------------------------------------------------------------
     def publish(self, snapshot: dict[str, Any]) -> int:
         """Add a snapshot (a JSON-able dict); returns its sequence number."""
-        data = json.dumps(snapshot, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        return self.publish_json(json.dumps(snapshot, separators=(",", ":"), allow_nan=False).encode("utf-8"))
+
+    def publish_json(self, data: bytes) -> int:
+        """Add a snapshot already encoded as compact JSON (``SnapshotBuilder.build_json``);
+        returns its sequence number."""
         with self._cond:
             self._snaps.append(data)
             if len(self._snaps) > self.history:
@@ -282,7 +286,7 @@ class LiveViewer:
             self._last_pub = now
             if self._builder is None:
                 self._builder = shared_builder(run.tree)
-            self.server.publish(self._builder.build(tick=run.tick, timestamp=run.time_s))
+            self.server.publish_json(self._builder.build_json(tick=run.tick, timestamp=run.time_s))
         except Exception as exc:  # noqa: BLE001
             self.errors.append(f"{type(exc).__name__}: {exc}")
 
@@ -293,7 +297,7 @@ class LiveViewer:
             self._events_seen = len(run.events)
             if self._builder is not None and self.min_period_s > 0 and run.tick > 0:
                 # the final state is shown even when throttling skipped the last tick
-                self.server.publish(self._builder.build(tick=run.tick, timestamp=run.time_s))
+                self.server.publish_json(self._builder.build_json(tick=run.tick, timestamp=run.time_s))
             self.server.end(summary)
         except Exception as exc:  # noqa: BLE001
             self.errors.append(f"{type(exc).__name__}: {exc}")

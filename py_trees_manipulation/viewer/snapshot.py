@@ -237,14 +237,6 @@ def _preorder(root: py_trees.behaviour.Behaviour) -> list[py_trees.behaviour.Beh
     return out
 
 
-def _client_map(root: py_trees.behaviour.Behaviour) -> dict[uuid.UUID, py_trees.behaviour.Behaviour]:
-    out = {}
-    for b in _preorder(root):
-        for client in b.blackboards:
-            out[client.id()] = b
-    return out
-
-
 def _access_of(client: py_trees.blackboard.Client) -> dict[str, str]:
     """{storage key: "r"/"w"/"x"} for one client (write wins over read, exclusive over write)."""
     remap = client.remappings
@@ -304,6 +296,16 @@ class SnapshotBuilder:
         self._last: Optional[dict[str, Any]] = None
         self._last_statuses: dict[str, str] = {}
         self._last_visited: list[str] = []
+        # caches behind build_json(): per behaviour (static part, status, feedback, visited, entry,
+        # JSON fragment); per blackboard key (value, fingerprint, (JSON value, text, their JSON))
+        self._dynamic: dict[str, tuple] = {}
+        self._values: dict[str, tuple] = {}
+        self._key_json: dict[str, bytes] = {}
+        self._owners_key: Optional[tuple] = None
+        self._owners_map: dict[uuid.UUID, py_trees.behaviour.Behaviour] = {}
+        self._last_json: Optional[bytes] = None
+        self._last_fragments: list[bytes] = []
+        self._last_values_json: list[tuple[bytes, bytes, bytes]] = []
 
     def _static_part(self, b: py_trees.behaviour.Behaviour) -> dict[str, Any]:
         child_ids = tuple(c.id for c in b.children)
@@ -326,6 +328,10 @@ class SnapshotBuilder:
             "parent": str(b.parent.id) if b.parent is not None else None,
             "parameters": behaviour_parameters(b),
             "access": access,
+            # derived once: what every snapshot of this behaviour repeats
+            "access_copy": dict(access),
+            "access_lines": [f"{a}: {k}" for k, a in sorted(access.items())],
+            "key_json": _json_bytes(str(b.id)),
         }
         self._static[b.id] = (child_ids, static)
         return static
@@ -339,7 +345,9 @@ class SnapshotBuilder:
 
         Returns:
             A JSON-serialisable dict (module docstring). Repeated calls with the same
-            ``(tick, timestamp)`` return the same object.
+            ``(tick, timestamp)`` return the same object. Treat it as read-only: parts that did not
+            change (a behaviour with the same status, feedback and visit, an unchanged blackboard
+            value) are the same objects in consecutive snapshots.
         """
         key = (tick, timestamp)
         if self._last is not None and key == self._last_key:
@@ -352,21 +360,31 @@ class SnapshotBuilder:
             visited_ids = [str(b.id) for b in nodes if b.status != py_trees.common.Status.INVALID]
         visited = set(visited_ids)
         behaviours: dict[str, Any] = {}
+        fragments: list[bytes] = []
         bb_behaviours: dict[str, dict[str, str]] = {}
         statuses: dict[str, str] = {}
+        dyn_cache = self._dynamic
         for b in nodes:
             st = self._static_part(b)
             bid = st["id"]
             status = b.status.value
             statuses[bid] = status
             feedback = b.feedback_message or ""
+            is_visited = bid in visited
+            if st["access"]:
+                bb_behaviours[bid] = st["access_copy"]
+            cached = dyn_cache.get(bid)
+            if (cached is not None and cached[0] is st and cached[1] == status and cached[2] == feedback
+                    and cached[3] == is_visited):
+                behaviours[bid] = cached[4]
+                fragments.append(cached[5])
+                continue
             data: dict[str, Any] = {"Class": st["class_name"], "Type": st["type"], "Feedback": feedback}
             if st["parameters"]:
                 data["Parameters"] = st["parameters"]
             if st["access"]:
-                data["Blackboard"] = [f"{a}: {k}" for k, a in sorted(st["access"].items())]
-                bb_behaviours[bid] = dict(st["access"])
-            behaviours[bid] = {
+                data["Blackboard"] = st["access_lines"]
+            entry = {
                 "id": bid,
                 "name": st["name"],
                 "status": status,
@@ -377,11 +395,15 @@ class SnapshotBuilder:
                 "type": st["type"],
                 "class_name": st["class_name"],
                 "parent": st["parent"],
-                "visited": bid in visited,
+                "visited": is_visited,
                 "is_active": status != "INVALID",
                 "parameters": st["parameters"],
             }
-        blackboard, activity_items = self._blackboard(root, bb_behaviours)
+            frag = st["key_json"] + b":" + _json_bytes(entry)
+            dyn_cache[bid] = (st, status, feedback, is_visited, entry, frag)
+            behaviours[bid] = entry
+            fragments.append(frag)
+        blackboard, activity_items = self._blackboard(nodes, bb_behaviours)
         changed = (
             statuses != self._last_statuses
             or visited_ids != self._last_visited
@@ -402,34 +424,101 @@ class SnapshotBuilder:
         self._last_statuses = statuses
         self._last_visited = visited_ids
         self._last_key, self._last = key, snap
+        self._last_json = None
+        self._last_fragments = fragments
         return snap
 
+    def build_json(self, tick: int = 0, timestamp: float = 0.0) -> bytes:
+        """``build(tick, timestamp)`` as compact UTF-8 JSON (``separators=(",", ":")``, no NaN).
+
+        Equal to ``json.dumps(build(...), separators=(",", ":"))`` once parsed, but made from the
+        cached JSON of every behaviour and blackboard value that did not change since the last
+        tick, so a quiet tick costs a fraction of a full encoding. Cached per tick like
+        :meth:`build`.
+
+        Raises:
+            ValueError: ``timestamp`` is not finite.
+        """
+        snap = self.build(tick=tick, timestamp=timestamp)
+        if self._last_json is not None:
+            return self._last_json
+        bb = snap["blackboard"]
+        values_json = self._last_values_json
+        parts = [
+            b'{"timestamp":', _json_bytes(snap["timestamp"]),
+            b',"tick":', b"%d" % snap["tick"],
+            b',"changed":"', snap["changed"].encode(), b'","root":', _json_bytes(snap["root"]),
+            b',"behaviours":{', b",".join(self._last_fragments),
+            b'},"visited_path":', _json_bytes(snap["visited_path"]),
+            b',"blackboard":{"behaviours":', _json_bytes(bb["behaviours"]),
+            b',"data":{', b",".join(kj + b":" + tj for kj, _, tj in values_json),
+            b'},"values":{', b",".join(kj + b":" + vj for kj, vj, _ in values_json),
+            b'},"clients":', _json_bytes(bb["clients"]),
+            b'},"activity":', _json_bytes(snap["activity"]),
+            b',"activity_items":', _json_bytes(snap["activity_items"]), b"}",
+        ]
+        self._last_json = b"".join(parts)
+        return self._last_json
+
+    def _value_entry(self, key: str, value: Any) -> tuple[Any, str, bytes, bytes]:
+        """``(JSON value, short text, JSON bytes of both)`` of one blackboard value, cached while the
+        value is the same immutable object or an ndarray with the same bytes."""
+        fp: Any
+        if value is None or isinstance(value, (bool, int, float, str, enum.Enum)):
+            fp = value
+        elif isinstance(value, np.ndarray) and value.size <= _MAX_ARRAY:
+            fp = (value.shape, value.dtype.str, value.tobytes())
+        else:
+            fp = _NO_CACHE
+        cached = self._values.get(key)
+        if fp is not _NO_CACHE and cached is not None and cached[0] is value and cached[1] == fp:
+            return cached[2]
+        if (fp is not _NO_CACHE and cached is not None and type(cached[0]) is np.ndarray
+                and type(value) is np.ndarray and cached[1] == fp):
+            self._values[key] = (value, fp, cached[2])  # a new array with the same content
+            return cached[2]
+        jv = to_jsonable(value)
+        text = _text_of_jsonable(jv)
+        entry = (jv, text, _json_bytes(jv), _json_bytes(text))
+        if fp is not _NO_CACHE:
+            self._values[key] = (value, fp, entry)
+        return entry
+
     def _blackboard(
-        self, root: py_trees.behaviour.Behaviour, bb_behaviours: dict[str, dict[str, str]]
+        self, nodes: list[py_trees.behaviour.Behaviour], bb_behaviours: dict[str, dict[str, str]]
     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        owners = _client_map(root)
+        owners = self._owners(nodes)
 
         def who(ids: set[uuid.UUID]) -> list[str]:
             names = {owners[i].name if i in owners else Blackboard.clients.get(i, str(i)) for i in ids}
             return sorted(names)
 
-        keys = sorted(set(Blackboard.storage) | set(Blackboard.metadata))
+        storage, metadata = Blackboard.storage, Blackboard.metadata
+        keys = sorted(set(storage) | set(metadata))
         data: dict[str, str] = {}
         values: dict[str, Any] = {}
         clients: dict[str, dict[str, list[str]]] = {}
+        values_json: list[tuple[bytes, bytes, bytes]] = []
+        key_json = self._key_json
         for key in keys:
-            if key in Blackboard.storage:
-                jv = to_jsonable(Blackboard.storage[key])
-                values[key] = jv
-                data[key] = _text_of_jsonable(jv)
+            kj = key_json.get(key)
+            if kj is None:
+                kj = key_json[key] = _json_bytes(key)
+            if key in storage:
+                jv, text, vj, tj = self._value_entry(key, storage[key])
             else:
-                values[key] = None
-                data[key] = "-"
-            meta = Blackboard.metadata.get(key)
+                jv, text, vj, tj = None, "-", b"null", b'"-"'
+            values[key] = jv
+            data[key] = text
+            values_json.append((kj, vj, tj))
+            meta = metadata.get(key)
             if meta is not None:
                 clients[key] = {"read": who(meta.read), "write": who(meta.write), "exclusive": who(meta.exclusive)}
             else:
                 clients[key] = {"read": [], "write": [], "exclusive": []}
+        for gone in set(self._values) - set(storage):
+            del self._values[gone]
+        self._last_values_json = values_json
         items: list[dict[str, Any]] = []
         stream = Blackboard.activity_stream
         if self.activity and stream is not None:
@@ -447,6 +536,26 @@ class SnapshotBuilder:
                 )
             stream.clear()
         return {"behaviours": bb_behaviours, "data": data, "values": values, "clients": clients}, items
+
+    def _owners(self, nodes: list[py_trees.behaviour.Behaviour]) -> dict[uuid.UUID, py_trees.behaviour.Behaviour]:
+        """Blackboard client id -> behaviour, cached while the tree and its clients stay the same."""
+        key = tuple((id(b), len(b.blackboards)) for b in nodes)
+        if key != self._owners_key:
+            self._owners_key = key
+            self._owners_map = {client.id(): b for b in nodes for client in b.blackboards}
+        return self._owners_map
+
+
+_NO_CACHE = object()
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
+def _json_bytes(obj: Any) -> bytes:
+    """Compact strict JSON (``allow_nan=False``), UTF-8 (one shared encoder: ``json.dumps`` with
+    options builds a new one per call)."""
+    return _ENCODER.encode(obj).encode("utf-8")
 
 
 _BUILDERS: "weakref.WeakKeyDictionary[Any, SnapshotBuilder]" = weakref.WeakKeyDictionary()

@@ -169,3 +169,19 @@ def test_observer_errors_do_not_raise(tmp_path):
     assert logger.errors == ["OSError: sensor gone"]
     log = read_run_log(tmp_path / "run.mcap")
     assert log.complete and log.summary["ticks"] == 3 and log.snapshots == []
+
+
+def test_telemetry_values_that_json_cannot_take_are_converted(tmp_path):
+    """Plain values are written as they are; numpy scalars and arrays, NaN and poses go through
+    to_jsonable (NaN -> null, (4, 4) -> position + (w, x, y, z))."""
+    class Odd(demo.FakeBackend):
+        def telemetry(self):
+            k = round(self.now() / self.dt)
+            return {"odd/x": {"n": np.int64(k), "f": np.float32(0.5) if k != 2 else float("nan"),
+                              "v": np.arange(3.0) * k, "ok": [0.25, k]}}
+    demo.run_loop(demo.demo_tree(), Odd(), [RunLogger(tmp_path / "run.mcap")], 3)
+    log = read_run_log(tmp_path / "run.mcap")
+    got = [{k: s[k] for k in ("n", "f", "v", "ok")} for s in log.telemetry["odd/x"]]
+    assert got == [{"n": 1, "f": 0.5, "v": [0.0, 1.0, 2.0], "ok": [0.25, 1]},
+                   {"n": 2, "f": None, "v": [0.0, 2.0, 4.0], "ok": [0.25, 2]},
+                   {"n": 3, "f": 0.5, "v": [0.0, 3.0, 6.0], "ok": [0.25, 3]}]

@@ -141,3 +141,34 @@ def test_to_jsonable():
     assert to_jsonable(Cmd(0.08, 10.0)) == {"position": 0.08, "max_effort": 10.0}
     assert to_jsonable({1: (2, 3)}) == {"1": [2, 3]}
     assert to_jsonable(object()).startswith("<object object")
+
+
+def test_build_json_equals_the_snapshot_and_follows_value_changes():
+    """build_json reuses cached JSON of unchanged behaviours and values: it must still be exact."""
+    tree = demo.demo_tree(wait_ticks=2)
+    builder = SnapshotBuilder(tree)
+    bb = py_trees.blackboard.Client(name="test")
+    bb.register_key("/arr", access=py_trees.common.Access.WRITE)
+    bb.register_key("/pose", access=py_trees.common.Access.WRITE)
+    arr = np.array([1.0, 2.0, 3.0])
+    bb.set("/arr", arr)
+    bb.set("/pose", pose_from_xyz_rpy([0.5, 0.0, 0.6]))
+    seen = []
+    for i in range(1, 7):
+        if i == 4:
+            arr[1] = 20.0  # mutated in place: same object, new content
+        if i == 5:
+            bb.set("/pose", pose_from_xyz_rpy([0.5, 0.0, 0.7]))
+        tree.tick()
+        raw = builder.build_json(tick=i, timestamp=i / 30.0)
+        assert raw is builder.build_json(tick=i, timestamp=i / 30.0)  # cached per tick
+        snap = builder.build(tick=i, timestamp=i / 30.0)
+        assert json.loads(raw) == json.loads(json.dumps(snap, allow_nan=False))
+        seen.append(json.loads(raw))
+    assert [s["blackboard"]["values"]["/arr"] for s in seen] == [[1.0, 2.0, 3.0]] * 3 + [[1.0, 20.0, 3.0]] * 3
+    assert [s["blackboard"]["values"]["/pose"]["position"][2] for s in seen] == [0.6] * 4 + [0.7] * 2
+    assert seen[3]["blackboard"]["data"]["/arr"] == "[1.0,20.0,3.0]"
+    # the writer's feedback and status follow the ticks (2 RUNNING ticks, then SUCCESS)
+    plan = [next(b for b in s["behaviours"].values() if b["name"] == "Plan Grasp") for s in seen]
+    assert [p["status"] for p in plan] == ["RUNNING", "RUNNING", "SUCCESS", "SUCCESS", "SUCCESS", "SUCCESS"]
+    assert [p["details"] for p in plan[:3]] == ["waiting 1/2", "waiting 2/2", "wrote /grasp_width_m"]
