@@ -27,7 +27,7 @@ COMMAND_MODULES: list[str] = [
     "py_trees_manipulation.interop.cli",
 ]
 #: modules adding ``ptm run`` flags and observers
-RUN_EXTENSIONS: list[str] = ["py_trees_manipulation.viewer.cli"]
+RUN_EXTENSIONS: list[str] = ["py_trees_manipulation.viewer.cli", "py_trees_manipulation.hardware.cli"]
 
 
 def _optional_modules(names: list[str]) -> list[Any]:

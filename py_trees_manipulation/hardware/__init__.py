@@ -1,0 +1,86 @@
+"""Hardware backend: run task trees on a ROS robot over rosbridge, and a robot stand-in to test it.
+
+- :mod:`.robotfile`: the YAML robot file (host, port, timeouts, ROS names per arm and gripper).
+- :mod:`.rosbridge`: :class:`~.rosbridge.HardwareBackend` (roslibpy client; ROS 1 actionlib).
+- :mod:`.robot_server`: :class:`~.robot_server.RobotStandIn` (``ptm serve``): the simulator behind
+  a rosbridge v2 websocket with PR2 gripper sensor action names.
+- :mod:`.convert`: message translation both ends share.
+
+``ptm run TASK --backend hardware --robot ROBOT.yaml`` calls :func:`make_hardware_backend`, which
+refuses (ValueError, exit code 2) a tree that needs a sim-only behaviour or an action the robot file
+does not offer, before connecting. See docs/hardware.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .robotfile import RobotConfig, RobotFileError, load_robot_file
+
+
+class TreeRefused(ValueError):
+    """The tree cannot run on this robot (sim-only behaviour, or an action the robot does not offer)."""
+
+
+def check_tree(task: Any, cfg: RobotConfig) -> None:
+    """Refuse ``task`` before it starts if it cannot run on the robot described by ``cfg``.
+
+    Raises:
+        TreeRefused: naming every offending node (type, name, file:line) and why.
+    """
+    from ..behaviors import registry
+
+    offered = cfg.offered()
+    problems: list[str] = []
+    for node in task.tree.walk():
+        if node.category != "behaviour":
+            continue
+        cls = registry.lookup(node.type)
+        if cls is None:
+            continue
+        label = f"{node.type} '{node.name or node.type}' ({node.loc})"
+        if getattr(cls, "SIM_ONLY", False):
+            problems.append(f"{label} is sim-only (it needs simulator ground truth)")
+            continue
+        action = getattr(cls, "ACTION", "")
+        res_kind = getattr(cls, "RESOURCE", None)
+        if not action or res_kind not in ("arm", "gripper"):
+            continue
+        resources = offered[res_kind]
+        wanted = node.params.get(res_kind)
+        if isinstance(wanted, str) and wanted in resources:
+            names = [wanted]
+        elif isinstance(wanted, str) and not wanted.startswith("{"):
+            problems.append(f"{label} uses {res_kind} {wanted!r}, which the robot file does not name "
+                            f"(it has {sorted(resources)})")
+            continue
+        else:
+            names = list(resources)[:1]
+        if not names:
+            problems.append(f"{label} needs a {res_kind}; the robot file has none")
+        elif action not in resources[names[0]]:
+            problems.append(f"{label} needs action {action!r} on {res_kind} {names[0]!r}, which the robot file "
+                            f"{cfg.file} does not offer (it offers {sorted(resources[names[0]])})")
+    if problems:
+        raise TreeRefused(f"{task.file}: cannot run on the hardware backend:\n  " + "\n  ".join(problems))
+
+
+def make_hardware_backend(task: Any, options: Any) -> Any:
+    """The hardware backend for ``ptm run --backend hardware --robot ROBOT.yaml``.
+
+    Raises:
+        ValueError: no ``--robot``; :class:`RobotFileError` (invalid robot file);
+            :class:`TreeRefused` (checked before connecting);
+            :class:`~.rosbridge.HardwareConnectionError` (rosbridge unreachable, servers silent).
+    """
+    path = getattr(options, "robot", None)
+    if not path:
+        raise ValueError("--backend hardware needs --robot ROBOT.yaml (see examples/robots/standin.yaml)")
+    cfg = load_robot_file(path)
+    check_tree(task, cfg)
+    from .rosbridge import HardwareBackend
+
+    return HardwareBackend(cfg)
+
+
+__all__ = ["check_tree", "make_hardware_backend", "RobotConfig", "RobotFileError", "TreeRefused", "load_robot_file"]

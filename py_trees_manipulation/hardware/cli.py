@@ -1,0 +1,92 @@
+"""``ptm`` hooks of the hardware backend: ``ptm serve`` (the robot stand-in) and ``ptm run --robot``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("hardware backend")
+    g.add_argument("--robot", metavar="ROBOT.yaml", default=None,
+                   help="robot file for --backend hardware (rosbridge host/port, action and topic names)")
+
+
+def run_observers(args: argparse.Namespace, task: Any = None) -> list[Any]:
+    """No observers; checks that --robot goes with --backend hardware.
+
+    Raises:
+        ValueError: --robot without --backend hardware, or hardware without --robot.
+    """
+    if getattr(args, "robot", None) and args.backend != "hardware":
+        raise ValueError("--robot is for --backend hardware")
+    if args.backend == "hardware" and not getattr(args, "robot", None):
+        raise ValueError("--backend hardware needs --robot ROBOT.yaml (see examples/robots/standin.yaml)")
+    return []
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from ..trees.errors import TreeLoadError
+    from .robot_server import RobotStandIn, load_scene
+
+    if args.backend != "sim":
+        print("ptm: serve only stands in with --backend sim", file=sys.stderr)
+        return 2
+    if args.rate <= 0:
+        print("ptm: --rate must be > 0", file=sys.stderr)
+        return 2
+    faults: dict[str, set[str]] = {}
+    for f in args.fault:
+        kind, _, action = f.partition(":")
+        if kind not in ("reject", "malformed") or not action:
+            print(f"ptm: --fault {f!r}: use reject:ACTION or malformed:ACTION", file=sys.stderr)
+            return 2
+        faults.setdefault(kind, set()).add(action)
+    try:
+        scene, base = load_scene(args.scene)
+        from ..sim import SimBackend
+
+        sim = SimBackend(scene, seed=args.seed, base_dir=base)
+    except TreeLoadError as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    except ValueError as e:
+        print(f"ptm: {e}", file=sys.stderr)
+        return 2
+    server = RobotStandIn(sim, host=args.host, port=args.port, rate=args.rate, faults=faults, verbose=args.verbose)
+    try:
+        server.start()
+    except OSError as e:
+        print(f"ptm: {e}", file=sys.stderr)
+        sim.close()
+        return 2
+    print(f"ptm serve: rosbridge v2 on {server.url} (sim at {args.rate:g}x real time); actions: "
+          + ", ".join(sorted(server.servers)), flush=True)
+    try:
+        server.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("serve", help="serve the simulated robot over rosbridge (a stand-in for a real robot)",
+                       description="Expose the simulated robot of a task or scene file over the rosbridge v2 "
+                                   "protocol (websocket), with PR2 gripper sensor action names, FollowJointTrajectory "
+                                   "and Cartesian arm actions, joint states and object pose topics. Ctrl-C to stop.",
+                       epilog="Example: ptm serve --backend sim --scene examples/pick_and_lift.yaml --port 9090 &\n"
+                              "         ptm run examples/pick_and_lift.yaml --backend hardware --robot examples/robots/standin.yaml",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--backend", default="sim", choices=["sim"], help="what stands in for the robot (sim)")
+    p.add_argument("--scene", required=True, metavar="FILE", help="task file (its scene:) or scene file")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=9090, help="port (default 9090; 0: a free one, printed)")
+    p.add_argument("--rate", type=float, default=1.0, help="sim seconds per wall second (default 1: real time)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (overrides scene.seed)")
+    p.add_argument("--fault", action="append", default=[], metavar="KIND:ACTION",
+                   help="inject a fault for tests: reject:ACTION (reject its goals), malformed:ACTION (malformed results)")
+    p.add_argument("-v", "--verbose", action="store_true", help="print every goal served")
+    p.set_defaults(func=cmd_serve)

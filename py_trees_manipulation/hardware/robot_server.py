@@ -1,0 +1,467 @@
+"""Robot stand-in: the simulated robot served over the rosbridge v2 protocol (``ptm serve``).
+
+A websocket server (the ``websockets`` package, asyncio, in its own thread) speaks the server side
+of the rosbridge v2 ops a ROS 1 client needs: ``advertise``/``unadvertise`` (accepted),
+``subscribe``/``unsubscribe``, ``publish`` (client -> server, and server -> client for
+subscriptions) and ``call_service``/``service_response``. On top of those it runs ROS 1 actionlib
+servers over topics, as ``roslibpy.ros1.actionlib`` (and our :mod:`.rosbridge` client) expect:
+``<ns>/goal`` and ``<ns>/cancel`` in, ``<ns>/status`` (5 Hz and on every change, and at once to a
+new subscriber), ``<ns>/feedback`` and ``<ns>/result`` out.
+
+Names (robot ``i`` of the scene gets side ``r``, then ``l``, then ``robot<i>``):
+
+==============================================  ==============================================  =====================
+ROS name                                        type                                            sim action
+==============================================  ==============================================  =====================
+``/<s>_gripper_sensor_controller/gripper_action``  ``pr2_controllers_msgs/Pr2GripperCommandAction``   ``gripper_action``
+``/<s>_gripper_sensor_controller/find_contact``    ``pr2_gripper_sensor_msgs/PR2GripperFindContactAction``  ``find_contact`` (and
+                                                                                                force_servo, slip_servo,
+                                                                                                grab, release,
+                                                                                                event_detector alike)
+``/<s>_arm_controller/follow_joint_trajectory``  ``control_msgs/FollowJointTrajectoryAction``    ``move_joints``
+``/<s>_arm_controller/move_to_pose``             ``ptm_msgs/MoveToPoseAction``                   ``move_to_pose``
+``/<s>_arm_controller/move_cartesian``           ``ptm_msgs/MoveCartesianAction``                ``move_cartesian``
+``/joint_states``                                ``sensor_msgs/JointState``                      arm joints and
+                                                                                                ``<s>_gripper_joint`` (gap, m)
+``/<s>_arm_controller/tcp_pose``                 ``geometry_msgs/PoseStamped``                   TCP pose
+``/objects/<name>/pose``                         ``geometry_msgs/PoseStamped``                   object poses
+``/ptm/metrics`` (service)                       ``std_srvs/Trigger``                            ``SimBackend.metrics()`` as JSON
+==============================================  ==============================================  =====================
+
+Only the actions the sim resources offer are served (the gripper sensor actions appear when the
+sim gripper has them). FollowJointTrajectory goals are executed as the sim's ``move_joints`` to
+the last point, with the velocity scaling that takes the trajectory's duration.
+
+The simulator runs in the server's own thread, at ``rate`` times real time (every sim call
+happens on that thread: PyBullet is not thread-safe). Fault injection for tests: ``faults`` maps
+``"reject"`` / ``"malformed"`` to action names whose goals are rejected / whose results are sent
+malformed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import queue
+import sys
+import threading
+import time
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ..msgs.actions import GoalHandle, GoalStatus
+from ..msgs.motion import MotionFeedback, MoveJointsGoal
+from . import convert as cv
+
+STATUS_PERIOD_S = 0.2
+KEEP_FINISHED_S = 2.0
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+class _Conn:
+    def __init__(self, ws: Any, loop: asyncio.AbstractEventLoop):
+        self.ws = ws
+        self.loop = loop
+        self.out: asyncio.Queue = asyncio.Queue()
+
+
+class _ServedGoal:
+    def __init__(self, goal_id: dict, handle: Optional[GoalHandle]):
+        self.goal_id = goal_id
+        self.handle = handle
+        self.status = GoalStatus.PENDING
+        self.text = ""
+        self.feedback: Any = None
+        self.finished_at: Optional[float] = None
+
+
+class _ActionServer:
+    """One ROS 1 actionlib server over rosbridge topics, backed by a sim resource action."""
+
+    def __init__(self, server: "RobotStandIn", ns: str, ros_type: str, resource: Any, action: str,
+                 goal_from_ros: Callable[[Any], Any], feedback_to_ros: Callable[[Any], Any],
+                 result_to_ros: Callable[[Any, str, int], Any]):
+        self.server, self.ns, self.type, self.resource, self.action = server, ns, ros_type, resource, action
+        self.goal_from_ros, self.feedback_to_ros, self.result_to_ros = goal_from_ros, feedback_to_ros, result_to_ros
+        self.goals: dict[str, _ServedGoal] = {}
+        self.last_status_wall = 0.0
+
+    def status_msg(self) -> dict:
+        return {"header": {"seq": 0, "stamp": cv.time_to_ros(time.time()), "frame_id": ""},
+                "status_list": [{"goal_id": g.goal_id, "status": int(g.status), "text": g.text}
+                                for g in self.goals.values()]}
+
+    def publish_status(self) -> None:
+        self.last_status_wall = time.monotonic()
+        self.server.publish(self.ns + "/status", self.status_msg())
+
+    def on_goal(self, msg: Any) -> None:
+        try:
+            goal_id = msg["goal_id"]
+            gid = str(goal_id["id"])
+            ros_goal = msg["goal"]
+        except (KeyError, TypeError):
+            self.server.log(f"malformed goal on {self.ns}/goal ignored")
+            return
+        self.server.log(f"goal {self.ns} {gid}")
+        sg = _ServedGoal(goal_id, None)
+        self.goals[gid] = sg
+        if self.action in self.server.faults.get("reject", ()):
+            self._finish(sg, GoalStatus.REJECTED, None, f"{self.ns} rejects every goal (fault injected by ptm serve)")
+            return
+        try:
+            goal = self.goal_from_ros(ros_goal)
+        except (ValueError, TypeError, KeyError) as e:
+            self._finish(sg, GoalStatus.REJECTED, None, f"invalid goal: {e}")
+            return
+        sg.handle = self.resource.send_goal(self.action, goal)
+        self.update()
+
+    def on_cancel(self, msg: Any) -> None:
+        gid = msg.get("id", "") if isinstance(msg, dict) else ""
+        for key, sg in self.goals.items():
+            if (not gid or key == gid) and sg.handle is not None and not sg.handle.done:
+                sg.handle.cancel()
+        self.update()
+
+    def _finish(self, sg: _ServedGoal, status: GoalStatus, result: Any, text: str) -> None:
+        sg.status, sg.text = status, text
+        sg.finished_at = time.monotonic()
+        if self.action in self.server.faults.get("malformed", ()):
+            res: Any = {"malformed": True}
+        else:
+            res = self.result_to_ros(result, text, int(status))
+        self.publish_status()
+        self.server.publish(self.ns + "/result", {
+            "header": {"seq": 0, "stamp": cv.time_to_ros(time.time()), "frame_id": ""},
+            "status": {"goal_id": sg.goal_id, "status": int(status), "text": text}, "result": res})
+
+    def update(self) -> None:
+        changed = False
+        now = time.monotonic()
+        for gid, sg in list(self.goals.items()):
+            h = sg.handle
+            if sg.finished_at is not None:
+                if now - sg.finished_at > KEEP_FINISHED_S:
+                    del self.goals[gid]
+                    changed = True
+                continue
+            if h is None:
+                continue
+            if h.done:
+                self._finish(sg, h.status, h.result, h.text)
+                continue
+            if h.status != sg.status:
+                sg.status = h.status
+                changed = True
+            if h.feedback is not None and h.feedback is not sg.feedback:
+                sg.feedback = h.feedback
+                self.server.publish(self.ns + "/feedback", {
+                    "header": {"seq": 0, "stamp": cv.time_to_ros(time.time()), "frame_id": ""},
+                    "status": {"goal_id": sg.goal_id, "status": int(sg.status), "text": ""},
+                    "feedback": self.feedback_to_ros(h.feedback)})
+        if changed or now - self.last_status_wall > STATUS_PERIOD_S:
+            self.publish_status()
+
+
+class RobotStandIn:
+    """The simulated robot behind a rosbridge v2 websocket.
+
+    Args:
+        backend: a :class:`~py_trees_manipulation.sim.SimBackend` (built on any thread; from
+            :meth:`start` on it is used only by the server's sim thread).
+        host, port: where to listen; port 0 picks a free one (see :attr:`port` after start).
+        rate: sim seconds per wall second (1.0: real time).
+        publish_hz: joint states, TCP and object poses per wall second.
+        faults: ``{"reject": {action, ...}, "malformed": {action, ...}}`` (tests).
+        verbose: print served goals to stdout (``goal <ns> <id>``), flushed.
+    """
+
+    def __init__(self, backend: Any, host: str = "127.0.0.1", port: int = 9090, rate: float = 1.0,
+                 publish_hz: float = 30.0, faults: Optional[dict[str, set[str]]] = None, verbose: bool = False):
+        if rate <= 0:
+            raise ValueError(f"rate must be > 0, got {rate}")
+        self.sim = backend
+        self.host, self.port, self.rate, self.publish_hz = host, port, float(rate), float(publish_hz)
+        self.faults = {k: set(v) for k, v in (faults or {}).items()}
+        self.verbose = verbose
+        self._subs: dict[str, set[_Conn]] = {}
+        self._lock = threading.Lock()
+        self._inbox: "queue.Queue[tuple]" = queue.Queue()
+        self._running = threading.Event()
+        self._ready = threading.Event()
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._threads: list[threading.Thread] = []
+        self._error: Optional[BaseException] = None
+        self.servers: dict[str, _ActionServer] = {}
+        self.topics: dict[str, str] = {}
+        self._gap_joints: dict[str, str] = {}
+        self._tcp_topics: dict[str, str] = {}
+        self._build()
+
+    # ---- names -------------------------------------------------------------------------------------
+    def _build(self) -> None:
+        sim = self.sim
+        for i, name in enumerate(sim.arms):
+            side = ("r", "l")[i] if i < 2 else f"robot{i}"
+            arm = sim.arms[name]
+            arm_ns = f"/{side}_arm_controller"
+            vlim = np.asarray(arm.robot.velocity_limits, float)
+            names = list(arm.joint_names)
+
+            def fjt_goal(msg: Any, arm: Any = arm, names: list = names, vlim: np.ndarray = vlim) -> MoveJointsGoal:
+                q1, T = cv.follow_joint_trajectory_from_ros(msg, names)
+                q0 = arm.joint_positions()
+                return MoveJointsGoal(positions=q1, velocity_scaling=cv.scaling_for_duration(q0, q1, vlim, T))
+
+            def fjt_feedback(fb: Any, arm: Any = arm, names: list = names) -> dict:
+                q = arm.joint_positions()
+                goal = None
+                for s in self.servers.values():
+                    if s.resource is arm and s.action == "move_joints":
+                        goal = next((g.handle.goal for g in s.goals.values() if g.handle is not None and not g.handle.done), None)
+                desired = list(goal.positions) if goal is not None else q
+                return cv.fjt_feedback_to_ros(names, q, desired)
+
+            def fjt_result(result: Any, text: str, status: int) -> dict:
+                return {"error_code": 0 if status == GoalStatus.SUCCEEDED else -5, "error_string": text}
+
+            for action in arm.actions:
+                if action == "move_joints":
+                    self._add(f"{arm_ns}/follow_joint_trajectory", cv.DEFAULT_ACTION_TYPES[action], arm, action,
+                              fjt_goal, fjt_feedback, fjt_result)
+                elif action in ("move_to_pose", "move_cartesian"):
+                    self._add(f"{arm_ns}/{action}", cv.DEFAULT_ACTION_TYPES[action], arm, action,
+                              lambda m, a=action: cv.cartesian_goal_from_ros(a, m),
+                              lambda fb: cv.motion_feedback_to_ros(fb) if isinstance(fb, MotionFeedback) else
+                              {"pose": cv.pose_stamped_to_ros(np.eye(4)), "distance": 0.0, "progress": 0.0},
+                              lambda r, text, st: cv.motion_result_to_ros(r, text))
+            self._tcp_topics[name] = f"{arm_ns}/tcp_pose"
+            self.topics[f"{arm_ns}/tcp_pose"] = "geometry_msgs/PoseStamped"
+        for i, name in enumerate(sim.grippers):
+            side = ("r", "l")[i] if i < 2 else f"robot{i}"
+            g = sim.grippers[name]
+            ns = f"/{side}_gripper_sensor_controller"
+            for action in g.actions:
+                if action in cv.GRIPPER_ACTIONS:
+                    self._add(f"{ns}/{action}", cv.DEFAULT_ACTION_TYPES[action], g, action,
+                              lambda m, a=action: cv.gripper_goal_from_ros(a, m),
+                              lambda fb, a=action: cv.gripper_data_to_ros(a, fb),
+                              lambda r, text, st, a=action: cv.gripper_data_to_ros(a, r))
+            self._gap_joints[name] = f"{side}_gripper_joint"
+        self.topics["/joint_states"] = "sensor_msgs/JointState"
+        for obj in sim.world.object_names():
+            self.topics[f"/objects/{obj}/pose"] = "geometry_msgs/PoseStamped"
+
+    def _add(self, ns: str, ros_type: str, resource: Any, action: str, *fns: Callable) -> None:
+        self.servers[ns] = _ActionServer(self, ns, ros_type, resource, action, *fns)
+
+    # ---- outgoing ----------------------------------------------------------------------------------
+    def log(self, text: str) -> None:
+        if self.verbose:
+            print(text, flush=True)
+
+    def _send(self, conn: _Conn, msg: dict) -> None:
+        text = json.dumps(msg)
+        try:
+            conn.loop.call_soon_threadsafe(conn.out.put_nowait, text)
+        except RuntimeError:  # loop closed
+            pass
+
+    def publish(self, topic: str, msg: dict, only: Optional[_Conn] = None) -> None:
+        with self._lock:
+            conns = [only] if only is not None else list(self._subs.get(topic, ()))
+        for c in conns:
+            self._send(c, {"op": "publish", "topic": topic, "msg": msg})
+
+    # ---- websocket side (asyncio thread) -----------------------------------------------------------
+    async def _handler(self, ws: Any) -> None:
+        conn = _Conn(ws, asyncio.get_running_loop())
+
+        async def writer() -> None:
+            while True:
+                text = await conn.out.get()
+                await ws.send(text)
+        wtask = asyncio.create_task(writer())
+        try:
+            async for raw in ws:
+                try:
+                    msg = json.loads(raw)
+                    op = msg["op"]
+                except (ValueError, KeyError, TypeError):
+                    await ws.send(json.dumps({"op": "status", "level": "error", "msg": "malformed rosbridge message"}))
+                    continue
+                if op == "subscribe":
+                    with self._lock:
+                        self._subs.setdefault(str(msg.get("topic")), set()).add(conn)
+                    self._inbox.put(("subscribed", conn, msg.get("topic"), None))
+                elif op == "unsubscribe":
+                    with self._lock:
+                        self._subs.get(str(msg.get("topic")), set()).discard(conn)
+                elif op in ("publish", "call_service"):
+                    self._inbox.put((op, conn, msg.get("topic") or msg.get("service"), msg))
+        except Exception:
+            pass
+        finally:
+            with self._lock:
+                for s in self._subs.values():
+                    s.discard(conn)
+            wtask.cancel()
+
+    def _serve_ws(self) -> None:
+        from websockets.asyncio.server import serve
+
+        async def main() -> None:
+            self._loop = asyncio.get_running_loop()
+            async with serve(self._handler, self.host, self.port, max_size=None) as server:
+                self.port = server.sockets[0].getsockname()[1] if self.port == 0 else self.port
+                self._ready.set()
+                while self._running.is_set():
+                    await asyncio.sleep(0.05)
+        try:
+            asyncio.run(main())
+        except BaseException as e:  # e.g. the port is taken
+            self._error = e
+            self._ready.set()
+
+    # ---- sim side (sim thread) ---------------------------------------------------------------------
+    def _handle_inbox(self) -> None:
+        while True:
+            try:
+                kind, conn, name, msg = self._inbox.get_nowait()
+            except queue.Empty:
+                return
+            if kind == "subscribed":
+                if name in self.servers or (isinstance(name, str) and name.endswith("/status") and name[:-7] in self.servers):
+                    srv = self.servers.get(name[:-7])
+                    if srv is not None:
+                        self.publish(name, srv.status_msg(), only=conn)
+            elif kind == "publish":
+                topic = str(name)
+                base, _, leaf = topic.rpartition("/")
+                srv = self.servers.get(base)
+                if srv is not None and leaf == "goal":
+                    srv.on_goal(msg.get("msg"))
+                elif srv is not None and leaf == "cancel":
+                    srv.on_cancel(msg.get("msg"))
+            elif kind == "call_service":
+                self._call_service(conn, str(name), msg)
+
+    def _call_service(self, conn: _Conn, service: str, msg: dict) -> None:
+        reply = {"op": "service_response", "service": service, "id": msg.get("id")}
+        if service == "/ptm/metrics":
+            metrics = _jsonable(self.sim.metrics())
+            reply.update(values={"success": True, "message": json.dumps(metrics)}, result=True)
+        else:
+            reply.update(values=f"no service {service}", result=False)
+        self._send(conn, reply)
+
+    def _publish_state(self) -> None:
+        sim = self.sim
+        t = sim.now()
+        names: list[str] = []
+        pos: list[float] = []
+        for name, arm in sim.arms.items():
+            names += list(arm.joint_names)
+            pos += list(arm.joint_positions())
+            self.publish(self._tcp_topics[name], cv.pose_stamped_to_ros(arm.tcp_pose(), "world", t))
+        for name, g in sim.grippers.items():
+            names.append(self._gap_joints[name])
+            pos.append(g.gap_m())
+        self.publish("/joint_states", cv.joint_state_to_ros(names, pos, t))
+        for obj in sim.world.object_names():
+            self.publish(f"/objects/{obj}/pose", cv.pose_stamped_to_ros(sim.world.object_pose(obj), "world", t))
+
+    def _sim_loop(self) -> None:
+        step = 0.005
+        wall0 = time.monotonic()
+        sim_t0 = self.sim.now()
+        last_pub = 0.0
+        try:
+            while self._running.is_set():
+                self._handle_inbox()
+                self.sim.advance(step)
+                for srv in self.servers.values():
+                    srv.update()
+                now = time.monotonic()
+                if now - last_pub >= 1.0 / self.publish_hz:
+                    last_pub = now
+                    self._publish_state()
+                lag = wall0 + (self.sim.now() - sim_t0) / self.rate - time.monotonic()
+                if lag > 0:
+                    time.sleep(lag)
+        except BaseException as e:
+            self._error = e
+            print(f"ptm serve: the simulator stopped: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+            self._running.clear()
+
+    # ---- lifetime ----------------------------------------------------------------------------------
+    def start(self, timeout_s: float = 10.0) -> "RobotStandIn":
+        """Listen and start the sim thread. Raises OSError when the port cannot be bound."""
+        self._running.set()
+        t = threading.Thread(target=self._serve_ws, name="ptm-serve-ws", daemon=True)
+        t.start()
+        self._threads.append(t)
+        if not self._ready.wait(timeout_s) or self._error is not None:
+            self._running.clear()
+            err = self._error
+            raise OSError(f"cannot listen on {self.host}:{self.port}: {err}") from None
+        s = threading.Thread(target=self._sim_loop, name="ptm-serve-sim", daemon=True)
+        s.start()
+        self._threads.append(s)
+        return self
+
+    @property
+    def url(self) -> str:
+        return f"ws://{self.host}:{self.port}"
+
+    def wait(self) -> None:
+        """Block until stopped (Ctrl-C) or the sim fails."""
+        while self._running.is_set():
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        self._running.clear()
+        for t in self._threads:
+            t.join(timeout=5)
+        self.sim.close()
+
+
+def load_scene(path: str) -> tuple[dict, str]:
+    """The scene of a task file (its ``scene:`` after parameter substitution) or of a scene-only
+    YAML file, and the folder relative URDF paths resolve against.
+
+    Raises:
+        TreeLoadError: unreadable or invalid file; ValueError: no scene in it.
+    """
+    import os
+
+    from ..trees import locyaml
+
+    base = os.path.dirname(os.path.abspath(path))
+    doc = locyaml.load(path)
+    if isinstance(doc, dict) and "tree" in doc:
+        from ..trees.loader import load_task
+
+        task = load_task(path)
+        if not task.scene:
+            raise ValueError(f"{path}: the task file has no 'scene:' section")
+        return task.scene, base
+    if isinstance(doc, dict) and "scene" in doc:
+        return doc["scene"], base
+    if isinstance(doc, dict):
+        return doc, base
+    raise ValueError(f"{path}: not a scene (a mapping with robots:, objects:...)")
