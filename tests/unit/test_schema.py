@@ -14,7 +14,9 @@ from py_trees_manipulation.interop import schema
 from py_trees_manipulation.trees.loader import TOP_KEYS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "**", "*.yaml"), recursive=True))
+#: task files and the subtrees they include (examples/robots/ holds hardware robot files, not tasks)
+EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "*.yaml")) +
+                  glob.glob(os.path.join(ROOT, "examples", "subtrees", "*.yaml")))
 BROKEN = os.path.join(ROOT, "tests", "data", "broken")
 
 #: broken files whose mistake is visible to a JSON Schema
