@@ -15,8 +15,10 @@ each only when the log holds the data:
 ``object_height.png``
     Height ``z`` (m, world) of each ``object/<name>`` pose.
 ``door_angle.png``
-    Door or drawer joint of each ``door/<name>`` or ``articulated/<name>`` stream: fields ending in
-    ``_rad`` drawn in degrees, fields ending in ``_m`` in millimetres.
+    Door and drawer joints of each ``door/<name>``, ``drawer/<name>`` or ``articulated/<name>``
+    stream (the sim's doors extension: ``door_angle_deg``, ``handle_angle_deg``,
+    ``drawer_opening_m``): fields ending in ``_deg`` drawn in degrees, ``_rad`` converted to
+    degrees, ``_m`` in millimetres on a second axis.
 ``summary.png``
     A table: the run's summary (status, ticks, times, metrics, error, failing behaviour) and
     per-stream figures (peak force, final gap, object lift).
@@ -177,33 +179,45 @@ def _plot_objects(log: RunLog, out_dir: Path, out: list[Path]) -> dict[str, floa
     return figures
 
 
+_ARTICULATED_PREFIXES = ("door/", "drawer/", "articulated/")
+
+
 def _plot_doors(log: RunLog, out_dir: Path, out: list[Path]) -> dict[str, float]:
     figures: dict[str, float] = {}
-    lines = []
+    angles, lengths = [], []
     for stream in sorted(log.telemetry):
-        if not (stream.startswith("door/") or stream.startswith("articulated/")):
+        if not stream.startswith(_ARTICULATED_PREFIXES):
             continue
         for f in _fields(log, stream):
             s = _numeric(log, stream, f)
             if s is None:
                 continue
-            if f.endswith("_rad"):
-                lines.append((stream, f, s[0], np.degrees(s[1]), "deg"))
+            if f.endswith("_deg"):
+                angles.append((stream, f, s[0], s[1]))
+                figures[f"final {stream} {f}"] = float(s[1][-1])
+            elif f.endswith("_rad"):
+                angles.append((stream, f, s[0], np.degrees(s[1])))
                 figures[f"final {stream} {f[:-4]}_deg"] = float(np.degrees(s[1][-1]))
             elif f.endswith("_m"):
-                lines.append((stream, f, s[0], s[1] * 1000.0, "mm"))
+                lengths.append((stream, f, s[0], s[1] * 1000.0))
                 figures[f"final {stream} {f[:-2]}_mm"] = float(s[1][-1] * 1000.0)
-    if not lines:
+    if not angles and not lengths:
         return figures
     fig, ax = plt.subplots(figsize=(9, 3.6))
-    for stream, f, t, v, unit in lines:
-        ax.plot(t, v, label=f"{stream}: {f} ({unit})")
-    units = sorted({ln[4] for ln in lines})
-    ax.set_ylabel("angle (deg)" if units == ["deg"] else " / ".join(units))
+    handles = []
+    for stream, f, t, v in angles:
+        handles += ax.plot(t, v, label=f"{stream}: {f} (deg)")
     ax.set_xlabel("time (s, backend clock)")
-    ax.set_title("Door angle")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    if angles:
+        ax.set_ylabel("angle (deg)")
+    len_ax = ax.twinx() if angles and lengths else ax
+    for i, (stream, f, t, v) in enumerate(lengths):
+        handles += len_ax.plot(t, v, ls="--", color=f"C{len(angles) + i}", label=f"{stream}: {f} (mm)")
+    if lengths:
+        len_ax.set_ylabel("opening (mm)")
+    ax.set_title("Door angle" + (" and drawer opening" if lengths else "") if angles else "Drawer opening")
+    ax.legend(handles=handles, fontsize=8, loc="upper left")
     _event_markers(ax, log)
     _finish(fig, out_dir / "door_angle.png", out)
     return figures
