@@ -1118,6 +1118,12 @@ class SimBackend:
         """Append an event (``{"time_s", "source", "text"}``) to :attr:`events`."""
         self.events.append({"time_s": round(self.now(), 6), "source": source, "text": text})
 
+    def drain_events(self) -> list[dict[str, Any]]:
+        """The events emitted since the last call (the runner collects them once per tick)."""
+        start = getattr(self, "_drained", 0)
+        self._drained = len(self.events)
+        return self.events[start:]
+
     # ---- metrics and telemetry -------------------------------------------------------------------
     def _init_metrics(self) -> None:
         self._target = self.scene.task.target_object

@@ -316,15 +316,6 @@ class GraspFix:
         self._empty: dict[str, Any] = {}
         self._holding: dict[str, str] = {}  # arm -> held object (mirror of the criterion, for the step hook)
         self._remove_hook = backend.add_step_hook(self._on_step)
-        if not callable(getattr(backend, "drain_events", None)):
-            # The runner collects backend events through drain_events(); offer it if the backend does not.
-            backend._grasp_fix_drained = 0
-
-            def drain_events() -> list[dict[str, Any]]:
-                out = backend.events[backend._grasp_fix_drained:]
-                backend._grasp_fix_drained = len(backend.events)
-                return out
-            backend.drain_events = drain_events
 
     # ---- queries --------------------------------------------------------------------------------
     @property
