@@ -1,15 +1,18 @@
 """The live viewer in headless Chromium during a real PyBullet run.
 
 Drives Debian's /usr/bin/chromium with the ``playwright`` package (never ``playwright install``).
-The run is held at a gate while the page is checked, so nothing depends on timing: a ``Gate``
-observer pauses the runner's thread on the first tick where "approach" is RUNNING.
+The run is ``examples/pick_and_lift.yaml`` (seeded: the same ticks every time), held at a gate
+while the page is checked, so nothing depends on timing: a ``Gate`` observer pauses the runner's
+thread on the first tick where "grasp/pregrasp" is RUNNING (tick 4: ready, open and locate have
+succeeded, locate wrote /object_pose).
 """
 
 from __future__ import annotations
 
+import json
 import os
-import textwrap
 import threading
+from pathlib import Path
 
 import py_trees
 import pytest
@@ -21,27 +24,7 @@ playwright_sync = pytest.importorskip("playwright.sync_api", reason="the playwri
 CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
-TASK = textwrap.dedent("""
-    name: viewer_pick
-    scene:
-      seed: 3
-      robots: [{name: panda, model: franka_panda, base_pose: {position: [0, 0, 0.626]}}]
-      fixtures: [{name: table, urdf: table/table.urdf, pose: {position: [0.5, 0, 0]}}]
-      objects:
-        - {name: box, primitive: {shape: box, size: [0.05, 0.04, 0.03]}, mass_kg: 0.1,
-           pose: {position: [0.5, 0.0, 0.645]}}
-    tree:
-      Sequence:
-        name: pick
-        children:
-          - GetObjectPose: {name: locate, object: box, output_key: box_pose}
-          - GripperCommand: {name: open, position: 0.08}
-          - MoveToPose: {name: approach, target: "{box_pose}", offset: {position: [0, 0, 0.15]},
-                         orientation_rpy_deg: [180, 0, 0]}
-          - MoveToPose: {name: descend, target: "{box_pose}", offset: {position: [0, 0, 0.01]},
-                         orientation_rpy_deg: [180, 0, 0]}
-          - GripperCommand: {name: close, position: 0.0, max_effort: 20}
-""")
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "pick_and_lift.yaml"
 
 
 class Gate:
@@ -73,16 +56,14 @@ def test_live_page_during_a_sim_run(tmp_path):
     from py_trees_manipulation.trees.runner import RunOptions, run_task
     from py_trees_manipulation.viewer import RunLogger, open_live, read_run_log
 
-    task_file = tmp_path / "task.yaml"
-    task_file.write_text(TASK)
-    task = load_task(str(task_file))
+    task = load_task(str(EXAMPLE))
     observer, server = open_live(quiet=True)
-    gate = Gate("approach")
+    gate = Gate("grasp/pregrasp")
     log_path = tmp_path / "run.mcap"
     result: dict = {}
 
     def run() -> None:
-        opts = RunOptions(display=False, timeout_s=30.0, observers=[RunLogger(log_path), observer, gate])
+        opts = RunOptions(display=False, observers=[RunLogger(log_path), observer, gate])
         result["r"] = run_task(task, opts)
 
     runner = threading.Thread(target=run, daemon=True)
@@ -93,41 +74,48 @@ def test_live_page_during_a_sim_run(tmp_path):
             page = browser.new_page(viewport={"width": 1400, "height": 850})
             page.goto(server.url)
             runner.start()
-            assert gate.reached.wait(timeout=90), "the run never reached 'approach'"
-            # live: the held tick shows approach RUNNING, locate SUCCESS, the pose it wrote
-            page.wait_for_selector('.node[data-node-name="approach"][data-status="RUNNING"]', timeout=20000)
-            page.wait_for_selector('.node[data-node-name="locate"][data-status="SUCCESS"]', timeout=5000)
-            assert page.get_attribute('.node[data-node-name="pick"]', "data-status") == "RUNNING"
-            assert page.get_attribute('.node[data-node-name="descend"]', "data-status") == "INVALID"
-            assert page.get_attribute('.node[data-node-name="approach"]', "data-visited") == "true"
+            assert gate.reached.wait(timeout=90), "the run never reached 'grasp/pregrasp'"
+            # live: the held tick shows pregrasp RUNNING, what ran before SUCCESS, the pose locate wrote
+            page.wait_for_selector('.node[data-node-name="grasp/pregrasp"][data-status="RUNNING"]', timeout=20000)
+            for name in ("ready", "open", "locate"):
+                page.wait_for_selector(f'.node[data-node-name="{name}"][data-status="SUCCESS"]', timeout=5000)
+            for name, status in (("pick_and_lift", "RUNNING"), ("grasp", "RUNNING"), ("grasp/descend", "INVALID"),
+                                 ("lift", "INVALID")):
+                assert page.get_attribute(f'.node[data-node-name="{name}"]', "data-status") == status, name
+            assert page.get_attribute('.node[data-node-name="grasp/pregrasp"]', "data-visited") == "true"
+            assert page.text_content("#tick-label").startswith("tick 4 ")
             assert page.text_content("#mode") == "live"
-            value = page.text_content('#blackboard tr[data-key="/box_pose"] td.value')
-            assert '"position":[0.5' in value and "orientation" in value
-            assert page.text_content('#blackboard tr[data-key="/box_pose"] td.writers') == "locate"
+            pose = json.loads(page.text_content('#blackboard tr[data-key="/object_pose"] td.value'))
+            # the mug at (0.5, 0, 0.629) m with seeded placement noise (<= 5 mm), resting on the table
+            assert abs(pose["position"][0] - 0.5) <= 0.005 and abs(pose["position"][1]) <= 0.005
+            assert abs(pose["position"][2] - 0.626) < 0.005 and len(pose["orientation"]) == 4
+            assert page.text_content('#blackboard tr[data-key="/object_pose"] td.writers') == "locate"
             # click a node: its type, parameters and feedback
-            page.click('.node[data-node-name="approach"]')
+            page.click('.node[data-node-name="grasp/pregrasp"]')
             page.wait_for_selector('#details [data-field="type"]')
             assert page.text_content('#details [data-field="class"]').endswith("MoveToPose")
-            assert page.text_content('#details [data-param="target"]').find("box_pose") >= 0
+            assert "object_pose" in page.text_content('#details [data-param="target"]')
             page.screenshot(path=str(shot))
             gate.release.set()
             runner.join(timeout=120)
             assert not runner.is_alive()
             assert result["r"].summary["status"] == "SUCCESS", result["r"].summary
             # the page follows to the end: every node done
-            page.wait_for_selector('.node[data-node-name="pick"][data-status="SUCCESS"]', timeout=20000)
+            page.wait_for_selector('.node[data-node-name="pick_and_lift"][data-status="SUCCESS"]', timeout=20000)
             page.wait_for_function("document.querySelector('#mode').dataset.mode === 'ended'", timeout=10000)
             n = page.evaluate("window.ptmViewer.count()")
             assert n == result["r"].summary["ticks"]
-            # scrub back to the first tick: only locate has run, the pose is on the blackboard
+            # scrub back to the first tick: only "ready" has run, the pose is not yet on the blackboard
             page.eval_on_selector("#timeline", "(el) => { el.value = 0; el.dispatchEvent(new Event('input')); }")
-            page.wait_for_selector('.node[data-node-name="approach"][data-status="INVALID"]', timeout=5000)
+            page.wait_for_selector('.node[data-node-name="grasp/pregrasp"][data-status="INVALID"]', timeout=5000)
             assert page.text_content("#tick-label").startswith("tick 1 ")
             assert page.text_content("#mode") == "paused"
-            assert page.get_attribute('.node[data-node-name="locate"]', "data-status") == "SUCCESS"
+            assert page.get_attribute('.node[data-node-name="ready"]', "data-status") == "RUNNING"
+            assert page.get_attribute('.node[data-node-name="locate"]', "data-status") == "INVALID"
+            assert page.text_content('#blackboard tr[data-key="/object_pose"] td.value') == "-"
             # and resume live
             page.click("#live")
-            page.wait_for_selector('.node[data-node-name="pick"][data-status="SUCCESS"]', timeout=5000)
+            page.wait_for_selector('.node[data-node-name="pick_and_lift"][data-status="SUCCESS"]', timeout=5000)
             page.screenshot(path=str(tmp_path / "viewer_end.png"))
             browser.close()
     finally:
