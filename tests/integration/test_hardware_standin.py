@@ -1,0 +1,198 @@
+"""The hardware backend against the robot stand-in over a real websocket (loopback).
+
+Each test starts ``ptm serve`` in a subprocess on a free port (the sim at 4x real time) and runs
+``ptm run --backend hardware --robot`` against it, as a user would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("roslibpy")
+pytest.importorskip("websockets")
+
+ROOT = Path(__file__).resolve().parents[2]
+PTM = [sys.executable, "-m", "py_trees_manipulation"]
+RATE = "4"
+
+
+class StandIn:
+    def __init__(self, scene: Path, *extra: str):
+        self.proc = subprocess.Popen([*PTM, "serve", "--scene", str(scene), "--port", "0", "--rate", RATE, "-v", *extra],
+                                     cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        self.port = None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            self.lines.append(line)
+            m = re.search(r"rosbridge v2 on ws://127\.0\.0\.1:(\d+)", line)
+            if m:
+                self.port = int(m.group(1))
+                break
+        assert self.port, "stand-in did not start:\n" + "".join(self.lines)
+        self.goal_seen = threading.Event()
+        self.watch_for = None
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            if self.watch_for and line.startswith("goal " + self.watch_for):
+                self.goal_seen.set()
+
+    def robot_file(self, tmp_path: Path, **changes: str) -> Path:
+        text = (ROOT / "examples/robots/standin.yaml").read_text().replace("port: 9090", f"port: {self.port}")
+        for old, new in changes.items():
+            text = text.replace(old, new)
+        p = tmp_path / "robot.yaml"
+        p.write_text(text)
+        return p
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+@pytest.fixture
+def standin(request):
+    servers = []
+
+    def start(scene: str = "examples/pick_and_lift.yaml", *extra: str) -> StandIn:
+        s = StandIn(ROOT / scene, *extra)
+        servers.append(s)
+        return s
+    yield start
+    for s in servers:
+        s.stop()
+
+
+def ptm_run(task: str, robot: Path, tmp_path: Path, *extra: str, timeout: float = 60) -> tuple[subprocess.CompletedProcess, dict]:
+    summary = tmp_path / "summary.json"
+    proc = subprocess.run([*PTM, "run", task, "--backend", "hardware", "--robot", str(robot), "-q",
+                           "--summary", str(summary), "--log", str(tmp_path / "run.mcap"), *extra],
+                          cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    data = json.loads(summary.read_text()) if summary.exists() else {}
+    return proc, data
+
+
+def test_pick_and_lift_over_rosbridge_matches_the_sim(standin, tmp_path):
+    from py_trees_manipulation.trees.loader import load_task
+    from py_trees_manipulation.trees.runner import RunOptions, run_task
+
+    sim = run_task(load_task(str(ROOT / "examples/pick_and_lift.yaml")), RunOptions(display=False)).summary
+    s = standin()
+    proc, hw = ptm_run("examples/pick_and_lift.yaml", s.robot_file(tmp_path), tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert hw["status"] == sim["status"] == "SUCCESS"
+    assert hw["backend"] == "hardware"
+    m, ms = hw["metrics"], sim["metrics"]
+    assert m["target_object"] == "mug"  # metrics come from the stand-in's /ptm/metrics service
+    assert m["object_dropped"] is False and ms["object_dropped"] is False
+    assert abs(m["object_lift_m"] - ms["object_lift_m"]) < 0.01, (m, ms)
+    assert abs(m["object_lift_m"] - 0.15) < 0.015
+    served = [ln.split()[1] for ln in s.lines if ln.startswith("goal ")]
+    assert served == ["/r_arm_controller/follow_joint_trajectory", "/r_gripper_sensor_controller/gripper_action",
+                      "/r_arm_controller/move_to_pose", "/r_arm_controller/move_cartesian",
+                      "/r_gripper_sensor_controller/gripper_action", "/r_arm_controller/move_cartesian"]
+    assert (tmp_path / "run.mcap").stat().st_size > 0
+
+
+def test_fragile_grasp_over_rosbridge(standin, tmp_path):
+    task = ROOT / "examples/fragile_grasp.yaml"
+    if not task.exists():
+        pytest.skip("examples/fragile_grasp.yaml does not exist yet (the tactile issue adds it)")
+    from py_trees_manipulation.trees.loader import load_task
+    from py_trees_manipulation.trees.runner import RunOptions, run_task
+
+    sim = run_task(load_task(str(task)), RunOptions(display=False)).summary
+    s = standin("examples/fragile_grasp.yaml")
+    robot = s.robot_file(tmp_path, **{"    actions:\n      gripper_action: {action: /r_gripper_sensor_controller/gripper_action}":
+                                       "    namespace: /r_gripper_sensor_controller"})
+    proc, hw = ptm_run("examples/fragile_grasp.yaml", robot, tmp_path)
+    assert hw.get("status") == sim["status"], proc.stdout + proc.stderr
+    for key, value in sim["metrics"].items():
+        if isinstance(value, bool):
+            assert hw["metrics"].get(key) == value, key
+
+
+def test_standin_killed_mid_action_fails_cleanly_and_keeps_the_log(standin, tmp_path):
+    s = standin()
+    s.watch_for = "/r_arm_controller/move_to_pose"
+    robot = s.robot_file(tmp_path)
+    out: dict = {}
+    t = threading.Thread(target=lambda: out.update(zip(("proc", "summary"), ptm_run(
+        "examples/pick_and_lift.yaml", robot, tmp_path, timeout=60))))
+    t.start()
+    assert s.goal_seen.wait(40), "".join(s.lines)
+    time.sleep(0.2)
+    s.proc.kill()
+    killed = time.monotonic()
+    t.join(60)
+    proc, summary = out["proc"], out["summary"]
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert summary["status"] in ("FAILURE", "ERROR")
+    text = json.dumps(summary)
+    assert f"connection to rosbridge at ws://127.0.0.1:{s.port} lost" in text
+    if summary["status"] == "FAILURE":
+        assert summary["failed_behaviour"]["name"].endswith("pregrasp")
+    assert summary["wall_time_s"] < 40
+    log = tmp_path / "run.mcap"
+    assert log.exists() and log.stat().st_size > 0
+    from mcap.reader import make_reader
+
+    with open(log, "rb") as f:  # the log is a complete, readable MCAP file
+        assert sum(1 for _ in make_reader(f).iter_messages()) > 0
+    del killed
+
+
+def test_rejected_goal_fails_the_behaviour_with_the_servers_reason(standin, tmp_path):
+    s = standin("examples/pick_and_lift.yaml", "--fault", "reject:move_to_pose")
+    proc, summary = ptm_run("examples/pick_and_lift.yaml", s.robot_file(tmp_path), tmp_path)
+    assert proc.returncode == 1
+    fb = summary["failed_behaviour"]
+    assert fb["name"].endswith("pregrasp")
+    assert "move_to_pose goal rejected" in fb["feedback"] and "fault injected" in fb["feedback"]
+
+
+def test_malformed_result_aborts_the_goal(standin, tmp_path):
+    s = standin("examples/pick_and_lift.yaml", "--fault", "malformed:gripper_action")
+    proc, summary = ptm_run("examples/pick_and_lift.yaml", s.robot_file(tmp_path), tmp_path)
+    assert proc.returncode == 1
+    fb = summary["failed_behaviour"]
+    assert fb["name"] == "open"
+    assert "malformed result message from /r_gripper_sensor_controller/gripper_action" in fb["feedback"]
+    assert "missing field 'position'" in fb["feedback"]
+
+
+def test_unreachable_host_is_a_clear_error_exit_2(tmp_path):
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    text = (ROOT / "examples/robots/standin.yaml").read_text().replace("port: 9090", f"port: {port}")
+    text = text.replace("connect_timeout_s: 5.0", "connect_timeout_s: 1.0")
+    robot = tmp_path / "robot.yaml"
+    robot.write_text(text)
+    t0 = time.monotonic()
+    proc, _ = ptm_run("examples/pick_and_lift.yaml", robot, tmp_path)
+    assert proc.returncode == 2
+    assert f"cannot connect to rosbridge at ws://127.0.0.1:{port} within 1 s" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert time.monotonic() - t0 < 20
