@@ -6,7 +6,7 @@ Sweeps the fragile-grasp object's ``crush_force_n`` and ``lateral_friction``
 identical: same seeds), the wall times and the speed-up (goal: >= 1.6x on 2 cores). Wall time
 includes starting the worker processes.
 
-    python benchmarks/bench_sweep.py [--trials 2] [--workers 2] [--file FILE]
+    python benchmarks/bench_sweep.py [--trials 3] [--workers 2] [--file FILE]
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def main() -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--file", help="task file (default: examples/fragile_grasp.yaml, else pick_and_lift.yaml)")
-    ap.add_argument("--trials", type=int, default=2, help="trials per grid point (default 2)")
+    ap.add_argument("--trials", type=int, default=3, help="trials per grid point (default 3)")
     ap.add_argument("--workers", type=int, default=2, help="workers of the parallel run (default 2)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()

@@ -232,6 +232,7 @@ class SweepJob:
     tick_hz: float = 30.0
     timeout_s: Optional[float] = None
     backend: str = "sim"
+    cwd: Optional[str] = None
 
 
 _SCENARIOS: dict[tuple[str, float], Any] = {}
@@ -270,6 +271,8 @@ def run_trial(job: SweepJob) -> dict[str, Any]:
     row: dict[str, Any] = {"run": t.index, "point": t.point, "trial": t.trial, "seed": t.seed}
     row.update({k: _cell(v) for k, v in t.params})
     try:
+        if job.cwd and os.getcwd() != job.cwd:  # a Ray worker starts elsewhere: relative paths as the caller's
+            os.chdir(job.cwd)
         scenario = _scenario(job.file)
         swept = [override_string(k, v) for k, v in t.params]
         task, expectation = scenario.load(job.variant, list(job.overrides) + swept)
@@ -308,7 +311,9 @@ def _process_context() -> Any:
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
     if ctx.get_start_method() == "forkserver":
-        ctx.set_forkserver_preload([__name__])  # import pybullet/py_trees once in the fork server
+        # import the simulator stack once in the fork server, not in every worker
+        ctx.set_forkserver_preload([__name__, "py_trees_manipulation.scenarios.scenario", "py_trees_manipulation.trees.runner",
+                                    "py_trees_manipulation.sim"])
     return ctx
 
 
@@ -617,7 +622,8 @@ def run_sweep(config: SweepConfig, progress: bool = True, console: Any = None) -
         SweepError, TreeLoadError: see :func:`validate`.
     """
     trials = validate(config)
-    jobs = [SweepJob(config.file, config.variant, tuple(config.overrides), t, config.tick_hz, config.timeout_s, config.backend)
+    cwd = os.getcwd()
+    jobs = [SweepJob(config.file, config.variant, tuple(config.overrides), t, config.tick_hz, config.timeout_s, config.backend, cwd)
             for t in trials]
     wall0 = time.perf_counter()
     bar = None
