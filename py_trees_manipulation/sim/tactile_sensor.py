@@ -1,0 +1,706 @@
+"""Simulated PR2 tactile sensing and the PR2 gripper sensor actions on the Panda's gripper.
+
+The simulator side of :mod:`py_trees_manipulation.control.gripper_controller` (the PR2 realtime
+controller ``pr2_gripper_sensor_controller``) and :mod:`py_trees_manipulation.control.tactile`,
+described in ``shared/reference/pr2_gripper_controller.md``. Always on for every robot gripper; the
+optional scene section ``tactile:`` tunes it::
+
+    scene:
+      tactile:
+        enabled: true                 # false: no sensing, no PR2 actions, no tactile metrics
+        frame_period_s: 0.041         # pressure frame period (24.4 Hz, the PR2's)
+        sample_period_s: 0.005        # contact sampling for frames, metrics and slip speed
+        noise_n: 0.002                # sensor noise per cell, N (standard deviation)
+        baseline_n: 0.02              # sensor offset per cell, N (removed by zeroing)
+        slip_gain_n_per_mps: 10.0     # slip vibration amplitude per pad per m/s of slip speed
+        slip_vibration_max_n: 0.5     # cap of that amplitude, N
+        slip_event_speed_mps: 0.005   # ground-truth slip speed counted in `slip_events`
+        crush_time_s: 0.05            # time over crush_force_n that crushes a fragile object
+        velocity_gain: 60.0           # K_D of the finger servo in simulation, N s/m (robot 5000)
+        friction_effort: 0.0          # Coulomb feed-forward, N (robot 7; the sim fingers have no friction)
+        max_effort_n: 70.0            # finger actuator limit, N (Franka Hand continuous force)
+        controller: {}                # other ControllerParams overrides (PR2 names: close_speed, ...)
+
+**Pressure arrays.** Each Panda finger carries a PR2-style array of 22 cells (layout in
+:mod:`~py_trees_manipulation.control.tactile`): the 3 x 5 pad covers the finger's inner pad face
+(17.4 mm wide, 18 mm long, 5.8 mm x 3.6 mm cells, row 0 at the tip); the edge cells are the back
+(0), the two sides (1, 6), the tip corners (2, 5) and the tip face (3, 4). Every
+``sample_period_s`` one ``getContactPoints(bodyA=robot, linkIndexA=finger)`` per finger maps each
+contact point (``positionOnA`` in the finger's mesh frame) to a cell and adds its normal force;
+contacts on the inner face below the pad count on the pad row nearest the palm. Every
+``frame_period_s`` a frame goes to the controller: the latest cell forces plus ``baseline_n`` per
+cell (a finger whose pad sums to exactly 0 counts as a broken sensor on the PR2), Gaussian noise of
+``noise_n`` per cell, clipped at 0.
+
+**Slip.** Rigid Coulomb contact makes no vibration, so slip is synthesised: at each sample the
+tangential speed of the touched body relative to the finger at each contact point is computed
+(``v_obj + w_obj x r - v_finger - w_finger x r``, normal part removed); the largest since the last
+frame gives a pad vibration of ``min(slip_gain * speed, slip_vibration_max)`` newtons with
+alternating sign from frame to frame (12.2 Hz, the frame Nyquist rate, where the 5 Hz high-pass has
+unit gain and the 0.8-5 Hz band-pass almost none), spread over the pad cells in proportion to their
+force. The default gain gives 0.1 N per pad at 10 mm/s, above the slip threshold
+``clamp(0.007 F, 0.048, 0.2)`` of a hold up to ~14 N. As on the robot, the slip test is blind for
+a few frames after the grip force changes (band-pass content over 0.18 N).
+
+**Palm accelerometer.** While a PR2 action runs, the hand link's linear velocity
+(``getLinkState(computeLinkVelocity=1)``) is finite-differenced at the physics rate (1 kHz, one
+sample per control cycle; the PR2 samples at 3 kHz, three per cycle); the sample is the specific
+force ``a - g`` in the hand frame, as an accelerometer reads it, so at rest it reads +9.81 m/s^2
+upwards. The controller's band-pass (5 Hz to just under Nyquist, redesigned for 1 kHz) removes
+gravity and slow arm motions.
+
+**Controller.** One :class:`~py_trees_manipulation.control.gripper_controller.Pr2GripperController`
+per gripper (``ControllerParams.panda`` plus the overrides above) is installed with
+:meth:`SimGripper.set_controller` when a PR2 action starts and stays installed (SlipServo keeps
+holding after Grab); a plain ``gripper_action`` goal removes it and goes back to the position
+motors. Each physics step it gets a :class:`SensorSample` (gap, gap speed, applied effort, a new
+frame when one is due, the accelerometer sample) and its effort is applied on each finger joint
+(:meth:`SimGripper.command_effort`), clipped to ``max_effort_n``. Two simulation choices differ
+from the robot: ``velocity_gain`` 60 N s/m instead of 5000 (explicit damping of a 0.1 kg finger at
+1 kHz is stable only below ~100 N s/m) and ``friction_effort`` 0 (the simulated finger joints have
+no gear friction to cancel).
+
+**Actions** (``grippers[name].send_goal``): ``find_contact``, ``force_servo``, ``slip_servo``,
+``grab``, ``release``, ``event_detector``, with goals ``PR2Gripper<X>Goal`` (or the bare
+``PR2Gripper<X>Command``), feedback ``PR2Gripper<X>Feedback`` once per ``advance`` and result
+``PR2Gripper<X>Result``. The goal status follows the controller's action layer (see its module
+docstring for the fixed robot bugs). A cancelled or pre-empted tactile goal ends PREEMPTED and the
+gripper *holds* (the controller keeps its mode; FIND_CONTACT becomes a position hold at the current
+gap), the backend's convention for every resource; the robot's servers instead call
+``stop_motor_output`` and the gripper goes limp. So a tree can pre-empt SlipServo (or send Release
+while it holds) without dropping the object.
+
+**Fragile objects.** An object with ``crush_force_n`` is crushed when one finger presses on it with
+more than that normal force for ``crush_time_s``: an event ``tactile: <name> crushed`` is emitted
+and it turns yolk yellow.
+
+Metrics: ``max_fingertip_force_n`` (largest normal force one finger put on movable objects, sampled
+every ``sample_period_s``, N), ``crushed`` (any fragile object crushed) and ``crushed_objects``,
+``slip_events`` (ground truth: onsets of a gripped object slipping faster than
+``slip_event_speed_mps`` at the pads), ``slip_detections`` (onsets of slip seen by the controller),
+with a target object ``place_impact_n`` (peak normal force between the target and any non-robot
+body after the gripper lifted it, N; the static weight of a set-down object is included, so a gentle
+place reads about ``m g``, a drop many times that). Telemetry ``gripper/<name>`` adds
+``left_fingertip_force_n``, ``right_fingertip_force_n`` (the controller's zeroed pad forces while it
+runs, the sampled pad forces otherwise), ``force_setpoint_n`` and ``mode`` (the realtime state name,
+or ``GRIPPER_ACTION``). ``backend.extensions["tactile"].grippers[name].controller`` is the
+controller (e.g. ``grab_contact_force``, ``grab_hold_force``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+import pybullet as pb
+
+from ..control.gripper_controller import ActionState, ControllerParams, Pr2GripperController, SensorSample
+from ..control.tactile import EDGE_CELLS, NUM_CELLS, PAD_CELLS, PAD_COLS, PAD_ROWS
+from ..msgs.actions import GoalHandle, GoalStatus
+from ..msgs.gripper_sensor import ACTIONS, PR2GripperSensorRTState
+from .backend import SimBackend, SimGripper, _Execution, register_extension
+from .scene import SceneError, register_section
+
+SECTION = "tactile"
+RT = PR2GripperSensorRTState
+
+# Pad geometry of the Panda finger (collision mesh ``finger.obj``, finger link frame of the left
+# finger; the right finger's mesh is turned by pi about z): inner face at y ~ 0 (the other finger
+# is towards -y), x across the finger, z along it towards the tip.
+PAD_HALF_WIDTH_M = 0.0087
+PAD_TIP_Z_M = 0.0538
+PAD_LENGTH_M = 0.018
+TIP_FACE_Z_M = 0.0530
+SIDE_X_M = 0.0095
+BACK_Y_M = 0.012
+_CELL_W = 2 * PAD_HALF_WIDTH_M / PAD_COLS
+_CELL_L = PAD_LENGTH_M / PAD_ROWS
+
+CRUSHED_RGBA = (0.95, 0.8, 0.15, 1.0)
+
+
+def cell_of(x: float, y: float, z: float) -> int:
+    """PR2 cell index (0..21) of a contact point ``(x, y, z)`` in the finger's mesh frame, metres.
+
+    Back (``y > 12 mm``) -> 0; tip face (``z > 53 mm``) -> tip 3/4 or corner 2/5 by ``x``; sides
+    (``|x| > 9.5 mm``) -> 1/6; otherwise the pad cell ``7 + 3 row + col`` (row 0 at the tip; points
+    below the pad clamp to row 4).
+    """
+    if y > BACK_Y_M:
+        return 0
+    if z > TIP_FACE_Z_M:
+        if abs(x) > PAD_HALF_WIDTH_M - 0.0017:
+            return 2 if x < 0 else 5
+        return 3 if x < 0 else 4
+    if abs(x) > SIDE_X_M:
+        return 1 if x < 0 else 6
+    col = min(PAD_COLS - 1, max(0, int((x + PAD_HALF_WIDTH_M) / _CELL_W)))
+    row = min(PAD_ROWS - 1, max(0, int((PAD_TIP_Z_M - z) / _CELL_L)))
+    return 7 + PAD_COLS * row + col
+
+
+# ------------------------------------------------------------------------------------------------
+# scene section
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TactileConfig:
+    """The ``tactile:`` scene section (see the module docstring for the meaning of each key)."""
+
+    enabled: bool = True
+    frame_period_s: float = 0.041
+    sample_period_s: float = 0.005
+    noise_n: float = 0.002
+    baseline_n: float = 0.02
+    slip_gain_n_per_mps: float = 10.0
+    slip_vibration_max_n: float = 0.5
+    slip_event_speed_mps: float = 0.005
+    crush_time_s: float = 0.05
+    velocity_gain: float = 5000.0
+    friction_effort: float = 0.0
+    max_effort_n: float = 70.0
+    max_finger_speed_mps: float = 0.1
+    finger_contact_stiffness: Optional[float] = None
+    finger_contact_damping: Optional[float] = None
+    controller: dict[str, Any] = field(default_factory=dict)
+
+    def controller_params(self) -> ControllerParams:
+        """``ControllerParams.panda`` with the simulation gains, the frame period and the overrides."""
+        values: dict[str, Any] = {"velocity_gain": self.velocity_gain, "friction_effort": self.friction_effort,
+                                  "pressure_frame_period": self.frame_period_s}
+        values.update(self.controller)
+        return ControllerParams.panda(**values)
+
+
+_LIMITS = {"frame_period_s": (0.001, 1.0), "sample_period_s": (0.0005, 0.1), "noise_n": (0.0, 1.0),
+           "baseline_n": (0.0, 10.0), "slip_gain_n_per_mps": (0.0, 1e4), "slip_vibration_max_n": (0.0, 100.0),
+           "slip_event_speed_mps": (0.0, 10.0), "crush_time_s": (0.0, 10.0), "velocity_gain": (0.0, 1e5),
+           "friction_effort": (0.0, 100.0), "max_effort_n": (0.1, 1000.0), "max_finger_speed_mps": (0.001, 10.0),
+           "finger_contact_stiffness": (1.0, 1e9), "finger_contact_damping": (0.0, 1e6)}
+
+
+def parse_tactile(value: Any, path: tuple) -> TactileConfig:
+    """Validate the ``tactile:`` section. Raises SceneError with the path of the bad key."""
+    if value is None:
+        return TactileConfig()
+    if not isinstance(value, dict):
+        raise SceneError(path, f"tactile must be a mapping of settings, got {type(value).__name__}")
+    known = {f.name for f in dataclasses.fields(TactileConfig)}
+    out: dict[str, Any] = {}
+    for key, v in value.items():
+        if key not in known:
+            import difflib
+
+            close = difflib.get_close_matches(str(key), sorted(known), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"keys: {', '.join(sorted(known))}"
+            raise SceneError(path + (key,), f"unknown tactile key {key!r}; {hint}")
+        if key == "enabled":
+            if not isinstance(v, bool):
+                raise SceneError(path + (key,), f"enabled must be true or false, got {v!r}")
+            out[key] = v
+        elif key == "controller":
+            if not isinstance(v, dict):
+                raise SceneError(path + (key,), "controller must be a mapping of ControllerParams names")
+            try:
+                ControllerParams.panda(**v)
+            except (TypeError, ValueError) as e:
+                raise SceneError(path + (key,), f"invalid controller parameters: {e}") from None
+            out[key] = dict(v)
+        else:
+            lo, hi = _LIMITS[key]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= float(v) <= hi:
+                raise SceneError(path + (key,), f"{key} must be a number in {lo:g} ... {hi:g}, got {v!r}")
+            out[key] = float(v)
+    cfg = TactileConfig(**out)
+    if cfg.sample_period_s > cfg.frame_period_s:
+        raise SceneError(path + ("sample_period_s",), "sample_period_s must not exceed frame_period_s")
+    return cfg
+
+
+register_section(SECTION, parse_tactile, "simulated PR2 fingertip arrays, palm accelerometer and tactile "
+                                         "controller settings (sim/tactile_sensor.py)")
+
+
+# ------------------------------------------------------------------------------------------------
+# per-gripper sensing and the controller adapter
+# ------------------------------------------------------------------------------------------------
+class GripperTactile:
+    """Sensors and PR2 controller of one gripper.
+
+    Attributes:
+        gripper: the :class:`SimGripper`.
+        controller: its :class:`Pr2GripperController` (persistent; installed only while needed).
+        cell_forces: shape (2, 22), latest sampled normal force per cell, N (no offset or noise).
+        finger_object_force: shape (2,), latest normal force of each finger on movable objects, N.
+        last_frames: shape (2, 22), the last frames sent to the controller, N.
+        effort: the last applied virtual-joint effort, N (negative closes).
+    """
+
+    def __init__(self, ext: "TactileSensing", gripper: SimGripper):
+        self.ext = ext
+        self.gripper = gripper
+        robot = gripper.robot
+        self.body, self.client = robot.body, robot.client
+        self.fingers = list(robot.finger_links)
+        self.finger_joints = list(robot.finger_joints)
+        self.hand_link = robot.link_index.get("panda_hand", robot.finger_links[0] - 1)
+        self.cfg = ext.cfg
+        self.controller = Pr2GripperController(ext.cfg.controller_params())
+        self.cell_forces = np.zeros((2, NUM_CELLS))
+        self.finger_object_force = np.zeros(2)
+        self.slip_speed = np.zeros(2)          # largest slip speed per finger since the last frame
+        self.object_slip: dict[int, float] = {}  # gripped body -> slip speed, latest sample
+        self.gripped: set[int] = set()
+        self.last_frames = self._baseline_frames()
+        self.effort = 0.0
+        self.installed = False
+        self._pending: Optional[np.ndarray] = None
+        self._frame_count = 0
+        self._v_prev: Optional[tuple[float, float, float]] = None
+        self._slip_flag = False
+        self._gt_slipping = False
+        # the sensors' start-up zeroing, with nothing touching the fingers (the PR2's first frame)
+        self.controller.pressure.step(0.001, self.last_frames[0], self.last_frames[1])
+
+    def _baseline_frames(self) -> np.ndarray:
+        return np.full((2, NUM_CELLS), self.cfg.baseline_n)
+
+    # ---- contact sampling (post-step) ---------------------------------------------------------
+    def sample(self) -> None:
+        """Read both fingers' contacts: cell forces, forces on objects, slip speeds, crush input."""
+        ext = self.ext
+        cells = np.zeros((2, NUM_CELLS))
+        obj_force = [0.0, 0.0]
+        per_object: dict[int, list[float]] = {}
+        slip_obj: dict[int, float] = {}
+        touched = [set(), set()]
+        for i, link in enumerate(self.fingers):
+            cps = pb.getContactPoints(bodyA=self.body, linkIndexA=link, physicsClientId=self.client)
+            if not cps:
+                continue
+            st = pb.getLinkState(self.body, link, computeLinkVelocity=1, physicsClientId=self.client)
+            com, o, q, vf, wf = st[0], st[4], st[5], st[6], st[7]
+            R = pb.getMatrixFromQuaternion(q)
+            sign = 1.0 if i == 0 else -1.0
+            best = 0.0
+            for c in cps:
+                other = c[2]
+                if other == self.body:
+                    continue
+                fn = c[9]
+                p = c[5]
+                dx, dy, dz = p[0] - o[0], p[1] - o[1], p[2] - o[2]
+                lx = R[0] * dx + R[3] * dy + R[6] * dz
+                ly = R[1] * dx + R[4] * dy + R[7] * dz
+                lz = R[2] * dx + R[5] * dy + R[8] * dz
+                cells[i, cell_of(sign * lx, sign * ly, lz)] += fn
+                movable = other in ext.movable
+                if movable:
+                    obj_force[i] += fn
+                    per_object.setdefault(other, [0.0, 0.0])[i] += fn
+                    touched[i].add(other)
+                if fn <= 0.02:
+                    continue
+                v_o, w_o, c_o = ext.body_motion(other, c[4])
+                rox, roy, roz = p[0] - c_o[0], p[1] - c_o[1], p[2] - c_o[2]
+                rfx, rfy, rfz = p[0] - com[0], p[1] - com[1], p[2] - com[2]
+                rx = (v_o[0] + w_o[1] * roz - w_o[2] * roy) - (vf[0] + wf[1] * rfz - wf[2] * rfy)
+                ry = (v_o[1] + w_o[2] * rox - w_o[0] * roz) - (vf[1] + wf[2] * rfx - wf[0] * rfz)
+                rz = (v_o[2] + w_o[0] * roy - w_o[1] * rox) - (vf[2] + wf[0] * rfy - wf[1] * rfx)
+                n = c[7]
+                vn = rx * n[0] + ry * n[1] + rz * n[2]
+                tx, ty, tz = rx - vn * n[0], ry - vn * n[1], rz - vn * n[2]
+                speed = math.sqrt(tx * tx + ty * ty + tz * tz)
+                if speed > best:
+                    best = speed
+                if movable and speed > slip_obj.get(other, 0.0):
+                    slip_obj[other] = speed
+            if best > self.slip_speed[i]:
+                self.slip_speed[i] = best
+        self.cell_forces = cells
+        self.finger_object_force = np.array(obj_force)
+        self.gripped = touched[0] & touched[1]
+        m = max(obj_force)
+        if m > ext.max_fingertip_force:
+            ext.max_fingertip_force = m
+        for body, forces in per_object.items():
+            ext.squeeze(body, max(forces))
+        slipping = any(slip_obj.get(b, 0.0) > self.cfg.slip_event_speed_mps for b in self.gripped)
+        if slipping and not self._gt_slipping:
+            ext.slip_events += 1
+        self._gt_slipping = slipping
+
+    def make_frame(self) -> None:
+        """Build the next pair of pressure frames (N per cell) for the controller."""
+        cfg = self.cfg
+        frames = self.cell_forces + cfg.baseline_n
+        if cfg.noise_n > 0:
+            frames = frames + self.ext.rng.normal(0.0, cfg.noise_n, size=frames.shape)
+        self._frame_count += 1
+        sign = 1.0 if self._frame_count % 2 else -1.0
+        for i in range(2):
+            amp = min(cfg.slip_gain_n_per_mps * float(self.slip_speed[i]), cfg.slip_vibration_max_n)
+            if amp > 0:
+                pad = self.cell_forces[i, PAD_CELLS]
+                total = float(pad.sum())
+                share = pad / total if total > 1e-6 else np.full(pad.shape, 1.0 / pad.size)
+                frames[i, PAD_CELLS] += sign * amp * share
+        self.slip_speed[:] = 0.0
+        np.maximum(frames, 0.0, out=frames)
+        self.last_frames = frames
+        self._pending = frames
+
+    # ---- the controller adapter (pre-step, from SimGripper.set_controller) ----------------------
+    def install(self) -> None:
+        """Install the controller on the gripper (no-op when installed); re-seat its filters."""
+        if self.installed:
+            return
+        ctl = self.controller
+        pr = ctl.pressure
+        self.sample()
+        self.make_frame()
+        frames, self._pending = self._pending, None
+        pr.step(0.001, frames[0], frames[1])
+        pr.hp.reset(pr.forces.ravel())
+        pr.bp.reset(pr.forces.ravel())
+        pr.forces_hp[:] = 0.0
+        pr.forces_bp[:] = 0.0
+        pr._recompute_sums()
+        ctl.acceleration._started = False
+        self._v_prev = None
+        st = self.gripper.state()
+        self.effort = st.joint_effort_n
+        self.installed = True
+        self.gripper.set_controller(self)
+
+    def uninstall(self) -> None:
+        """Remove the controller (the caller switches the fingers back to position motors)."""
+        if not self.installed:
+            return
+        self.installed = False
+        for state in (self.controller.motion_action, self.controller.event_action):
+            if state is not None and not state.done:
+                self.controller.cancel(state)
+        self.gripper.set_controller(None)
+
+    def _palm_acceleration(self, dt: float) -> tuple[float, float, float]:
+        st = pb.getLinkState(self.body, self.hand_link, computeLinkVelocity=1, physicsClientId=self.client)
+        v = st[6]
+        prev = self._v_prev
+        self._v_prev = v
+        g = self.ext.gravity
+        if prev is None:
+            ax = ay = az = 0.0
+        else:
+            ax, ay, az = (v[0] - prev[0]) / dt, (v[1] - prev[1]) / dt, (v[2] - prev[2]) / dt
+        fx, fy, fz = ax - g[0], ay - g[1], az - g[2]
+        R = pb.getMatrixFromQuaternion(st[5])
+        return (R[0] * fx + R[3] * fy + R[6] * fz, R[1] * fx + R[4] * fy + R[7] * fz,
+                R[2] * fx + R[5] * fy + R[8] * fz)
+
+    def step(self, gripper: SimGripper) -> None:
+        """One 1 kHz controller cycle before the physics step (called by the backend)."""
+        b = self.ext.backend
+        dt = b.dt
+        s = pb.getJointStates(self.body, self.finger_joints, physicsClientId=self.client)
+        frames, self._pending = self._pending, None
+        left = right = None
+        if frames is not None:
+            left, right = frames[0], frames[1]
+        ctl = self.controller
+        cmd = ctl.step(dt, SensorSample(b.now(), s[0][0] + s[1][0], s[0][1] + s[1][1], self.effort,
+                                        left, right, self._palm_acceleration(dt)))
+        lim = self.cfg.max_effort_n
+        body, joints, client = self.body, self.finger_joints, self.client
+        if cmd.enabled and not cmd.override:
+            # the PR2 law is heavily overdamped (kd / kp = 0.25 s): apply it as the implicit
+            # first-order servo v = v_d + kp / kd (x_d - x) within the effort limit
+            if cmd.max_effort >= 0:
+                lim = min(lim, cmd.max_effort)
+            x = s[0][0] + s[1][0]
+            rate = cmd.kp / cmd.kd if cmd.kd > 0 else 1.0 / dt
+            vt = 0.5 * (cmd.velocity + rate * (cmd.position - x))
+            vmax = self.cfg.max_finger_speed_mps
+            vt = vmax if vt > vmax else (-vmax if vt < -vmax else vt)
+            pb.setJointMotorControlArray(body, joints, pb.VELOCITY_CONTROL, targetVelocities=[vt, vt],
+                                         forces=[lim, lim], physicsClientId=client)
+        else:
+            pb.setJointMotorControlArray(body, joints, pb.VELOCITY_CONTROL, forces=[0.0, 0.0],
+                                         physicsClientId=client)
+            if cmd.enabled:
+                e = lim if cmd.effort > lim else (-lim if cmd.effort < -lim else cmd.effort)
+                pb.setJointMotorControlArray(body, joints, pb.TORQUE_CONTROL, forces=[e, e],
+                                             physicsClientId=client)
+        gripper._torque_mode = True  # the motors are ours until command_gap
+        # the applied virtual-joint effort, read back next cycle (motor force per finger, + opens)
+        self.effort = 0.5 * (s[0][3] + s[1][3])
+        slip = ctl.slip_detected or ctl.events.slip_event
+        if slip and not self._slip_flag:
+            self.ext.slip_detections += 1
+        self._slip_flag = slip
+
+    # ---- telemetry ------------------------------------------------------------------------------
+    def setpoint_n(self) -> float:
+        ctl = self.controller
+        if not self.installed:
+            return 0.0
+        lightest = ctl.params.force_lightest
+        if ctl.state == RT.FORCE_SERVO:
+            return max(ctl.force_target, lightest)
+        if ctl.state == RT.SLIP_SERVO:
+            return max(ctl.slip_force, lightest)
+        return 0.0
+
+    def telemetry(self) -> dict[str, Any]:
+        st = self.gripper.state()
+        if self.installed:
+            f = self.controller.pressure.pad_force
+            left, right = float(f[0]), float(f[1])
+            mode = self.controller.rtstate.name
+            effort = max(0.0, -self.effort)
+        else:
+            pad = self.cell_forces[:, PAD_CELLS].sum(axis=1)
+            left, right = float(pad[0]), float(pad[1])
+            mode = "GRIPPER_ACTION"
+            effort = st.grip_force_n
+        return {"gap_m": round(st.gap_m, 6), "effort_n": round(effort, 4),
+                "left_fingertip_force_n": round(left, 4), "right_fingertip_force_n": round(right, 4),
+                "force_setpoint_n": round(self.setpoint_n(), 4), "mode": mode}
+
+
+# ------------------------------------------------------------------------------------------------
+# action servers
+# ------------------------------------------------------------------------------------------------
+class _TactileExecution(_Execution):
+    """One PR2 gripper sensor goal, mirrored from the controller's :class:`ActionState`."""
+
+    def __init__(self, gripper: SimGripper, handle: GoalHandle, tactile: GripperTactile, name: str,
+                 state: ActionState):
+        super().__init__(gripper, handle)
+        self.tactile = tactile
+        self.name = name
+        self.state = state
+        self.spec = ACTIONS[name]
+
+    def step(self) -> None:
+        st = self.state
+        if not st.done:
+            return
+        result = self.spec.result(data=st.result if st.result is not None else self.tactile.controller.feedback(self.name))
+        h = self.handle
+        if st.status == GoalStatus.SUCCEEDED:
+            h.set_succeeded(result, st.reason)
+        elif st.status == GoalStatus.ABORTED:
+            h.set_aborted(result, st.reason)
+        elif st.status == GoalStatus.REJECTED:
+            h.set_rejected(st.reason)
+        else:
+            h.set_preempted(result, st.reason or "preempted")
+        self.finish()
+
+    def publish_feedback(self) -> None:
+        if not self.handle.done:
+            self.handle.publish_feedback(self.spec.feedback(data=self.tactile.controller.feedback(self.name)))
+
+    def stop(self) -> Any:
+        """Cancelled or pre-empted: end the controller's action PREEMPTED and keep holding."""
+        ctl = self.tactile.controller
+        st = self.state
+        if not st.done:
+            if st is ctl.motion_action:
+                ctl._end_motion(GoalStatus.PREEMPTED, "cancelled")
+                ctl._pending_find_contact = None
+                if ctl.state == RT.FIND_CONTACT:
+                    ctl._rt_position(ctl.gap, ctl.max_effort)
+            elif st is ctl.event_action:
+                ctl.cancel(st)
+        return self.spec.result(data=ctl.feedback(self.name))
+
+
+def _serve(name: str):
+    spec = ACTIONS[name]
+
+    def server(gripper: SimGripper, handle: GoalHandle) -> Optional[_Execution]:
+        goal = handle.goal
+        if isinstance(goal, spec.goal):
+            command = goal.command
+        elif isinstance(goal, spec.command):
+            command = goal
+        else:
+            raise TypeError(f"{name} takes a {spec.goal.__name__} (or {spec.command.__name__}), "
+                            f"got {type(goal).__name__}")
+        ext: TactileSensing = gripper.backend.extensions[SECTION]
+        tactile = ext.grippers[gripper.name]
+        tactile.install()
+        ctl = tactile.controller
+        state = getattr(ctl, name)(command)
+        if state.status == GoalStatus.REJECTED:
+            handle.set_rejected(state.reason)
+            return None
+        return _TactileExecution(gripper, handle, tactile, name, state)
+
+    return server
+
+
+def _serve_plain_gripper_action(gripper: SimGripper, handle: GoalHandle) -> Optional[_Execution]:
+    """``gripper_action`` with the tactile controller removed (position motors, as without sensing)."""
+    ext: TactileSensing = gripper.backend.extensions[SECTION]
+    ext.grippers[gripper.name].uninstall()
+    return SimGripper._serve_gripper_action(gripper, handle)
+
+
+# ------------------------------------------------------------------------------------------------
+# the extension
+# ------------------------------------------------------------------------------------------------
+class TactileSensing:
+    """The ``tactile`` simulator extension (see the module docstring).
+
+    Attributes:
+        grippers: :class:`GripperTactile` by gripper name.
+        crushed: names of crushed objects, in order.
+        slip_events, slip_detections: counters (see the module docstring).
+        max_fingertip_force, place_impact: the metric values so far, N.
+    """
+
+    def __init__(self, backend: SimBackend, cfg: Optional[TactileConfig]):
+        self.backend = backend
+        self.cfg = cfg or TactileConfig()
+        self.rng = np.random.default_rng(backend.seed + 7919)
+        self.gravity = tuple(backend.scene.gravity)
+        c = backend.client
+        self.movable = {bid for bid in backend._objects.values()
+                        if pb.getDynamicsInfo(bid, -1, physicsClientId=c)[0] > 0}
+        self.robot_bodies = {g.robot.body for g in backend.grippers.values()}
+        self.fragile = {backend._objects[o.name]: (o.name, float(o.crush_force_n))
+                        for o in backend.scene.objects if getattr(o, "crush_force_n", None) is not None}
+        self._over_since: dict[int, float] = {}
+        self.crushed: list[str] = []
+        self.max_fingertip_force = 0.0
+        self.slip_events = 0
+        self.slip_detections = 0
+        self.place_impact = 0.0
+        self._motion_cache: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+        self.grippers = {name: GripperTactile(self, g) for name, g in backend.grippers.items()}
+        cfg = self.cfg
+        if cfg.finger_contact_stiffness is not None or cfg.finger_contact_damping is not None:
+            for g in backend.grippers.values():
+                for link in g.robot.finger_links:
+                    info = pb.getDynamicsInfo(g.robot.body, link, physicsClientId=c)
+                    k = cfg.finger_contact_stiffness if cfg.finger_contact_stiffness is not None else info[9]
+                    d = cfg.finger_contact_damping if cfg.finger_contact_damping is not None else info[8]
+                    pb.changeDynamics(g.robot.body, link, contactStiffness=k, contactDamping=d, physicsClientId=c)
+        for g in backend.grippers.values():
+            for name in ACTIONS:
+                g.add_action(name, _serve(name))
+            g.add_action("gripper_action", _serve_plain_gripper_action)
+        hz = backend.physics_hz
+        self._sample_every = max(1, int(round(self.cfg.sample_period_s * hz)))
+        self._frame_every = max(1, int(round(self.cfg.frame_period_s * hz)))
+        self._n = 0
+        self._target = backend._objects.get(backend.scene.task.target_object or "", None)
+        self._target_z0: Optional[float] = None
+        self._lifted = False
+        self._remove_hook = backend.add_step_hook(self._post_step)
+
+    # ---- helpers ----------------------------------------------------------------------------------
+    def body_motion(self, body: int, link: int) -> tuple[Any, Any, Any]:
+        """(linear velocity, angular velocity, COM position) of a body's link, world frame, cached per sample."""
+        key = (body, link)
+        hit = self._motion_cache.get(key)
+        if hit is not None:
+            return hit
+        c = self.backend.client
+        if link < 0:
+            v, w = pb.getBaseVelocity(body, physicsClientId=c)
+            com = pb.getBasePositionAndOrientation(body, physicsClientId=c)[0]
+            out = (v, w, com)
+        else:
+            st = pb.getLinkState(body, link, computeLinkVelocity=1, physicsClientId=c)
+            out = (st[6], st[7], st[0])
+        self._motion_cache[key] = out
+        return out
+
+    def squeeze(self, body: int, force: float) -> None:
+        """One sample of the largest finger force on ``body``: crush bookkeeping."""
+        frag = self.fragile.get(body)
+        if frag is None:
+            return
+        name, limit = frag
+        if name in self.crushed:
+            return
+        now = self.backend.now()
+        if force > limit:
+            since = self._over_since.setdefault(body, now)
+            if now - since >= self.cfg.crush_time_s - 1e-9:
+                self.crushed.append(name)
+                pb.changeVisualShape(body, -1, rgbaColor=list(CRUSHED_RGBA), physicsClientId=self.backend.client)
+                self.backend.emit_event("tactile", f"{name} crushed: {force:.1f} N on it for "
+                                                   f"{(now - since) * 1000:.0f} ms (crush force {limit:g} N)")
+        else:
+            self._over_since.pop(body, None)
+
+    # ---- the post-step hook --------------------------------------------------------------------------
+    def _post_step(self, backend: SimBackend) -> None:
+        self._n += 1
+        n = self._n
+        frame = n % self._frame_every == 0
+        if frame or n % self._sample_every == 0:
+            self._motion_cache.clear()
+            for g in self.grippers.values():
+                g.sample()
+            if self._target is not None:
+                self._check_lift()
+        if frame:
+            for g in self.grippers.values():
+                if g.installed:
+                    g.make_frame()
+        if self._lifted:
+            c = backend.client
+            total = 0.0
+            for cp in pb.getContactPoints(bodyA=self._target, physicsClientId=c):
+                if cp[2] not in self.robot_bodies:
+                    total += cp[9]
+            if total > self.place_impact:
+                self.place_impact = total
+
+    def _check_lift(self) -> None:
+        if self._lifted:
+            return
+        z = pb.getBasePositionAndOrientation(self._target, physicsClientId=self.backend.client)[0][2]
+        if self._target_z0 is None:
+            self._target_z0 = z
+        held = any(self._target in g.gripped for g in self.grippers.values())
+        if held and z - self._target_z0 > 0.01:
+            self._lifted = True
+
+    # ---- extension interface ------------------------------------------------------------------------
+    def metrics(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "max_fingertip_force_n": round(self.max_fingertip_force, 4),
+            "crushed": bool(self.crushed),
+            "crushed_objects": list(self.crushed),
+            "slip_events": self.slip_events,
+            "slip_detections": self.slip_detections,
+        }
+        if self._target is not None:
+            out["place_impact_n"] = round(self.place_impact, 4)
+        return out
+
+    def telemetry(self) -> dict[str, dict[str, Any]]:
+        return {f"gripper/{name}": g.telemetry() for name, g in self.grippers.items()}
+
+    def close(self) -> None:
+        self._remove_hook()
+
+
+def _factory(backend: SimBackend, _section: Any = None) -> Optional[TactileSensing]:
+    # built for every scene (section=None), so the optional section is read here
+    cfg = backend.scene.extra.get(SECTION) or TactileConfig()
+    if not cfg.enabled or not backend.grippers:
+        return None
+    return TactileSensing(backend, cfg)
+
+
+register_extension(SECTION, _factory, section=None)
