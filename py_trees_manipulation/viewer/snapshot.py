@@ -301,6 +301,9 @@ class SnapshotBuilder:
         self._dynamic: dict[str, tuple] = {}
         self._values: dict[str, tuple] = {}
         self._key_json: dict[str, bytes] = {}
+        self._shape: Optional[tuple] = None
+        self._statics: list[dict[str, Any]] = []
+        self._id_text: dict[uuid.UUID, str] = {}
         self._owners_key: Optional[tuple] = None
         self._owners_map: dict[uuid.UUID, py_trees.behaviour.Behaviour] = {}
         self._last_json: Optional[bytes] = None
@@ -354,18 +357,24 @@ class SnapshotBuilder:
             return self._last
         root = self.root if self.tree is None else self.tree.root
         nodes = _preorder(root)
+        # the static parts, recomputed only when the tree's shape changed (node, parent pairs)
+        shape = tuple([(id(b), id(b.parent)) for b in nodes])
+        if shape != self._shape:
+            self._shape = shape
+            self._statics = [self._static_part(b) for b in nodes]
+            self._id_text = {b.id: st["id"] for b, st in zip(nodes, self._statics)}
+        id_text = self._id_text
         if self.visitor is not None:
-            visited_ids = [str(i) for i in self.visitor.visited]
+            visited_ids = [id_text.get(i) or str(i) for i in self.visitor.visited]
         else:
-            visited_ids = [str(b.id) for b in nodes if b.status != py_trees.common.Status.INVALID]
+            visited_ids = [st["id"] for b, st in zip(nodes, self._statics) if b.status != py_trees.common.Status.INVALID]
         visited = set(visited_ids)
         behaviours: dict[str, Any] = {}
         fragments: list[bytes] = []
         bb_behaviours: dict[str, dict[str, str]] = {}
         statuses: dict[str, str] = {}
         dyn_cache = self._dynamic
-        for b in nodes:
-            st = self._static_part(b)
+        for b, st in zip(nodes, self._statics):
             bid = st["id"]
             status = b.status.value
             statuses[bid] = status
@@ -414,7 +423,7 @@ class SnapshotBuilder:
             "timestamp": float(timestamp),
             "tick": int(tick),
             "changed": "true" if changed else "false",
-            "root": str(root.id),
+            "root": id_text.get(root.id) or str(root.id),
             "behaviours": behaviours,
             "visited_path": visited_ids,
             "blackboard": blackboard,
