@@ -26,8 +26,9 @@ from typing import Any, Iterator, Optional
 
 import pytest
 
-from ..trees.errors import TreeLoadError
-from .scenario import Scenario, ScenarioResult, format_report, is_scenario_file, load_scenario, run_scenario
+# The task machinery (loader, behaviours, simulator) is imported only when a scenario file is
+# collected: this module loads with every pytest session of a project that installs the package.
+SUFFIXES = (".scenario.yaml", ".scenario.yml")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -45,7 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[pytest.Collector]:
-    if is_scenario_file(str(file_path)):
+    if file_path.name.endswith(SUFFIXES):
         return ScenarioFile.from_parent(parent, path=file_path)
     return None
 
@@ -53,7 +54,9 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[p
 class ScenarioFailed(AssertionError):
     """A scenario run missed its expectations; ``result`` has the summary and the failures."""
 
-    def __init__(self, result: ScenarioResult, title: str):
+    def __init__(self, result: Any, title: str):
+        from .scenario import format_report
+
         self.result = result
         self.title = title
         super().__init__(format_report(result, title))
@@ -71,6 +74,9 @@ class ScenarioFile(pytest.File):
     """A ``*.scenario.yaml``: validated at collection, one :class:`ScenarioItem` per variant."""
 
     def collect(self) -> Iterator[pytest.Item]:
+        from ..trees.errors import TreeLoadError
+        from .scenario import load_scenario
+
         try:
             scenario = load_scenario(_display_path(self.path))
         except TreeLoadError as e:
@@ -83,12 +89,12 @@ class ScenarioFile(pytest.File):
 class ScenarioItem(pytest.Item):
     """One variant of a scenario: run it in the simulator, check the expectations."""
 
-    def __init__(self, *, scenario: Scenario, variant: str, line: int = 1, **kwargs: Any):
+    def __init__(self, *, scenario: Any, variant: str, line: int = 1, **kwargs: Any):
         super().__init__(**kwargs)
-        self.scenario = scenario
+        self.scenario = scenario  # a scenario.Scenario
         self.variant = variant
         self.line = line
-        self.result: Optional[ScenarioResult] = None
+        self.result: Any = None  # the scenario.ScenarioResult once run
         self.add_marker(pytest.mark.scenario)
 
     @property
@@ -109,6 +115,8 @@ class ScenarioItem(pytest.Item):
         return str(root / stem / f"{self.variant}.mcap")
 
     def runtest(self) -> None:
+        from .scenario import run_scenario
+
         task, expectation = self.scenario.load(self.variant)
         result = run_scenario(
             task, expectation,
@@ -132,6 +140,8 @@ class ScenarioItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ScenarioFailed):
             return str(excinfo.value)
+        from ..trees.errors import TreeLoadError
+
         if isinstance(excinfo.value, TreeLoadError):
             return f"{self.title}: invalid scenario:\n{excinfo.value}"
         return super().repr_failure(excinfo, style=style)
