@@ -7,8 +7,8 @@ each only when the log holds the data:
     Fingertip forces (N) per finger and the grip set-point (N) over backend time, with run events
     as vertical markers. Force fields are telemetry fields named ``*force_n`` other than
     ``effort_n`` (e.g. ``left_fingertip_force_n``); set-point fields contain ``setpoint`` or
-    ``set_point`` (e.g. ``force_setpoint_n``). When a gripper stream has no fingertip fields, its
-    ``effort_n`` (grip force) is drawn instead.
+    ``set_point`` (e.g. ``force_setpoint_n``). A gripper stream's ``effort_n`` (grip force from
+    the finger joints) is drawn dotted beside them (alone when there are no fingertip fields).
 ``gripper.png``
     Gripper gap (mm, ``gap_m``) and, on a second axis, effort (N, ``effort_n``), per gripper stream
     (``gripper/<name>``); the controller ``mode`` changes as markers when logged.
@@ -94,13 +94,12 @@ def _plot_forces(log: RunLog, out_dir: Path, out: list[Path]) -> dict[str, float
         fields = _fields(log, stream)
         forces = [f for f in fields if _is_force(f)]
         setpoints = [f for f in fields if _is_setpoint(f)]
-        if not forces and stream.startswith("gripper/") and "effort_n" in fields:
-            forces = ["effort_n"]
-        for f in forces + setpoints:
+        grip = ["effort_n"] if stream.startswith("gripper/") and "effort_n" in fields else []
+        for f in forces + setpoints + grip:
             s = _numeric(log, stream, f)
             if s is not None:
                 lines.append((stream, f, s, f in setpoints))
-                if f not in setpoints:
+                if f in forces or (f == "effort_n" and not forces):
                     peaks[f"peak {stream} {f}"] = float(np.max(np.abs(s[1])))
     if not lines:
         return peaks
@@ -108,9 +107,9 @@ def _plot_forces(log: RunLog, out_dir: Path, out: list[Path]) -> dict[str, float
     for stream, f, (t, v), is_sp in lines:
         name = f if len(log.telemetry) == 1 else f"{stream}: {f}"
         if f == "effort_n":
-            name = f"{stream}: grip force (effort_n)"
-        ax.plot(t, v, ls="--" if is_sp else "-", lw=1.6 if is_sp else 1.2, label=name,
-                drawstyle="steps-post" if is_sp else "default")
+            name = f"{stream}: grip force (effort_n, from the finger joints)"
+        ax.plot(t, v, ls="--" if is_sp else (":" if f == "effort_n" else "-"), lw=1.6 if is_sp else 1.2,
+                label=name, drawstyle="steps-post" if is_sp else "default")
     ax.set_xlabel("time (s, backend clock)")
     ax.set_ylabel("force (N)")
     ax.set_title("Fingertip forces and grip set-point")
