@@ -144,7 +144,8 @@ def _plot_gripper(log: RunLog, out_dir: Path, out: list[Path]) -> dict[str, floa
         for tm, mode in modes:
             if mode != last:
                 ax.axvline(tm, color="tab:green", lw=0.8, ls=":")
-                ax.text(tm, ax.get_ylim()[0], f" {mode}", fontsize=7, color="tab:green", va="bottom")
+                ax.text(tm, ax.get_ylim()[0], f" {mode}", fontsize=7, color="tab:green", va="bottom",
+                        ha="right", rotation=90)
                 last = mode
         _event_markers(ax, log, label=False)
     _finish(fig, out_dir / "gripper.png", out)
