@@ -253,3 +253,36 @@ def screw_waypoints(
         step = max_step_for_chord_error(r, max_chord_error_m, math.pi / 2 if max_step is None else float(max_step))
     n = max(1, math.ceil(abs(th) / step - 1e-12)) if math.isfinite(step) else 1
     return [pose_on_screw(T0, screw, th * k / n) for k in range(n + 1)]
+
+
+def screw_coordinate(screw: Screw, start_position: Sequence[float], position: Sequence[float]) -> float:
+    """How far along ``screw`` a point has moved from ``start_position`` to ``position``.
+
+    The inverse of :func:`pose_on_screw` for a rigidly carried point, measured from positions only
+    (what a robot knows of its own TCP when it holds a handle):
+
+    - pure translation: the displacement along the axis, metres, ``(p - p0) . axis``;
+    - rotation (finite pitch): the signed angle, radians, from ``p0 - q`` to ``p - q`` projected on
+      the plane normal to the axis, positive right-handed about it (in ``(-pi, pi]``). The pitch
+      is not used: the angle is read from the rotation alone.
+
+    Args:
+        screw: the screw axis.
+        start_position: (3,) position at ``theta = 0``, metres.
+        position: (3,) position now, metres.
+
+    Returns:
+        radians (rotation) or metres (translation). 0 when either point lies on the axis.
+    """
+    p0 = np.asarray(start_position, dtype=np.float64).reshape(3)
+    p = np.asarray(position, dtype=np.float64).reshape(3)
+    w = screw.axis
+    if screw.is_translation:
+        return float(np.dot(p - p0, w))
+    a = p0 - screw.point
+    b = p - screw.point
+    a = a - np.dot(a, w) * w
+    b = b - np.dot(b, w) * w
+    if np.linalg.norm(a) < 1e-9 or np.linalg.norm(b) < 1e-9:
+        return 0.0
+    return float(math.atan2(np.dot(np.cross(a, b), w), np.dot(a, b)))

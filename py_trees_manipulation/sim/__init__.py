@@ -23,4 +23,5 @@ from .scene import SceneError, SceneSpec, parse_scene, scene_keys_doc
 __all__ = ["SimBackend", "register_extension", "SceneError", "SceneSpec", "parse_scene", "scene_keys_doc", "SimArm", "SimGripper",
            "SimWorld", "Contact", "FingerState", "IKSolution"]
 from . import grasp_fix as _grasp_fix  # noqa: E402,F401  (registers the grasp_fix: section and extension)
+from . import doors as _doors  # noqa: F401,E402  (scene sections doors/cabinets, follow_screw)
 from . import tactile_sensor as _tactile_sensor  # noqa: F401,E402  (tactile: section, PR2 gripper sensor actions)

@@ -1,0 +1,568 @@
+"""Doors and drawer cabinets in the simulator, and the arm action ``follow_screw``.
+
+Scene sections (``scene.doors`` and ``scene.cabinets``, lists) place the generated articulated
+assets of :mod:`.assets`; the extension ``doors`` (``backend.extensions["doors"]``) loads them,
+runs their per-step models (:mod:`.articulated`: latch, handle spring, Coulomb friction) before
+every physics step, gives behaviours their world frames and adds the ``follow_screw`` action to
+every arm.
+
+``scene.doors[]`` keys (model front faces +x: give ``pose`` a yaw of 180 deg to face a robot on
+-x; distances in metres, angles in degrees):
+
+====================  =========  ==============================================================
+key                   default    meaning
+====================  =========  ==============================================================
+name                  required   body name (unique in the scene)
+pose                  required   model frame in the world (floor level of the door frame)
+width_m / height_m    0.8 / 2.0  leaf size
+thickness_m           0.04       leaf thickness
+hinge_side            left       ``left`` or ``right`` as seen from the front
+opening               pull       ``pull`` (toward the front) or ``push``
+hinge_damping         2.0        viscous, N*m*s/rad
+hinge_friction        0.5        Coulomb, N*m
+leaf_mass_kg          20         kg
+max_opening_deg       100        hinge limit
+latch                 true       held shut until the handle turns ``latch_release_deg``
+latch_release_deg     30         handle angle that withdraws the latch
+latch_holding_torque  300        N*m the latch resists (key ``latch_holding_torque_nm``)
+locked                false      the latch never releases
+handle                {}         lever: ``length_m, height_m, backset_m, standoff_m,
+                                 bar_height_m, bar_depth_m, mass_kg, max_angle_deg,
+                                 grasp_fraction, spring_preload_nm,
+                                 spring_stiffness_nm_per_rad, friction_nm,
+                                 damping_nms_per_rad`` (:class:`~.assets.LeverHandle`)
+====================  =========  ==============================================================
+
+``scene.cabinets[]``: ``name``, ``pose`` (required); ``width_m`` 0.6, ``depth_m`` 0.5,
+``height_m`` 0.8, ``drawer_height_m`` 0.2, ``drawer_travel_m`` 0.35, ``damping`` 5 (N*s/m),
+``friction`` 1 (N), ``drawer_mass_kg`` 2, ``handle`` ``{length_m, diameter_m, standoff_m}``.
+
+Metrics (``SimBackend.metrics()``): ``door_angle_deg`` and ``handle_angle_deg`` (first door),
+``drawer_opening_m`` (first cabinet), ``doors``/``drawers`` (by name, when there are several),
+``max_wrist_force_n`` (largest filtered wrist force of any ``follow_screw`` motion, N).
+Telemetry: ``door/<name>`` ``{door_angle_deg, handle_angle_deg, latched}``, ``drawer/<name>``
+``{drawer_opening_m}``.
+
+``follow_screw`` (:class:`~py_trees_manipulation.behaviors.affordances.FollowScrewGoal`): IK
+waypoints along ``exp([S] s) T0`` (chord error and 20 ms of path apart, checked by forward
+kinematics), a dense joint trajectory with a trapezoidal profile, tracked with POSITION_CONTROL
+motors limited to ``effort_scale`` times the joint torque limits. Every 10 ms it compares the TCP
+with the screw point due now and the wrist force with the bound: the wrist force is the hand-joint
+reaction in the world frame plus the weight of the hand and fingers (what the environment pushes
+on the hand with), averaged over 50 ms. ABORTED with the numbers when the force bound or the tracking error is exceeded, or when
+the path leaves the reachable space; SUCCEEDED at the end.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+import pybullet as pb
+
+from ..behaviors.affordances import FOLLOW_SCREW_ACTION, FollowScrewFeedback, FollowScrewGoal, FollowScrewResult
+from ..geometry.poses import Pose, pq_from_pose
+from ..geometry.screw import pose_on_screw, screw_coordinate, screw_waypoints
+from ..msgs.actions import GoalHandle
+from .articulated import ArticulatedDoor, ArticulatedDrawer
+from .assets import BarHandle, CabinetAsset, DoorAsset, LeverHandle, cabinet_asset, door_asset
+from .backend import SimArm, SimBackend, _Execution, register_extension
+from .scene import SceneError, register_section, _list, _mapping, _number, _pose, _string, _suggest
+
+PathT = tuple
+
+
+# ================================================================================================
+# Scene sections
+# ================================================================================================
+@dataclass(frozen=True)
+class DoorSpec:
+    """A parsed ``scene.doors[]`` entry: name, (4, 4) world pose of the model frame, the asset."""
+
+    name: str
+    pose: Pose
+    asset: DoorAsset
+
+
+@dataclass(frozen=True)
+class CabinetSpec:
+    """A parsed ``scene.cabinets[]`` entry: name, (4, 4) world pose of the model frame, the asset."""
+
+    name: str
+    pose: Pose
+    asset: CabinetAsset
+
+
+_DOOR_NUMBERS = {  # key -> (door_asset kwarg, bounds)
+    "width_m": ("width_m", dict(gt=0.0, le=2.0, unit="m")),
+    "height_m": ("height_m", dict(gt=0.0, le=3.0, unit="m")),
+    "thickness_m": ("thickness_m", dict(gt=0.0, le=0.2, unit="m")),
+    "hinge_damping": ("hinge_damping", dict(ge=0.0, unit="N*m*s/rad")),
+    "hinge_friction": ("hinge_friction", dict(ge=0.0, unit="N*m")),
+    "leaf_mass_kg": ("leaf_mass_kg", dict(gt=0.0, unit="kg")),
+    "max_opening_deg": ("max_opening_deg", dict(gt=0.0, le=179.0, unit="deg")),
+    "latch_release_deg": ("latch_release_deg", dict(gt=0.0, unit="deg")),
+    "latch_holding_torque_nm": ("latch_holding_torque_nm", dict(ge=0.0, unit="N*m")),
+}
+_DOOR_BOOLS = ("latch", "locked")
+_DOOR_KEYS = ("name", "pose", "hinge_side", "opening", "handle", *_DOOR_NUMBERS, *_DOOR_BOOLS)
+_LEVER_KEYS = tuple(LeverHandle.__dataclass_fields__)
+
+_CABINET_NUMBERS = {
+    "width_m": ("width_m", dict(gt=0.0, le=3.0, unit="m")),
+    "depth_m": ("depth_m", dict(gt=0.0, le=2.0, unit="m")),
+    "height_m": ("height_m", dict(gt=0.0, le=3.0, unit="m")),
+    "drawer_height_m": ("drawer_height_m", dict(gt=0.0, unit="m")),
+    "drawer_travel_m": ("drawer_travel_m", dict(gt=0.0, unit="m")),
+    "damping": ("drawer_damping", dict(ge=0.0, unit="N*s/m")),
+    "friction": ("drawer_friction", dict(ge=0.0, unit="N")),
+    "drawer_mass_kg": ("drawer_mass_kg", dict(gt=0.0, unit="kg")),
+}
+_CABINET_KEYS = ("name", "pose", "handle", *_CABINET_NUMBERS)
+_BAR_KEYS = tuple(BarHandle.__dataclass_fields__)
+
+
+def _check(d: Any, keys: tuple, path: PathT, what: str) -> None:
+    for k in d:
+        if k not in keys:
+            raise SceneError(path + (k,), f"unknown key {k!r} in {what}; {_suggest(str(k), list(keys))}")
+
+
+def _asset_error(e: ValueError, path: PathT, keys: tuple) -> SceneError:
+    """Map a generator's ValueError (which names the parameter) to the scene key it came from."""
+    msg = str(e)
+    for k in sorted(keys, key=len, reverse=True):
+        if msg.startswith(k) or f".{k}" in msg.split(" ")[0]:
+            return SceneError(path + (k,), msg)
+    return SceneError(path, msg)
+
+
+def _name(d: Any, path: PathT, seen: dict) -> str:
+    name = _string(d, "name", path)
+    if name is None:
+        raise SceneError(path, "missing required key 'name'")
+    if not all(c.isalnum() or c in "_-" for c in name):
+        raise SceneError(path + ("name",), f"name must be letters, digits, '_' or '-', got {name!r}")
+    if name in seen:
+        raise SceneError(path + ("name",), f"duplicate name {name!r} (also used by another door or cabinet)")
+    seen[name] = path
+    return name
+
+
+def _parse_handle(v: Any, path: PathT, cls: type, keys: tuple) -> Any:
+    d = _mapping(v, path, "a handle")
+    _check(d, keys, path, "handle")
+    kw = {}
+    for k in keys:
+        if k in d:
+            kw[k] = _number(d, k, path)
+    try:
+        return cls(**kw)
+    except ValueError as e:
+        raise _asset_error(e, path, keys) from None
+
+
+def parse_doors(value: Any, path: PathT) -> list[DoorSpec]:
+    """Parse ``scene.doors`` (a list; keys in the module docs) and generate each door's URDF.
+
+    Raises:
+        SceneError: a bad key or value, with the path to it (e.g. ``doors[0].hinge_side``).
+    """
+    seen: dict = {}
+    out = []
+    for i, item in enumerate(_list(value, path, "doors")):
+        p = path + (i,)
+        d = _mapping(item, p, "a door")
+        _check(d, _DOOR_KEYS, p, "a door")
+        name = _name(d, p, seen)
+        kw: dict[str, Any] = {}
+        for key, (arg, bounds) in _DOOR_NUMBERS.items():
+            v = _number(d, key, p, **bounds)
+            if v is not None:
+                kw[arg] = v
+        for key in _DOOR_BOOLS:
+            if key in d:
+                if not isinstance(d[key], bool):
+                    raise SceneError(p + (key,), f"{key} must be true or false, got {d[key]!r}")
+                kw[key] = d[key]
+        for key, choices in (("hinge_side", ("left", "right")), ("opening", ("pull", "push"))):
+            v = _string(d, key, p)
+            if v is not None:
+                if v not in choices:
+                    raise SceneError(p + (key,), f"{key} must be {' or '.join(map(repr, choices))}, got {v!r}; "
+                                     f"{_suggest(v, list(choices))}")
+                kw[key] = v
+        if "handle" in d:
+            kw["handle"] = None if d["handle"] is None else _parse_handle(d["handle"], p + ("handle",), LeverHandle, _LEVER_KEYS)
+            if kw["handle"] is None and "latch" not in kw:
+                kw["latch"] = False
+        pose = _pose(d, "pose", p, required=True)
+        try:
+            asset = door_asset(name=name, **kw)
+        except ValueError as e:
+            raise _asset_error(e, p, _DOOR_KEYS) from None
+        out.append(DoorSpec(name, pose, asset))
+    return out
+
+
+def parse_cabinets(value: Any, path: PathT) -> list[CabinetSpec]:
+    """Parse ``scene.cabinets`` (a list; keys in the module docs) and generate each URDF.
+
+    Raises:
+        SceneError: a bad key or value, with the path to it.
+    """
+    seen: dict = {}
+    out = []
+    for i, item in enumerate(_list(value, path, "cabinets")):
+        p = path + (i,)
+        d = _mapping(item, p, "a cabinet")
+        _check(d, _CABINET_KEYS, p, "a cabinet")
+        name = _name(d, p, seen)
+        kw: dict[str, Any] = {}
+        for key, (arg, bounds) in _CABINET_NUMBERS.items():
+            v = _number(d, key, p, **bounds)
+            if v is not None:
+                kw[arg] = v
+        if "handle" in d:
+            kw["handle"] = _parse_handle(d["handle"], p + ("handle",), BarHandle, _BAR_KEYS)
+        pose = _pose(d, "pose", p, required=True)
+        try:
+            asset = cabinet_asset(name=name, **kw)
+        except ValueError as e:
+            msg = str(e)
+            for key, (arg, _) in _CABINET_NUMBERS.items():
+                if msg.startswith(arg):
+                    raise SceneError(p + (key,), msg) from None
+            raise SceneError(p, msg) from None
+        out.append(CabinetSpec(name, pose, asset))
+    return out
+
+
+# ================================================================================================
+# follow_screw
+# ================================================================================================
+class _ScrewFollow(_Execution):
+    """Tracks a screw path with bounded joint torques; force and tracking-error guards."""
+
+    CHECK_EVERY = 10  # steps (10 ms at 1 kHz)
+    FORCE_WINDOW = 5  # checks averaged (50 ms)
+    LAG_CHECKS = 10  # consecutive checks over the tracking bound (0.1 s)
+    SETTLE_S = 1.0
+    #: joint stiffness, N*m/rad, and damping, N*m*s/rad (Panda joints 1..7): about 1-2 kN/m at the
+    #: TCP of an arm stretched 0.5 m, the order of PickNik's 500 N/m admittance for doors
+    STIFFNESS = (400.0, 400.0, 400.0, 400.0, 150.0, 100.0, 50.0)
+    DAMPING = (40.0, 40.0, 40.0, 30.0, 8.0, 6.0, 3.0)
+
+    def __init__(self, arm: SimArm, handle: GoalHandle, ext: "DoorsExtension", q: np.ndarray, qd: np.ndarray,
+                 s_dense: np.ndarray, T0: Pose, goal: FollowScrewGoal):
+        super().__init__(arm, handle)
+        self.arm, self.ext, self.goal = arm, ext, goal
+        self.q, self.qd, self.s = q.tolist(), qd.tolist(), s_dense
+        self.n, self.k = len(self.q), 0
+        self.T0, self.p0 = T0, T0[:3, 3].copy()
+        r = arm.robot
+        self.tau_max = np.asarray(r.effort_limits, dtype=float) * goal.effort_scale
+        self.K = np.array(self.STIFFNESS[:len(r.arm_joints)])
+        self.D = np.array(self.DAMPING[:len(r.arm_joints)])
+        self._arm_idx = [r.movable_joints.index(j) for j in r.arm_joints]
+        # Torque control needs the joints' velocity motors off.
+        pb.setJointMotorControlArray(r.body, r.arm_joints, pb.VELOCITY_CONTROL, forces=[0.0] * len(r.arm_joints),
+                                     physicsClientId=r.client)
+        # The hand's own weight (world frame, N): the reaction at the hand joint of a hand at rest
+        # is -R^T m g, so R F + m g is the force the environment puts on the hand.
+        self.weight = hand_mass_kg(arm) * np.asarray(arm.backend.scene.gravity, dtype=float)
+        self.window: deque = deque(maxlen=self.FORCE_WINDOW)
+        self.force_n = 0.0
+        self.max_force_n = 0.0
+        self.err_m = 0.0
+        self.lag = 0
+        self.settle = 0
+        self.theta_reached = 0.0
+
+    def _command(self, q: list, qd: list) -> None:
+        """Joint impedance: ``tau = K (q* - q) + D (qd* - qd) + c(q, qd)`` (gravity and Coriolis
+        from ``calculateInverseDynamics``), clipped to ``effort_scale`` times the torque limits."""
+        r = self.arm.robot
+        c = r.client
+        states = pb.getJointStates(r.body, r.movable_joints, physicsClientId=c)
+        pos = [st[0] for st in states]
+        vel = [st[1] for st in states]
+        bias = pb.calculateInverseDynamics(r.body, pos, vel, [0.0] * len(pos), physicsClientId=c)
+        qa = np.array([pos[i] for i in self._arm_idx])
+        va = np.array([vel[i] for i in self._arm_idx])
+        tau = self.K * (np.asarray(q) - qa) + self.D * (np.asarray(qd) - va) + np.array([bias[i] for i in self._arm_idx])
+        tau = np.clip(tau, -self.tau_max, self.tau_max)
+        pb.setJointMotorControlArray(r.body, r.arm_joints, pb.TORQUE_CONTROL, forces=tau.tolist(), physicsClientId=c)
+
+    def _measure(self, s_due: float) -> None:
+        f = wrist_force_world(self.arm, self.weight)
+        self.window.append(float(np.linalg.norm(f)))
+        self.force_n = float(np.mean(self.window))
+        self.max_force_n = max(self.max_force_n, self.force_n)
+        self.ext._record_force(self.force_n)
+        p = self.arm.robot.tcp_position()
+        due = pose_on_screw(self.T0, self.goal.screw, s_due)[:3, 3]
+        self.err_m = float(np.linalg.norm(p - due))
+        self.theta_reached = screw_coordinate(self.goal.screw, self.p0, p)
+
+    def _fmt(self, s: float) -> str:
+        return f"{s:.3f} m" if self.goal.screw.is_translation else f"{math.degrees(s):.1f} deg"
+
+    def step(self) -> None:
+        k = self.k
+        if k < self.n:
+            self._command(self.q[k], self.qd[k])
+            self.k = k + 1
+            if self.k % self.CHECK_EVERY:
+                return
+            self._measure(float(self.s[k]))
+            g = self.goal
+            if g.max_force_n is not None and self.force_n > g.max_force_n and len(self.window) == self.FORCE_WINDOW:
+                self._abort(f"wrist force {self.force_n:.1f} N > max_force_n {g.max_force_n:g} N at "
+                            f"{self._fmt(self.theta_reached)} of {self._fmt(g.theta)}: the mechanism resists "
+                            "(locked, stuck or blocked)")
+                return
+            self.lag = self.lag + 1 if self.err_m > g.max_tracking_error_m else 0
+            if self.lag >= self.LAG_CHECKS:
+                self._abort(f"tracking error {self.err_m:.3f} m > {g.max_tracking_error_m:g} m at "
+                            f"{self._fmt(self.theta_reached)} of {self._fmt(g.theta)}: the mechanism does not follow "
+                            "(locked or stuck, or the grasp slipped)")
+            return
+        if self.settle == 0:
+            self._command(self.q[-1], [0.0] * len(self.q[-1]))
+        self.settle += 1
+        if self.settle % self.CHECK_EVERY:
+            return
+        self._measure(float(self.s[-1]))
+        if self.err_m <= self.goal.position_tolerance_m:
+            self._end(True, f"followed the screw to {self._fmt(self.theta_reached)} "
+                            f"(goal {self._fmt(self.goal.theta)}), max wrist force {self.max_force_n:.1f} N")
+        elif self.settle >= self.SETTLE_S * self.arm.backend.physics_hz:
+            self._abort(f"the TCP stopped {self.err_m:.3f} m from the end of the screw (tolerance "
+                        f"{self.goal.position_tolerance_m:g} m) at {self._fmt(self.theta_reached)}")
+
+    def _result(self) -> FollowScrewResult:
+        return FollowScrewResult(theta_reached=self.theta_reached, tcp_pose=self.arm.tcp_pose(),
+                                 max_wrist_force_n=self.max_force_n, tracking_error_m=self.err_m)
+
+    def _abort(self, text: str) -> None:
+        self._end(False, text)
+
+    def _end(self, ok: bool, text: str) -> None:
+        self.arm.hold()  # back to position control where the arm is (torque commands last one step)
+        res = self._result()
+        if ok:
+            self.handle.set_succeeded(res, text)
+        else:
+            self.handle.set_aborted(res, text)
+        self.arm.backend.emit_event(f"arm/{self.arm.name}", f"follow_screw: {text}")
+        self.finish()
+
+    def publish_feedback(self) -> None:
+        self.handle.publish_feedback(FollowScrewFeedback(
+            theta_reached=self.theta_reached, progress=min(1.0, self.k / self.n) if self.n else 1.0,
+            wrist_force_n=self.force_n, tracking_error_m=self.err_m))
+
+    def stop(self) -> Any:
+        self.arm.hold()
+        return self._result()
+
+
+def hand_mass_kg(arm: SimArm) -> float:
+    """Mass (kg) carried by the arm's hand joint: the hand link and every link below it."""
+    r = arm.robot
+    c = r.client
+    below = {arm._hand_joint}
+    for j in range(arm._hand_joint + 1, pb.getNumJoints(r.body, physicsClientId=c)):
+        if pb.getJointInfo(r.body, j, physicsClientId=c)[16] in below:
+            below.add(j)
+    return float(sum(pb.getDynamicsInfo(r.body, j, physicsClientId=c)[0] for j in below))
+
+
+def wrist_force_world(arm: SimArm, weight: np.ndarray) -> np.ndarray:
+    """Force (N, world frame, shape (3,)) the environment exerts on the hand: the hand-joint
+    reaction rotated to the world plus the hand's ``weight`` (``m g``, N)."""
+    st = pb.getLinkState(arm.robot.body, arm._hand_joint, computeForwardKinematics=True, physicsClientId=arm.robot.client)
+    R = np.array(pb.getMatrixFromQuaternion(st[5])).reshape(3, 3)
+    return R @ arm.wrist_force() + weight
+
+
+def plan_screw_trajectory(arm: SimArm, T0: Pose, goal: FollowScrewGoal) -> tuple[np.ndarray, np.ndarray, np.ndarray, Optional[str]]:
+    """Dense (1 kHz) joint trajectory along the screw from ``T0``.
+
+    Returns:
+        ``(q (n, 7) rad, qd (n, 7) rad/s, s (n,) screw coordinate due at each step, error)``;
+        ``error`` is a reason text when the path leaves the reachable space (then the arrays are
+        empty).
+    """
+    dt = 1.0 / arm.backend.physics_hz
+    screw, theta = goal.screw, float(goal.theta)
+    total = abs(theta)
+    t_nom = max(total / goal.speed, 0.05)
+    ta = min(0.3, t_nom)
+    T = t_nom + ta
+    v = 1.0 / t_nom
+
+    def s_of(t: np.ndarray) -> np.ndarray:  # fraction 0..1, trapezoidal speed
+        t = np.clip(t, 0.0, T)
+        return np.where(t < ta, 0.5 * v / ta * t ** 2,
+                        np.where(t > T - ta, 1.0 - 0.5 * v / ta * (T - t) ** 2, v * (t - ta / 2)))
+
+    # Waypoints: within the chord error, at least every 20 ms of path and every 5 mm of TCP travel.
+    chord = screw_waypoints(T0, screw, theta, goal.max_chord_error_m)
+    radius = screw.radius_m(T0[:3, 3])
+    travel = total if screw.is_translation else radius * total + abs(screw.pitch_m_per_rad) * total
+    n_wp = max(len(chord) - 1, int(math.ceil(T / 0.02)), int(math.ceil(travel / 0.005)), 2)
+    t_wp = np.linspace(0.0, T, n_wp + 1)
+    s_wp = s_of(t_wp)
+    q_prev = arm.robot.joint_positions()
+    qs, times = [q_prev], [0.0]
+    vmax = arm.robot.velocity_limits
+    for i in range(1, n_wp + 1):
+        pose_i = pose_on_screw(T0, screw, theta * float(s_wp[i]))
+        sol = arm.solve_ik(pose_i, seeds=[q_prev], iterations=3)
+        err = None
+        if sol.position_error_m > 0.005:
+            err = f"best IK solution ends {sol.position_error_m:.3f} m away"
+        elif float(np.max(np.abs(sol.q - q_prev))) > 0.5:
+            err = f"a joint would jump by {float(np.max(np.abs(sol.q - q_prev))):.2f} rad (singularity or joint limit)"
+        if err is not None:
+            at = theta * float(s_wp[i])
+            where = f"{at:.3f} m" if screw.is_translation else f"{math.degrees(at):.1f} deg"
+            p = pose_i[:3, 3]
+            return (np.zeros((0, 7)), np.zeros((0, 7)), np.zeros(0),
+                    f"the screw path leaves the reachable space at {where} of "
+                    f"{theta if screw.is_translation else math.degrees(theta):.3g}"
+                    f"{' m' if screw.is_translation else ' deg'}, at ({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}): {err}")
+        seg = max(t_wp[i] - t_wp[i - 1], float(np.max(np.abs(sol.q - q_prev) / vmax)))
+        times.append(times[-1] + seg)
+        qs.append(sol.q)
+        q_prev = sol.q
+    qs_arr = np.array(qs)
+    times_arr = np.array(times)
+    t_dense = np.arange(1, int(math.ceil(times_arr[-1] / dt)) + 1) * dt
+    q = np.stack([np.interp(t_dense, times_arr, qs_arr[:, j]) for j in range(qs_arr.shape[1])], axis=1)
+    qd = np.gradient(q, dt, axis=0) if len(q) > 1 else np.zeros_like(q)
+    s_dense = theta * np.interp(t_dense, times_arr, s_wp)
+    return q, qd, s_dense, None
+
+
+def _serve_follow_screw(ext: "DoorsExtension"):  # type: ignore[no-untyped-def]
+    def serve(arm: SimArm, handle: GoalHandle) -> Optional[_Execution]:
+        goal = handle.goal
+        if not isinstance(goal, FollowScrewGoal):
+            raise TypeError(f"{FOLLOW_SCREW_ACTION} takes a FollowScrewGoal, got {type(goal).__name__}")
+        T0 = arm.tcp_pose()
+        q, qd, s, err = plan_screw_trajectory(arm, T0, goal)
+        if err is not None:
+            handle.set_aborted(FollowScrewResult(0.0, T0, 0.0), err)
+            return None
+        return _ScrewFollow(arm, handle, ext, q, qd, s, T0, goal)
+
+    return serve
+
+
+# ================================================================================================
+# The extension
+# ================================================================================================
+class DoorsExtension:
+    """Doors and drawer cabinets of a :class:`~.backend.SimBackend` (``backend.extensions["doors"]``).
+
+    Attributes:
+        doors: name -> :class:`~.articulated.ArticulatedDoor` (scene order).
+        drawers: name -> :class:`~.articulated.ArticulatedDrawer` (scene order).
+        max_wrist_force_n: largest filtered wrist force of any ``follow_screw`` motion so far, N.
+    """
+
+    def __init__(self, backend: SimBackend, doors: list[DoorSpec], cabinets: list[CabinetSpec]):
+        self.doors: dict[str, ArticulatedDoor] = {}
+        self.drawers: dict[str, ArticulatedDrawer] = {}
+        self.max_wrist_force_n = 0.0
+        self._followed = False
+        c = backend.client
+        for spec in [*doors, *cabinets]:
+            if spec.name in backend._bodies:
+                section = "doors" if isinstance(spec, DoorSpec) else "cabinets"
+                raise SceneError((section,), f"name {spec.name!r} is already used by another body in the scene")
+            p, q = pq_from_pose(spec.pose)
+            body = backend._load_urdf(spec.asset.urdf_path, p, q, fixed=True, what=f"{spec.name!r}")
+            backend._register(spec.name, body)
+            if isinstance(spec, DoorSpec):
+                self.doors[spec.name] = ArticulatedDoor.from_asset(spec.asset, body, c)
+            else:
+                self.drawers[spec.name] = ArticulatedDrawer.from_asset(spec.asset, body, c)
+        self._objects = [*self.doors.values(), *self.drawers.values()]
+        if self._objects:
+            backend.add_step_hook(self._step, before=True)
+        for arm in backend.arms.values():
+            arm.add_action(FOLLOW_SCREW_ACTION, _serve_follow_screw(self))
+
+    def _step(self, backend: SimBackend) -> None:
+        for o in self._objects:
+            o.step()
+
+    def _record_force(self, f: float) -> None:
+        self._followed = True
+        if f > self.max_wrist_force_n:
+            self.max_wrist_force_n = f
+
+    def door(self, name: Optional[str] = None) -> ArticulatedDoor:
+        """The door called ``name`` (default: the first). Raises KeyError listing the doors."""
+        return self._get(self.doors, name, "door")
+
+    def drawer(self, name: Optional[str] = None) -> ArticulatedDrawer:
+        """The drawer of cabinet ``name`` (default: the first). Raises KeyError listing them."""
+        return self._get(self.drawers, name, "cabinet")
+
+    @staticmethod
+    def _get(d: dict, name: Optional[str], what: str) -> Any:
+        if name is None:
+            if not d:
+                raise KeyError(f"the scene has no {what}s (scene.{what}s)")
+            return next(iter(d.values()))
+        if name not in d:
+            raise KeyError(f"no {what} named {name!r}; the scene has {sorted(d) or 'none'}")
+        return d[name]
+
+    def metrics(self) -> dict[str, Any]:
+        """``door_angle_deg``, ``handle_angle_deg``, ``drawer_opening_m``, ``max_wrist_force_n``
+        (see the module docs); empty for a scene without doors, cabinets and screw motions."""
+        out: dict[str, Any] = {}
+        if self.doors:
+            first = next(iter(self.doors.values()))
+            out["door_angle_deg"] = round(first.door_angle_deg, 3)
+            out["handle_angle_deg"] = round(first.handle_angle_deg, 3)
+            if len(self.doors) > 1:
+                out["doors"] = {n: round(d.door_angle_deg, 3) for n, d in self.doors.items()}
+        if self.drawers:
+            out["drawer_opening_m"] = round(next(iter(self.drawers.values())).drawer_opening_m, 5)
+            if len(self.drawers) > 1:
+                out["drawers"] = {n: round(d.drawer_opening_m, 5) for n, d in self.drawers.items()}
+        if self._objects or self._followed:
+            out["max_wrist_force_n"] = round(self.max_wrist_force_n, 2)
+        return out
+
+    def telemetry(self) -> dict[str, dict[str, Any]]:
+        """``door/<name>`` and ``drawer/<name>`` streams (see the module docs)."""
+        out: dict[str, dict[str, Any]] = {}
+        for n, d in self.doors.items():
+            out[f"door/{n}"] = {"door_angle_deg": round(d.door_angle_deg, 3),
+                                "handle_angle_deg": round(d.handle_angle_deg, 3), "latched": d.latched}
+        for n, d in self.drawers.items():
+            out[f"drawer/{n}"] = {"drawer_opening_m": round(d.drawer_opening_m, 5)}
+        return out
+
+
+def _factory(backend: SimBackend, _unused: Any) -> DoorsExtension:
+    extra = backend.scene.extra
+    return DoorsExtension(backend, extra.get("doors") or [], extra.get("cabinets") or [])
+
+
+register_section("doors", parse_doors, "hinged doors with a lever handle and a latch (list; see `sim/doors.py`)")
+register_section("cabinets", parse_cabinets, "cabinets with a drawer (list; see `sim/doors.py`)")
+register_extension("doors", _factory)
+
+__all__ = ["CabinetSpec", "DoorSpec", "DoorsExtension", "parse_cabinets", "parse_doors", "plan_screw_trajectory"]
