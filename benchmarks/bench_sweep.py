@@ -6,7 +6,7 @@ Sweeps the fragile-grasp object's ``crush_force_n`` and ``lateral_friction``
 identical: same seeds), the wall times and the speed-up (goal: >= 1.6x on 2 cores). Wall time
 includes starting the worker processes.
 
-    python benchmarks/bench_sweep.py [--trials 3] [--workers 2] [--file FILE]
+    python benchmarks/bench_sweep.py [--trials 2] [--workers 2] [--file FILE]
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def main() -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--file", help="task file (default: examples/fragile_grasp.yaml, else pick_and_lift.yaml)")
-    ap.add_argument("--trials", type=int, default=3, help="trials per grid point (default 3)")
+    ap.add_argument("--trials", type=int, default=2, help="trials per grid point (default 2)")
     ap.add_argument("--workers", type=int, default=2, help="workers of the parallel run (default 2)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
@@ -47,11 +47,14 @@ def main() -> int:
     obj = task.scene["objects"][i]
     if "crush_force_n" in obj:
         c = float(obj["crush_force_n"])
-        grid = [f"scene.objects.{i}.crush_force_n={c * 0.5:g},{c * 2:g}", f"scene.objects.{i}.lateral_friction=0.4,1.0"]
+        # the tactile Grab squeezes with about 1.2 N per finger: 0.2 x crush_force_n (1 N for the egg) crushes
+        grid = [f"scene.objects.{i}.crush_force_n={c * 0.2:g},{c * 0.5:g},{c:g}", f"scene.objects.{i}.lateral_friction=0.3,1.0"]
     else:
         grid = [f"scene.objects.{i}.mass_kg=0.2,0.8", f"scene.objects.{i}.lateral_friction=0.4,1.0"]
     base = dict(grid=[parse_grid(g) for g in grid], trials=args.trials, seed=args.seed)
-    n = 4 * args.trials
+    n = args.trials
+    for g in grid:
+        n *= len(g.split("=", 1)[1].split(","))
     print(f"sweep of {os.path.relpath(file)} (object {obj.get('name')!r}): {' x '.join(grid)}, "
           f"{args.trials} trial(s) per point = {n} runs; {os.cpu_count()} CPU(s)\n")
 
