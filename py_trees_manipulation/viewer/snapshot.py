@@ -60,7 +60,10 @@ The activity stream: :class:`SnapshotBuilder` enables the py_trees blackboard ac
 as py_trees_ros does, clears it after reading each tick's items, so the stream never reaches its
 size limit (py_trees' ``ActivityStream.push`` then drops the newest item instead of the oldest).
 Several observers of one tree share one builder (:func:`shared_builder`), which builds each tick's
-snapshot once.
+snapshot once. :meth:`SnapshotBuilder.build_json` gives the same snapshot as compact JSON bytes,
+assembled from the cached JSON of every behaviour (same status, feedback and visit) and blackboard
+value (same immutable object, or an ndarray with the same bytes) that did not change since the
+previous tick: the run log and the live viewer use it, so a quiet tick costs little.
 """
 
 from __future__ import annotations
@@ -312,8 +315,9 @@ class SnapshotBuilder:
 
     def _static_part(self, b: py_trees.behaviour.Behaviour) -> dict[str, Any]:
         child_ids = tuple(c.id for c in b.children)
+        shape_key = (child_ids, b.parent.id if b.parent is not None else None)
         cached = self._static.get(b.id)
-        if cached is not None and cached[0] == child_ids:
+        if cached is not None and cached[0] == shape_key:
             return cached[1]
         kind = behaviour_type(b)
         cls = type(b)
@@ -336,7 +340,7 @@ class SnapshotBuilder:
             "access_lines": [f"{a}: {k}" for k, a in sorted(access.items())],
             "key_json": _json_bytes(str(b.id)),
         }
-        self._static[b.id] = (child_ids, static)
+        self._static[b.id] = (shape_key, static)
         return static
 
     def build(self, tick: int = 0, timestamp: float = 0.0) -> dict[str, Any]:

@@ -172,3 +172,27 @@ def test_build_json_equals_the_snapshot_and_follows_value_changes():
     plan = [next(b for b in s["behaviours"].values() if b["name"] == "Plan Grasp") for s in seen]
     assert [p["status"] for p in plan] == ["RUNNING", "RUNNING", "SUCCESS", "SUCCESS", "SUCCESS", "SUCCESS"]
     assert [p["details"] for p in plan[:3]] == ["waiting 1/2", "waiting 2/2", "wrote /grasp_width_m"]
+
+
+def test_a_child_added_or_moved_between_ticks_shows_in_the_next_snapshot():
+    tree = demo.demo_tree(wait_ticks=0)
+    builder = SnapshotBuilder(tree)
+    tree.tick()
+    first = json.loads(builder.build_json(1, 0.1))
+    grasp = next(b for b in tree.root.iterate() if b.name == "Grasp")
+    extra = py_trees.behaviours.Running("Extra")
+    tree.root.add_child(extra)
+    tree.tick()
+    second = json.loads(builder.build_json(2, 0.2))
+    assert "Extra" not in {b["name"] for b in first["behaviours"].values()}
+    names = _by_name(second)
+    assert names["Extra"]["parent"] == names["Pick"]["id"] and names["Extra"]["status"] == "INVALID"
+    assert names["Pick"]["children"][-1] == names["Extra"]["id"]
+    # move it under the selector: its parent follows
+    tree.root.remove_child(extra)
+    grasp.add_child(extra)
+    tree.tick()
+    third = _by_name(json.loads(builder.build_json(3, 0.3)))
+    assert third["Extra"]["parent"] == third["Grasp"]["id"]
+    assert third["Grasp"]["children"][-1] == third["Extra"]["id"]
+    assert third["Extra"]["id"] not in third["Pick"]["children"]
