@@ -325,7 +325,8 @@ def _execute_process(jobs: list[SweepJob], workers: int, on_done: Callable[[dict
             rows.append(row)
             on_done(row)
         return rows
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_process_context()) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=_process_context())
+    try:
         futures = {pool.submit(run_trial, job): job for job in jobs}
         for fut in as_completed(futures):
             try:
@@ -334,6 +335,10 @@ def _execute_process(jobs: list[SweepJob], workers: int, on_done: Callable[[dict
                 row = _crashed_row(futures[fut], e)
             rows.append(row)
             on_done(row)
+    except BaseException:  # Ctrl-C: drop the queued runs instead of finishing them
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     return rows
 
 
@@ -586,6 +591,9 @@ def validate(config: SweepConfig) -> list[Trial]:
         raise SweepError(f"unknown backend {config.backend!r}: use sim or fake")
     if config.executor == "ray":
         import_ray()
+    swept = [g.key for g in config.grid] + [r.key for r in config.random]
+    if config.plot_param is not None and config.plot_param not in swept:
+        raise SweepError(f"--plot {config.plot_param!r} is not swept; swept: {', '.join(swept) or 'nothing'}")
     trials = expand(config.grid, config.random, config.trials, config.seed)
     scenario = load_scenario(config.file)
     if config.variant not in scenario.variants:

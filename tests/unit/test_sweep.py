@@ -168,6 +168,8 @@ def test_invalid_sweeps_are_refused_before_running(task_file):
         run_sweep(SweepConfig(task_file, random=[parse_random("tree.check.value=0:1")], backend="fake"), progress=False)
     with pytest.raises(SweepError, match="no variant 'heavy'"):
         run_sweep(SweepConfig(task_file, variant="heavy", backend="fake"), progress=False)
+    with pytest.raises(SweepError, match="--plot 'blackboard.y' is not swept; swept: blackboard.x"):
+        run_sweep(SweepConfig(task_file, grid=[parse_grid("blackboard.x=1,2")], plot_param="blackboard.y", backend="fake"), progress=False)
     with pytest.raises(SweepError, match="workers"):
         run_sweep(SweepConfig(task_file, workers=0), progress=False)
 
