@@ -1,7 +1,7 @@
 """PR2 tactile gripper behaviours: action clients for ``pr2_gripper_sensor_action``.
 
 Behaviours: ``FindContact``, ``ForceServo``, ``SlipServo``, ``Grab``, ``EventDetector``,
-``Release``. Each sends one goal (``PR2Gripper<X>Goal`` of :mod:`py_trees_manipulation.msgs.gripper_sensor`)
+``Release``; and the simulator check ``ObjectIntact`` (fragile objects). Each sends one goal (``PR2Gripper<X>Goal`` of :mod:`py_trees_manipulation.msgs.gripper_sensor`)
 to the gripper's action of the same name (``find_contact``, ``force_servo``, ...). Parameters carry
 the PR2 command fields with their names and units; constants are written by name
 (``contact_conditions: BOTH``, ``trigger_conditions: SLIP_AND_ACC``).
@@ -31,8 +31,8 @@ from typing import Any, ClassVar
 from py_trees.common import Status
 
 from ..msgs import gripper_sensor as gs
-from .base import BackendAction
-from .params import Param
+from .base import BackendAction, ManipulationBehaviour
+from .params import REQUIRED, Param
 
 CONTACT_CONDITIONS = tuple(gs.PR2GripperFindContactCommand.NAMES.values())
 TRIGGER_CONDITIONS = tuple(gs.PR2GripperEventDetectorCommand.NAMES.values())
@@ -337,3 +337,29 @@ class Release(_GripperSensorAction):
 
     def make_command(self) -> gs.PR2GripperReleaseCommand:
         return gs.PR2GripperReleaseCommand(event=_event_command(self))
+
+
+class ObjectIntact(ManipulationBehaviour):
+    """Simulator check: SUCCESS while the fragile ``object`` (scene ``crush_force_n``) is not
+    crushed, FAILURE once it is (the tactile extension's ground truth; see
+    :mod:`py_trees_manipulation.sim.tactile_sensor`).
+
+    Example:
+        .. code-block:: yaml
+
+            - ObjectIntact: {object: egg}
+    """
+
+    ABSTRACT = False
+    SIM_ONLY = True
+    PARAMS = {"object": Param("str", REQUIRED, "scene object name")}
+
+    def update(self) -> Status:
+        name = self.param("object")
+        ext = getattr(self.backend, "extensions", {}).get("tactile") if self.backend is not None else None
+        if ext is None:
+            return self.fail("no tactile sensing in this backend (needs the simulator)")
+        if name in ext.crushed:
+            return self.fail(f"{name} was crushed")
+        self.feedback_message = f"{name} is intact"
+        return Status.SUCCESS

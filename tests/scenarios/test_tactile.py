@@ -1,0 +1,171 @@
+"""Tactile grasp control in the real simulator (headless): the PR2 gripper sensor actions on the Panda.
+
+Examples: fragile_grasp.yaml (Grab lifts an egg intact; a full-effort GripperCommand crushes it),
+slip_servo.yaml (SlipServo raises the grip as a heavy slippery can slips and keeps it through a
+shake; a fixed 7 N ForceServo drops it), place_on_contact.yaml (Release on SLIP_AND_ACC sets a
+block down). Hardness: Grab's hold force F_hold = F_contact / close_speed * hardness_gain is larger
+for a stiff object than for a soft one of the same size and mass.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from py_trees_manipulation.geometry.poses import pose_from_spec
+from py_trees_manipulation.msgs import gripper_sensor as gs
+from py_trees_manipulation.msgs.motion import MoveCartesianGoal, MoveToPoseGoal
+from py_trees_manipulation.sim import SceneError, SimBackend, parse_scene
+from py_trees_manipulation.sim.tactile_sensor import cell_of
+from py_trees_manipulation.trees.loader import load_task
+from py_trees_manipulation.trees.runner import RunOptions, run_task
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = os.path.join(ROOT, "examples")
+TABLE_TOP = 0.626
+
+
+def run_example(name, *overrides):
+    task = load_task(os.path.join(EXAMPLES, name), list(overrides))
+    result = run_task(task, RunOptions(display=False))
+    return result.summary
+
+
+# ---- fragile object --------------------------------------------------------------------------------
+def test_grab_lifts_the_egg_without_crushing_it():
+    s = run_example("fragile_grasp.yaml")
+    m = s["metrics"]
+    assert s["status"] == "SUCCESS", s.get("failed_behaviour")
+    assert m["crushed"] is False
+    assert m["object_lift_m"] > 0.10 and m["object_dropped"] is False
+    # the hardness-chosen hold stays under the egg's 5 N crush force, above the 1.2 N minimum
+    assert 1.0 < m["max_fingertip_force_n"] < 5.0
+
+
+def test_full_effort_gripper_command_crushes_the_egg():
+    s = run_example("fragile_grasp.yaml", "parameters.grasp=grasp_from_above")
+    m = s["metrics"]
+    assert m["crushed"] is True and m["crushed_objects"] == ["egg"]
+    assert m["max_fingertip_force_n"] > 60.0  # the Panda's 70 N per finger
+    assert s["status"] == "FAILURE" and s["failed_behaviour"]["name"] == "intact"
+    assert any(e["source"] == "tactile" and "egg crushed" in e["text"] for e in s["events"])
+
+
+# ---- slip servo ---------------------------------------------------------------------------------------
+def test_slip_servo_raises_the_grip_and_keeps_the_shaken_can():
+    s = run_example("slip_servo.yaml")
+    m = s["metrics"]
+    assert s["status"] == "SUCCESS", s.get("failed_behaviour")
+    assert m["object_dropped"] is False and m["object_lift_m"] > 0.10
+    assert m["slip_detections"] >= 2          # the controller felt it slip, more than once
+    # it started at 4 N per pad; 2 x F x 0.45 must exceed the 5.9 N weight: F > 6.5 N
+    assert m["max_fingertip_force_n"] > 6.5
+
+
+def test_fixed_low_force_servo_drops_the_shaken_can():
+    s = run_example("slip_servo.yaml", "parameters.hold=force_servo")
+    m = s["metrics"]
+    assert s["status"] == "FAILURE"
+    assert m["object_max_lift_m"] > 0.10      # it was lifted ...
+    assert m["object_dropped"] is True        # ... and fell out during the shake
+    assert m["slip_detections"] == 0          # nobody was listening
+
+
+# ---- place on contact -----------------------------------------------------------------------------------
+def test_release_on_touch_down_sets_the_block_down():
+    s = run_example("place_on_contact.yaml")
+    m = s["metrics"]
+    assert s["status"] == "SUCCESS", s.get("failed_behaviour")
+    assert m["object_max_lift_m"] > 0.09
+    assert m["object_dropped"] is False
+    assert abs(m["object_lift_m"]) < 0.005    # back on the table top
+    weight = 0.2 * 9.81
+    assert weight < m["place_impact_n"] < 6 * weight  # a set-down, not a fall from 10 cm
+
+
+# ---- hardness --------------------------------------------------------------------------------------------
+def grab_hold_force(stiffness):
+    scene = {
+        "robots": [{"name": "panda", "base_pose": {"position": [0, 0, TABLE_TOP]}}],
+        "fixtures": [{"name": "table", "urdf": "table/table.urdf", "pose": {"position": [0.5, 0, 0]}}],
+        "objects": [{"name": "box", "primitive": {"shape": "box", "size": [0.05, 0.05, 0.05]}, "mass_kg": 0.2,
+                     "contact_stiffness": stiffness, "contact_damping": 10,
+                     "pose": {"position": [0.5, 0.0, TABLE_TOP + 0.025]}}],
+        "tactile": {"finger_contact_damping": 100},
+    }
+    with SimBackend(scene) as sim:
+        arm, gripper = sim.arms["panda"], sim.grippers["panda"]
+        z = TABLE_TOP + 0.025
+        for goal in (MoveToPoseGoal(pose_from_spec({"position": [0.5, 0, z + 0.1], "rpy_deg": [180, 0, 90]})),
+                     MoveCartesianGoal(pose_from_spec({"position": [0.5, 0, z], "rpy_deg": [180, 0, 90]}), speed_mps=0.1)):
+            h = arm.send_goal(goal.__class__.__name__ == "MoveToPoseGoal" and "move_to_pose" or "move_cartesian", goal)
+            while not h.done:
+                sim.advance(1 / 30)
+            assert h.status.name == "SUCCEEDED", h.text
+        h = gripper.send_goal("grab", gs.PR2GripperGrabGoal(gs.PR2GripperGrabCommand(hardness_gain=0.03)))
+        while not h.done and sim.now() < 20:
+            sim.advance(1 / 30)
+        assert h.status.name == "SUCCEEDED", h.text
+        assert isinstance(h.result, gs.PR2GripperGrabResult)
+        assert h.result.data.rtstate.name == "SLIP_SERVO"
+        ctl = sim.extensions["tactile"].grippers["panda"].controller
+        sim.advance(0.3)
+        pads = ctl.pad_forces.copy()
+        return ctl.grab_contact_force, ctl.grab_hold_force, pads, ctl.params
+
+
+def test_grab_holds_a_hard_object_harder_than_a_soft_one():
+    soft_contact, soft_hold, soft_pads, params = grab_hold_force(3000.0)
+    hard_contact, hard_hold, hard_pads, _ = grab_hold_force(30000.0)
+    for contact, hold in ((soft_contact, soft_hold), (hard_contact, hard_hold)):
+        # F_hold = F_contact / close_speed * hardness_gain, with close_speed 0.02 m/s, gain 0.03 m/s
+        assert hold == pytest.approx(contact / params.close_speed * 0.03, rel=1e-9)
+        assert params.close_speed == 0.02
+    assert hard_contact > 2 * soft_contact
+    assert hard_hold > 2 * soft_hold
+    # the force servo brought the lighter pad (the min-finger rule) to each hold force, floored at
+    # force_lightest 1.2 N, within its 0.3 N tolerance (plus sensor noise)
+    for pads, hold in ((soft_pads, soft_hold), (hard_pads, hard_hold)):
+        assert min(pads) == pytest.approx(max(hold, params.force_lightest), abs=0.35)
+
+
+# ---- sensor layout and scene keys --------------------------------------------------------------------------
+def test_contact_points_map_to_the_pr2_cells():
+    assert cell_of(0.0, 0.0, 0.0528) == 7 + 3 * 0 + 1     # pad, row 0 (tip end), middle column
+    assert cell_of(-0.008, 0.0, 0.037) == 7 + 3 * 4 + 0   # pad, row 4 (palm end), first column
+    assert cell_of(0.0, 0.0, 0.02) == 7 + 3 * 4 + 1       # inner face below the pad: row 4
+    assert cell_of(0.0, 0.02, 0.04) == 0                  # back
+    assert (cell_of(-0.0102, 0.0, 0.04), cell_of(0.0102, 0.0, 0.04)) == (1, 6)   # sides
+    assert (cell_of(-0.003, 0.0, 0.0536), cell_of(0.003, 0.0, 0.0536)) == (3, 4)  # tip face
+    assert (cell_of(-0.008, 0.0, 0.0536), cell_of(0.008, 0.0, 0.0536)) == (2, 5)  # corners
+
+
+def test_tactile_section_and_crush_force_are_validated():
+    base = {"objects": [{"name": "egg", "primitive": {"shape": "sphere", "radius": 0.02},
+                         "pose": {"position": [0, 0, 1]}, "crush_force_n": 5}]}
+    assert parse_scene(base).objects[0].crush_force_n == 5.0
+    with pytest.raises(SceneError, match=r"tactile\.noise_nn.*noise_n"):
+        parse_scene({**base, "tactile": {"noise_nn": 0.1}})
+    with pytest.raises(SceneError, match=r"tactile\.controller.*close_sped"):
+        parse_scene({**base, "tactile": {"controller": {"close_sped": 0.1}}})
+    with pytest.raises(SceneError, match=r"crush_force_n"):
+        parse_scene({"objects": [{**base["objects"][0], "crush_force_n": 0}]})
+
+
+def test_tactile_telemetry_and_rejection_of_wrong_goal_types():
+    scene = {"robots": [{"name": "panda"}]}
+    with SimBackend(scene) as sim:
+        tel = sim.telemetry()["gripper/panda"]
+        assert tel["mode"] == "GRIPPER_ACTION"
+        assert {"left_fingertip_force_n", "right_fingertip_force_n", "force_setpoint_n", "gap_m"} <= set(tel)
+        h = sim.grippers["panda"].send_goal("force_servo", gs.PR2GripperGrabGoal())
+        assert h.status.name == "REJECTED" and "PR2GripperForceServoGoal" in h.text
+        # closing on nothing: FindContact aborts at the 3 mm drop position
+        h = sim.grippers["panda"].send_goal("find_contact", gs.PR2GripperFindContactCommand())
+        while not h.done and sim.now() < 6:
+            sim.advance(1 / 30)
+        assert h.status.name == "ABORTED" and "without contact" in h.text
+        assert sim.telemetry()["gripper/panda"]["mode"] == "FIND_CONTACT"
+        assert sim.metrics()["max_fingertip_force_n"] == 0.0
