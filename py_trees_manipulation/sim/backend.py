@@ -916,8 +916,11 @@ class SimBackend:
         if self.gui:
             pb.configureDebugVisualizer(pb.COV_ENABLE_RENDERING, 1, physicsClientId=c)
             pb.resetDebugVisualizerCamera(1.4, 50, -30, [0.4, 0.0, 0.6], physicsClientId=c)
-        # Let objects come to rest before the clock starts (not counted in now()).
+        # Let objects come to rest before the clock starts (not counted in now()). The pre-step hooks
+        # run too: articulated objects (door latch and handle spring) need them every step.
         for _ in range(int(round(sc.settle_s * self.physics_hz))):
+            for h in self._pre_hooks:
+                h(self)
             pb.stepSimulation(physicsClientId=c)
         self._init_metrics()
 
