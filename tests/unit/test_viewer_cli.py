@@ -210,7 +210,15 @@ def test_sim_run_that_raises_half_way_leaves_a_log_view_and_report_accept(tmp_pa
     assert log.summary["error"] == "RuntimeError: arm driver died"
     assert log.summary["closed_by"] == "on_end" and log.summary["ticks"] == 40
     assert [s["tick"] for s in log.snapshots] == list(range(1, 41))
-    assert sorted(log.telemetry) >= ["arm/panda", "gripper/panda", "object/mug"]
+    assert {"arm/panda", "gripper/panda", "object/mug"} <= set(log.telemetry)
+    # the mug's telemetry pose (straight from PyBullet) equals the (4, 4) pose locate wrote, as
+    # pose_to_spec gives it, on the tick it was written
+    k = next(i for i, s in enumerate(log.snapshots) if s["blackboard"]["values"]["/object_pose"] is not None)
+    written = log.snapshots[k]["blackboard"]["values"]["/object_pose"]
+    sampled = log.telemetry["object/mug"][k]
+    assert sampled["tick"] == k + 1
+    assert sampled["pose"]["position"] == pytest.approx(written["position"], abs=2e-6)
+    assert sampled["pose"]["orientation"] == pytest.approx(written["orientation"], abs=2e-6)
     # ptm report: gripper and object plots from the 40 ticks, the summary says ERROR
     assert ptm_main(["report", str(path), "-o", str(tmp_path / "rep")]) == 0
     written = capsys.readouterr().out.split()
