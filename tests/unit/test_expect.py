@@ -199,3 +199,64 @@ def test_check_status_timeout_and_failed_behaviour():
     f = exp.check(_summary(status="SUCCESS"))
     assert [x.subject for x in f] == ["status", "failed_behaviour"]
     assert f[1].actual == "no failed behaviour (status SUCCESS)"
+
+
+# --- scenario files (loading only; the runs are in tests/scenarios/test_scenario_plugin.py) -------
+TASK = """\
+name: t
+parameters: {min_x: 0.5}
+blackboard: {x: 0.7}
+tree:
+  CheckBlackboardVariableValue: {name: check_x, variable_name: x, operator: ">", value: "${min_x}"}
+"""
+
+
+def test_whole_task_scenario_variants_and_expect_overrides(tmp_path):
+    from py_trees_manipulation.scenarios.scenario import load_scenario
+
+    p = tmp_path / "t.scenario.yaml"
+    p.write_text(TASK + "expect:\n  metrics: {score_m: '>= ${min_x}'}\n"
+                 "variants:\n  low: {blackboard.x: 0.2, expect.status: FAILURE, expect.failed_behaviour: check_x}\n"
+                 "  strict: {parameters.min_x: 0.9}\n")
+    sc = load_scenario(str(p))
+    assert list(sc.variants) == ["default", "low", "strict"] and sc.name == "t" and sc.task_file == str(p)
+    task, exp = sc.load("default")
+    assert task.blackboard == {"x": 0.7} and exp.status == "SUCCESS"
+    assert exp.metrics[0].comparison == Comparison(">=", 0.5)  # ${min_x} from the task's parameters
+    task, exp = sc.load("low")
+    assert task.blackboard == {"x": 0.2}
+    assert (exp.status, exp.failed_behaviour) == ("FAILURE", {"name": "check_x"})
+    assert exp.locs["failed_behaviour"] == Loc(str(p), 9, 52)  # the variant's line, where it is written
+    task, exp = sc.load("strict")
+    assert task.tree.params["value"] == 0.9 and exp.metrics[0].comparison == Comparison(">=", 0.9)
+    task, _ = sc.load("default", ["blackboard.x=0.1"])  # a sweep's extra overrides come last
+    assert task.blackboard == {"x": 0.1}
+
+
+def test_reference_scenario_with_set_and_relocated_errors(tmp_path):
+    from py_trees_manipulation.scenarios.scenario import load_scenario
+
+    (tmp_path / "task.yaml").write_text(TASK)
+    ref = tmp_path / "r.scenario.yaml"
+    ref.write_text("task: task.yaml\nset: {blackboard.x: 0.8}\nexpect: {x_m: '< ${min_x}'}\n")
+    sc = load_scenario(str(ref))
+    task, exp = sc.load()
+    assert sc.name == "r" and task.blackboard == {"x": 0.8} and exp.metrics[0].comparison == Comparison("<", 0.5)
+
+    bad = tmp_path / "b.scenario.yaml"
+    bad.write_text("task: task.yaml\nscene: {}\nvariants:\n  v: {parameters.min_y: 1}\n  default: {}\n  w: {name.x: 1}\n")
+    with pytest.raises(TreeLoadError) as e:
+        load_scenario(str(bad))
+    text = str(e.value)
+    assert f"{bad}:2:1: unknown key 'scene' in a scenario that names its task; scene and tree belong in the task file" in text
+    assert f"{bad}:5:3: 'default' is the file as written; it cannot be a variant" in text
+    assert f"{bad}:6:7: variant 'w': cannot override 'name'" in text
+
+    bad.write_text("task: task.yaml\nvariants:\n  v: {parameters.min_y: 1}\n")
+    with pytest.raises(TreeLoadError) as e:
+        load_scenario(str(bad))
+    assert str(e.value) == f"{bad}:3:7: the file has no parameter 'min_y' (variant 'v'); did you mean 'min_x'?"
+
+    bad.write_text("task: nosuch.yaml\n")
+    with pytest.raises(TreeLoadError, match="task file 'nosuch.yaml' not found.*did you mean 'task.yaml'"):
+        load_scenario(str(bad))
