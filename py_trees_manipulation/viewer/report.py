@@ -70,7 +70,7 @@ def _event_markers(ax: Any, log: RunLog, label: bool = True) -> None:
     if not log.events:
         return
     ymax = ax.get_ylim()[1]
-    for i, ev in enumerate(log.events[:60]):
+    for ev in log.events[:60]:
         t = ev.get("time_s")
         if not isinstance(t, (int, float)):
             continue

@@ -366,19 +366,19 @@ class SnapshotBuilder:
         if shape != self._shape:
             self._shape = shape
             self._statics = [self._static_part(b) for b in nodes]
-            self._id_text = {b.id: st["id"] for b, st in zip(nodes, self._statics)}
+            self._id_text = {b.id: st["id"] for b, st in zip(nodes, self._statics, strict=True)}
         id_text = self._id_text
         if self.visitor is not None:
             visited_ids = [id_text.get(i) or str(i) for i in self.visitor.visited]
         else:
-            visited_ids = [st["id"] for b, st in zip(nodes, self._statics) if b.status != py_trees.common.Status.INVALID]
+            visited_ids = [st["id"] for b, st in zip(nodes, self._statics, strict=True) if b.status != py_trees.common.Status.INVALID]
         visited = set(visited_ids)
         behaviours: dict[str, Any] = {}
         fragments: list[bytes] = []
         bb_behaviours: dict[str, dict[str, str]] = {}
         statuses: dict[str, str] = {}
         dyn_cache = self._dynamic
-        for b, st in zip(nodes, self._statics):
+        for b, st in zip(nodes, self._statics, strict=True):
             bid = st["id"]
             status = b.status.value
             statuses[bid] = status
