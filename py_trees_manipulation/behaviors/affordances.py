@@ -482,7 +482,8 @@ class MoveAlongArc(BackendAction):
                                effort_scale=self.param("effort_scale"))
 
     def _fmt(self, theta: float) -> str:
-        return f"{theta:.3f} m" if self._translation else f"{math.degrees(theta):.1f} deg"
+        # (+ 0.0 turns a rounded -0.0 into 0.0)
+        return f"{round(theta, 3) + 0.0:.3f} m" if self._translation else f"{round(math.degrees(theta), 1) + 0.0:.1f} deg"
 
     def on_feedback(self, feedback: Any) -> None:
         if isinstance(feedback, FollowScrewFeedback):

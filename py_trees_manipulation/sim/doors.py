@@ -309,7 +309,8 @@ class _ScrewFollow(_Execution):
         self.theta_reached = screw_coordinate(self.goal.screw, self.p0, p)
 
     def _fmt(self, s: float) -> str:
-        return f"{s:.3f} m" if self.goal.screw.is_translation else f"{math.degrees(s):.1f} deg"
+        # (+ 0.0 turns a rounded -0.0 into 0.0)
+        return f"{round(s, 3) + 0.0:.3f} m" if self.goal.screw.is_translation else f"{round(math.degrees(s), 1) + 0.0:.1f} deg"
 
     def step(self) -> None:
         k = self.k
