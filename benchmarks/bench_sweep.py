@@ -4,7 +4,9 @@ Sweeps the fragile-grasp object's ``crush_force_n`` and ``lateral_friction``
 (``examples/fragile_grasp.yaml``); without that example, the pick-and-lift mug's ``mass_kg`` and
 ``lateral_friction`` (``examples/pick_and_lift.yaml``). Prints both success-rate tables (they must be
 identical: same seeds), the wall times and the speed-up (goal: >= 1.6x on 2 cores). Wall time
-includes starting the worker processes.
+includes starting the worker processes. The CPU seconds spent inside the runs and the load average
+show whether other processes competed for the cores (the speed-up is only meaningful on an idle
+machine).
 
     python benchmarks/bench_sweep.py [--trials 2] [--workers 2] [--file FILE]
 """
@@ -65,7 +67,9 @@ def main() -> int:
         results[workers] = run_sweep(SweepConfig(file, workers=workers, **base), progress=False)
         timings[workers] = time.perf_counter() - t0
         r = results[workers]
-        print(f"--- {workers} worker(s): {timings[workers]:.1f} s wall, {timings[workers] / n:.2f} s per run")
+        cpu = sum(float(row["cpu_time_s"] or 0) for row in r.rows)
+        print(f"--- {workers} worker(s): {timings[workers]:.1f} s wall, {timings[workers] / n:.2f} s per run; "
+              f"{cpu:.1f} CPU s in the runs ({cpu / n:.2f} per run); load average now {os.getloadavg()[0]:.2f}")
         print(r.table_text() + "\n")
 
     same = results[1].table_csv() == results[args.workers].table_csv()

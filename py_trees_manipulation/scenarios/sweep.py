@@ -47,9 +47,9 @@ from ..trees.errors import TreeLoadError
 
 EXECUTORS = ("process", "ray")
 RUN_COLUMNS = ("run", "point", "trial", "seed")
-RESULT_COLUMNS = ("status", "success", "expect_ok", "sim_time_s", "wall_time_s", "ticks", "failed_behaviour", "failure")
+RESULT_COLUMNS = ("status", "success", "expect_ok", "sim_time_s", "wall_time_s", "cpu_time_s", "ticks", "failed_behaviour", "failure")
 #: result columns that differ between identical runs (left out of comparisons)
-NONDETERMINISTIC_COLUMNS = ("wall_time_s", "real_time_factor")
+NONDETERMINISTIC_COLUMNS = ("wall_time_s", "cpu_time_s", "real_time_factor")
 
 
 class SweepError(ValueError):
@@ -261,13 +261,13 @@ def run_trial(job: SweepJob) -> dict[str, Any]:
     """Run one trial and return its row. Never raises: an error is a row with status ERROR.
 
     Row keys: ``run, point, trial, seed``, the swept keys, ``status``, ``success`` (1/0),
-    ``expect_ok`` (1/0), ``sim_time_s``, ``wall_time_s``, ``ticks``, ``failed_behaviour`` (node
+    ``expect_ok`` (1/0), ``sim_time_s``, ``wall_time_s``, ``cpu_time_s`` (the worker's CPU seconds), ``ticks``, ``failed_behaviour`` (node
     name), ``failure`` (the first unmet expectation or the error), then the backend's metrics.
     """
     from .scenario import override_string, run_scenario
 
     t = job.trial
-    wall0 = time.perf_counter()
+    wall0, cpu0 = time.perf_counter(), time.process_time()
     row: dict[str, Any] = {"run": t.index, "point": t.point, "trial": t.trial, "seed": t.seed}
     row.update({k: _cell(v) for k, v in t.params})
     try:
@@ -303,6 +303,7 @@ def run_trial(job: SweepJob) -> dict[str, Any]:
         row.update({"status": "ERROR", "success": 0, "expect_ok": 0, "sim_time_s": None, "ticks": 0,
                     "failed_behaviour": "", "failure": f"{type(e).__name__}: {e}"})
     row["wall_time_s"] = round(time.perf_counter() - wall0, 4)
+    row["cpu_time_s"] = round(time.process_time() - cpu0, 4)  # this process's CPU time for the run
     return row
 
 
@@ -346,7 +347,7 @@ def _crashed_row(job: SweepJob, e: BaseException) -> dict[str, Any]:
     t = job.trial
     row: dict[str, Any] = {"run": t.index, "point": t.point, "trial": t.trial, "seed": t.seed}
     row.update({k: _cell(v) for k, v in t.params})
-    row.update({"status": "ERROR", "success": 0, "expect_ok": 0, "sim_time_s": None, "wall_time_s": None, "ticks": 0,
+    row.update({"status": "ERROR", "success": 0, "expect_ok": 0, "sim_time_s": None, "wall_time_s": None, "cpu_time_s": None, "ticks": 0,
                 "failed_behaviour": "", "failure": f"worker failed: {type(e).__name__}: {e}"})
     return row
 
