@@ -163,6 +163,11 @@ def cmd_behaviours(args: argparse.Namespace) -> int:
     from .behaviors import registry
     from .trees.nodes import COMPOSITE_DOCS, COMPOSITES, DECORATOR_DOCS, DECORATORS
 
+    if getattr(args, "format", "text") == "markdown":
+        from .interop.docs import behaviours_markdown
+
+        print(behaviours_markdown())
+        return 0
     items = registry.behaviours()
     if args.name:
         if args.name not in items and args.name not in COMPOSITES and args.name not in DECORATORS:
@@ -236,6 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("behaviours", aliases=["behaviors"], help="list behaviours, composites and decorators with their parameters")
     p.add_argument("name", nargs="?", help="show only this one")
+    p.add_argument("--format", choices=["text", "markdown"], default="text",
+                   help="markdown: the README's behaviour table (generated from the registry)")
     p.set_defaults(func=cmd_behaviours)
 
     for mod in _optional_modules(COMMAND_MODULES):
