@@ -59,10 +59,11 @@ class ManipulationBehaviour(py_trees.behaviour.Behaviour):
 
     @classmethod
     def all_params(cls) -> dict[str, Param]:
-        """Parameters of this class and its bases (subclass wins)."""
+        """Parameters of this class and its bases: the class's own first, a subclass's declaration wins."""
         out: dict[str, Param] = {}
-        for klass in reversed(cls.__mro__):
-            out.update(getattr(klass, "__dict__", {}).get("PARAMS", {}))
+        for klass in cls.__mro__:
+            for key, p in getattr(klass, "__dict__", {}).get("PARAMS", {}).items():
+                out.setdefault(key, p)
         return out
 
     @classmethod
