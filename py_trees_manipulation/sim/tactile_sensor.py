@@ -16,9 +16,12 @@ optional scene section ``tactile:`` tunes it::
         slip_vibration_max_n: 0.5     # cap of that amplitude, N
         slip_event_speed_mps: 0.005   # ground-truth slip speed counted in `slip_events`
         crush_time_s: 0.05            # time over crush_force_n that crushes a fragile object
-        velocity_gain: 60.0           # K_D of the finger servo in simulation, N s/m (robot 5000)
+        velocity_gain: 5000.0         # K_D of the PR2 servo, N s/m (see "Controller" below)
         friction_effort: 0.0          # Coulomb feed-forward, N (robot 7; the sim fingers have no friction)
         max_effort_n: 70.0            # finger actuator limit, N (Franka Hand continuous force)
+        max_finger_speed_mps: 0.1     # speed limit of each finger under the controller, m/s
+        finger_contact_stiffness: 30000   # finger pad contact stiffness, N/m (default: the URDF's 30000)
+        finger_contact_damping: 100   # finger pad contact damping, N s/m (default: the URDF's 1000)
         controller: {}                # other ControllerParams overrides (PR2 names: close_speed, ...)
 
 **Pressure arrays.** Each Panda finger carries a PR2-style array of 22 cells (layout in
@@ -54,11 +57,22 @@ per gripper (``ControllerParams.panda`` plus the overrides above) is installed w
 :meth:`SimGripper.set_controller` when a PR2 action starts and stays installed (SlipServo keeps
 holding after Grab); a plain ``gripper_action`` goal removes it and goes back to the position
 motors. Each physics step it gets a :class:`SensorSample` (gap, gap speed, applied effort, a new
-frame when one is due, the accelerometer sample) and its effort is applied on each finger joint
-(:meth:`SimGripper.command_effort`), clipped to ``max_effort_n``. Two simulation choices differ
-from the robot: ``velocity_gain`` 60 N s/m instead of 5000 (explicit damping of a 0.1 kg finger at
-1 kHz is stable only below ~100 N s/m) and ``friction_effort`` 0 (the simulated finger joints have
-no gear friction to cancel).
+frame when one is due, the accelerometer sample) and its :class:`ActuatorCommand` is applied. The
+PR2 law ``E = -kp (x - x_d) - kd (v - v_d)`` with kp = 20000 N/m and kd = 5000 N s/m is heavily
+overdamped (``kd / kp`` = 0.25 s): with the finger's 0.1 kg it is a first-order servo
+``v = v_d + kp / kd (x_d - x)``, and explicit damping of 5000 N s/m on a 0.1 kg finger at 1 kHz
+would be unstable. So each finger gets a ``VELOCITY_CONTROL`` motor (solved implicitly by PyBullet)
+with target ``v / 2`` and force limit ``max_effort_n`` (or the command's ``max_effort``): blocked by
+an object it pushes with up to that force, and the force on the object is set by the object's
+compliance, as the PR2 force servo expects. Fixed-effort commands (the SlipServo "empty" close, B12)
+are applied as joint torques. ``friction_effort`` is 0: the simulated finger joints have no gear
+friction to cancel. The PR2's effort is reported (``joint_effort``) as the motors' applied force.
+
+**Hardness.** The URDF gives the finger pads contact damping 1000 N s/m, which makes every contact
+viscous (Bullet adds the two bodies' dampings and puts their stiffnesses in series); scenes that
+use object ``contact_stiffness`` for hardness should set ``finger_contact_damping`` to about 100, so
+a soft object (3000 N/m) gives a contact force of about 1 N at FindContact and a hard one
+(30000 N/m) several newtons, and Grab's hold force follows.
 
 **Actions** (``grippers[name].send_goal``): ``find_contact``, ``force_servo``, ``slip_servo``,
 ``grab``, ``release``, ``event_detector``, with goals ``PR2Gripper<X>Goal`` (or the bare

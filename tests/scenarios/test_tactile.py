@@ -60,7 +60,7 @@ def test_slip_servo_raises_the_grip_and_keeps_the_shaken_can():
     assert s["status"] == "SUCCESS", s.get("failed_behaviour")
     assert m["object_dropped"] is False and m["object_lift_m"] > 0.10
     assert m["slip_detections"] >= 2          # the controller felt it slip, more than once
-    # it started at 4 N per pad; 2 x F x 0.45 must exceed the 5.9 N weight: F > 6.5 N
+    # it started at 5.5 N per pad; 2 x F x 0.45 must exceed the 5.9 N weight: F > 6.5 N
     assert m["max_fingertip_force_n"] > 6.5
 
 
