@@ -63,7 +63,7 @@ from typing import Any, Optional
 import numpy as np
 import pybullet as pb
 
-from ..behaviors.affordances import FOLLOW_SCREW_ACTION, FollowScrewFeedback, FollowScrewGoal, FollowScrewResult
+from ..msgs.screw_motion import FOLLOW_SCREW_ACTION, FollowScrewFeedback, FollowScrewGoal, FollowScrewResult
 from ..geometry.poses import Pose, pq_from_pose
 from ..geometry.screw import pose_on_screw, screw_coordinate, screw_waypoints
 from ..msgs.actions import GoalHandle
