@@ -65,6 +65,18 @@ def check_tree(task: Any, cfg: RobotConfig) -> None:
         raise TreeRefused(f"{task.file}: cannot run on the hardware backend:\n  " + "\n  ".join(problems))
 
 
+def tree_objects(task: Any) -> list[str]:
+    """Object names the tree's behaviours give literally (``object: egg``), sorted."""
+    names = set()
+    for node in task.tree.walk():
+        if node.category != "behaviour":
+            continue
+        v = (node.params or {}).get("object")
+        if isinstance(v, str) and v and not v.startswith("{"):
+            names.add(v)
+    return sorted(names)
+
+
 def make_hardware_backend(task: Any, options: Any) -> Any:
     """The hardware backend for ``ptm run --backend hardware --robot ROBOT.yaml``.
 
@@ -80,7 +92,7 @@ def make_hardware_backend(task: Any, options: Any) -> Any:
     check_tree(task, cfg)
     from .rosbridge import HardwareBackend
 
-    return HardwareBackend(cfg)
+    return HardwareBackend(cfg, tree_objects(task))
 
 
-__all__ = ["check_tree", "make_hardware_backend", "RobotConfig", "RobotFileError", "TreeRefused", "load_robot_file"]
+__all__ = ["check_tree", "tree_objects", "make_hardware_backend", "RobotConfig", "RobotFileError", "TreeRefused", "load_robot_file"]

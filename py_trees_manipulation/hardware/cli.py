@@ -4,13 +4,34 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import Any, Optional
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("hardware backend")
     g.add_argument("--robot", metavar="ROBOT.yaml", default=None,
                    help="robot file for --backend hardware (rosbridge host/port, action and topic names)")
+
+
+def load_task_for_robot(path: str, overrides: Optional[list[str]] = None) -> Any:
+    """Load a YAML task for ``--backend hardware``: as :func:`~py_trees_manipulation.trees.loader.load_task`
+    but without its ``scene:`` (the robot is the scene), so the simulator (PyBullet, scipy.signal: seconds
+    of imports) is not loaded to validate a scene that is not used. With a ``--set scene....``
+    override the scene is kept and validated.
+
+    Raises:
+        TreeLoadError: as load_task.
+    """
+    from ..trees import locyaml
+    from ..trees.loader import load_task, load_task_data
+
+    overrides = list(overrides or [])
+    if any(o.split("=", 1)[0].strip().split(".", 1)[0] == "scene" for o in overrides):
+        return load_task(path, overrides)
+    doc = locyaml.load(path)
+    if isinstance(doc, dict) and "scene" in doc:
+        del doc["scene"]
+    return load_task_data(doc, path, overrides)
 
 
 def run_observers(args: argparse.Namespace, task: Any = None) -> list[Any]:

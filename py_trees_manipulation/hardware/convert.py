@@ -11,8 +11,9 @@ Conventions at this boundary:
 - ``Pr2GripperCommand`` <-> ``pr2_controllers_msgs/Pr2GripperCommandGoal {command: {position,
   max_effort}}``; feedback and result ``{position, effort, stalled, reached_goal}``;
 - the PR2 gripper sensor actions: goal ``{command: ...}``, feedback and result ``{data: ...}``
-  (:mod:`py_trees_manipulation.msgs.gripper_sensor`); our client hands the ``data`` message
-  (``PR2Gripper*Data``) to behaviours as feedback and result;
+  (:mod:`py_trees_manipulation.msgs.gripper_sensor`, ``stamp`` as ROS ``{secs, nsecs}`` on the
+  wire); our client hands behaviours ``PR2Gripper<X>Feedback{data}`` / ``PR2Gripper<X>Result{data}``,
+  exactly what the simulator's servers publish;
 - ``MoveJointsGoal`` -> ``control_msgs/FollowJointTrajectoryGoal`` with one point;
 - ``MoveToPoseGoal`` / ``MoveCartesianGoal`` <-> ``ptm_msgs/MoveToPose`` / ``ptm_msgs/MoveCartesian``
   (our Cartesian action types, defined in docs/hardware.md and :data:`CARTESIAN_ACTION_DOC`).
@@ -202,14 +203,23 @@ def gripper_data_to_ros(action: str, msg: Any) -> dict[str, Any]:
         return {"position": float(m.position), "effort": float(m.effort), "stalled": bool(m.stalled),
                 "reached_goal": bool(m.reached_goal)}
     spec = gs.ACTIONS[action]
-    if isinstance(msg, (spec.feedback, spec.result)):
-        return msg.to_dict()
     if isinstance(msg, spec.data):
-        return {"data": msg.to_dict()}
-    data = getattr(msg, "data", None)
-    if isinstance(data, spec.data):
-        return {"data": data.to_dict()}
-    return {"data": spec.data().to_dict()}
+        data = msg
+    elif isinstance(getattr(msg, "data", None), spec.data):
+        data = msg.data
+    else:
+        data = spec.data()
+    return {"data": _ros_stamps(data.to_dict())}
+
+
+def _ros_stamps(d: Any) -> Any:
+    """``to_dict`` output with every float ``stamp`` (seconds) as a ROS 1 ``{secs, nsecs}`` time."""
+    if isinstance(d, dict):
+        return {k: time_to_ros(float(v)) if k == "stamp" and isinstance(v, (int, float)) else _ros_stamps(v)
+                for k, v in d.items()}
+    if isinstance(d, list):
+        return [_ros_stamps(v) for v in d]
+    return d
 
 
 def gripper_data_from_ros(action: str, msg: Any) -> Any:
@@ -222,6 +232,28 @@ def gripper_data_from_ros(action: str, msg: Any) -> Any:
                                        stalled=bool(msg.get("stalled", False)),
                                        reached_goal=bool(msg.get("reached_goal", False)))
     return gs.ACTIONS[action].data.from_dict(_map(msg, "data", where))
+
+
+def gripper_feedback_from_ros(action: str, msg: Any) -> Any:
+    """ROS feedback -> what the behaviours get as feedback: ``Pr2GripperCommandResult``
+    (``gripper_action``, the fields of pr2_controllers_msgs/Pr2GripperCommandFeedback) or the
+    action's ``PR2Gripper<X>Feedback{data}``, as the simulator publishes them.
+
+    Raises:
+        ValueError: a missing or malformed field (named).
+    """
+    data = gripper_data_from_ros(action, msg)
+    return data if action == "gripper_action" else gs.ACTIONS[action].feedback(data=data)
+
+
+def gripper_result_from_ros(action: str, msg: Any) -> Any:
+    """ROS result -> ``Pr2GripperCommandResult`` or the action's ``PR2Gripper<X>Result{data}``.
+
+    Raises:
+        ValueError: a missing or malformed field (named).
+    """
+    data = gripper_data_from_ros(action, msg)
+    return data if action == "gripper_action" else gs.ACTIONS[action].result(data=data)
 
 
 # ------------------------------------------------------------------------------------------------

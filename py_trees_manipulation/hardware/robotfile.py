@@ -37,6 +37,7 @@ Schema (every key optional unless marked; units in the names)::
     objects:
       NAME: {topic: /objects/NAME/pose}           # geometry_msgs/PoseStamped, world frame
       OTHER: {blackboard: other_pose}             # a (4, 4) pose under this blackboard key
+      '*': {topic: '/objects/{name}/pose'}        # any other object: this topic template
 
 An action not listed is not offered: a tree that uses it is refused before it starts. Errors are
 :class:`RobotFileError` (a :class:`~py_trees_manipulation.trees.errors.TreeLoadError` whose lines
@@ -115,6 +116,15 @@ class RobotConfig:
     arms: dict[str, ArmConfig] = field(default_factory=dict)
     grippers: dict[str, GripperConfig] = field(default_factory=dict)
     objects: dict[str, ObjectConfig] = field(default_factory=dict)
+    object_topic_template: Optional[str] = None
+
+    def object_config(self, name: str) -> Optional[ObjectConfig]:
+        """Where object ``name``'s pose comes from: its own entry, else the ``'*'`` template, else None."""
+        if name in self.objects:
+            return self.objects[name]
+        if self.object_topic_template:
+            return ObjectConfig(name, topic=self.object_topic_template.replace("{name}", name))
+        return None
 
     @property
     def url(self) -> str:
@@ -296,6 +306,14 @@ def parse_robot_file(data: Any, file: str) -> RobotConfig:
     objs = c.mapping(data, "objects", tuple(data.get("objects") or ()) if isinstance(data.get("objects"), dict) else ())
     for name, o in (objs or {}).items():
         where = f"objects.{name}"
+        if name == "*":
+            if not isinstance(o, dict) or set(o) != {"topic"} or not isinstance(o["topic"], str) \
+                    or "{name}" not in o["topic"] or not o["topic"].startswith("/"):
+                c.err(objs.value_loc(name), "objects.'*' must be {topic: /objects/{name}/pose}: a topic "
+                      "template with {name}, for every object the tree names")
+                continue
+            cfg.object_topic_template = o["topic"]
+            continue
         if not isinstance(o, dict) or len(o) != 1 or next(iter(o)) not in ("topic", "blackboard"):
             c.err(objs.value_loc(name), f"{where} must be {{topic: /objects/{name}/pose}} or {{blackboard: KEY}}")
             continue

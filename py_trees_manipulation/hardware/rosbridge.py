@@ -17,9 +17,11 @@ Safety:
     ``timeouts.server_s``, goals must be acknowledged within ``timeouts.ack_s`` (else LOST and
     cancelled), an active goal's server must publish status every ``timeouts.status_s``;
   - ``GoalHandle.cancel()`` publishes ``<ns>/cancel`` for that goal id;
-  - a lost connection ABORTs every running goal with "connection to rosbridge at ... lost", stops
-    roslibpy's automatic reconnection (never reconnect mid-action), and the next
-    :meth:`~HardwareBackend.advance` raises :class:`BackendError` so the runner stops the tree;
+  - a lost connection ABORTs every running goal with "connection to rosbridge at ... lost" and
+    stops roslibpy's automatic reconnection (never reconnect mid-action); the tree is ticked once
+    more (the behaviour whose goal was aborted fails with that reason), then the next
+    :meth:`~HardwareBackend.advance` raises :class:`ConnectionLost`, which the runner reports as a
+    FAILURE (exit 1, no traceback) naming the lost connection;
   - :meth:`~HardwareBackend.close` cancels running goals, then sets a flag that every publish
     checks: nothing is sent after it. Reconnecting means a new backend (between runs).
 """
@@ -38,7 +40,7 @@ import numpy as np
 
 from ..backend import BackendError
 from ..msgs.actions import GoalHandle, GoalStatus
-from ..msgs.motion import MotionFeedback, MotionResult
+from ..msgs.motion import MotionFeedback, MotionResult, Pr2GripperCommandResult
 from . import convert as cv
 from .robotfile import ActionConfig, ArmConfig, GripperConfig, RobotConfig
 
@@ -50,6 +52,16 @@ class HardwareConnectionError(BackendError, ValueError):
 
     (A ValueError too, so ``ptm run`` reports it without a traceback, exit code 2.)
     """
+
+
+class ConnectionLost(BackendError):
+    """The rosbridge connection was lost mid-run: the run ends as a FAILURE (not an error).
+
+    ``run_failure = True`` tells the runner to stop the tree and report FAILURE with this text,
+    without a traceback.
+    """
+
+    run_failure = True
 
 
 _TERMINAL_FINISH = {
@@ -84,10 +96,17 @@ class _Connection:
 
     # ---- reactor-thread callbacks -------------------------------------------------------------
     def _on_close(self, *_: Any) -> None:
-        if not self.closed:
-            self.lost = True
-            self._stop_reconnecting()
+        self._mark_lost()
+
+    def _mark_lost(self) -> None:
+        """Queue the loss once (any thread). The event is queued before ``lost`` is set, so whoever
+        sees ``lost`` finds the event in the queue."""
+        with self._lock:
+            if self.closed or self.lost:
+                return
             self.events.append(("lost", None, None))
+            self.lost = True
+        self._stop_reconnecting()
 
     def _stop_reconnecting(self) -> None:
         factory = getattr(getattr(self, "ros", None), "factory", None)
@@ -117,7 +136,7 @@ class _Connection:
         if self.closed:
             raise BackendError("the hardware backend is closed: no command is sent after the run ends")
         if self.lost or not self.ros.is_connected:
-            self.lost = True
+            self._mark_lost()
             raise BackendError(f"connection to rosbridge at {self.url} lost")
 
     def publish(self, name: str, msg_type: str, msg: dict) -> None:
@@ -354,7 +373,7 @@ class _ServerFailure(Exception):
 class HardwareGripper(_Resource):
     """A gripper: ``gripper_action`` (pr2_controllers_msgs/Pr2GripperCommand) and the PR2 gripper
     sensor actions. Feedback and results reach behaviours as ``Pr2GripperCommandResult`` or the
-    action's ``PR2Gripper*Data`` message."""
+    action's ``PR2Gripper<X>Feedback{data}`` / ``PR2Gripper<X>Result{data}`` (as in the simulator)."""
 
     kind = "gripper"
 
@@ -365,13 +384,13 @@ class HardwareGripper(_Resource):
         for action, acfg in cfg.actions.items():
             self._clients[action] = _ActionClient(
                 backend, action, acfg, lambda g, a=action: cv.gripper_goal_to_ros(a, g),
-                lambda m, a=action: self._data(a, m), lambda m, h, a=action: self._data(a, m))
+                lambda m, a=action: self._track(cv.gripper_feedback_from_ros(a, m)),
+                lambda m, h, a=action: self._track(cv.gripper_result_from_ros(a, m)))
 
-    def _data(self, action: str, msg: Any) -> Any:
-        out = cv.gripper_data_from_ros(action, msg)
-        if action == "gripper_action":
-            self._last_position = out.position
-        return out
+    def _track(self, msg: Any) -> Any:
+        if isinstance(msg, Pr2GripperCommandResult):
+            self._last_position = msg.position
+        return msg
 
     def gap_m(self) -> float:
         """Finger gap, metres: ``gap_joint`` in joint states, else the last gripper_action position.
@@ -391,26 +410,42 @@ class HardwareGripper(_Resource):
 
 
 class HardwareWorld:
-    """Object poses from ``geometry_msgs/PoseStamped`` topics or blackboard keys (robot file ``objects:``)."""
+    """Object poses from ``geometry_msgs/PoseStamped`` topics or blackboard keys (robot file ``objects:``).
 
-    def __init__(self, backend: "HardwareBackend"):
+    Args:
+        backend: the backend.
+        names: objects the tree names; with an ``objects: {'*': {topic: ...{name}...}}`` template
+            their topics are subscribed at connect (and must publish within ``timeouts.topic_s``).
+    """
+
+    def __init__(self, backend: "HardwareBackend", names: Any = ()):
         self._backend = backend
         self._poses: dict[str, np.ndarray] = {}
-        for name, o in backend.cfg.objects.items():
-            if o.topic:
-                backend._watch(o.topic, "geometry_msgs/PoseStamped",
-                               lambda m, n=name, t=o.topic: self._poses.__setitem__(n, cv.pose_stamped_from_ros(m, t)))
+        self._topics: dict[str, str] = {}
+        for name in sorted(set(backend.cfg.objects) | set(names)):
+            o = backend.cfg.object_config(name)
+            if o is not None and o.topic:
+                self._subscribe(name, o.topic)
+
+    def _subscribe(self, name: str, topic: str) -> None:
+        self._topics[name] = topic
+        self._backend._watch(topic, "geometry_msgs/PoseStamped",
+                             lambda m, n=name, t=topic: self._poses.__setitem__(n, cv.pose_stamped_from_ros(m, t)))
 
     def object_names(self) -> list[str]:
-        return sorted(self._backend.cfg.objects)
+        return sorted(set(self._backend.cfg.objects) | set(self._topics))
 
     def object_pose(self, name: str) -> np.ndarray:
         """(4, 4) latest pose, world frame, metres.
 
+        An object known only through the ``'*'`` template and not named by the tree at connect is
+        subscribed on first use, waiting up to ``timeouts.topic_s`` for its first message.
+
         Raises:
             KeyError: unknown object, or no pose received / on the blackboard yet.
         """
-        cfg = self._backend.cfg.objects.get(name)
+        be = self._backend
+        cfg = be.cfg.object_config(name)
         if cfg is None:
             raise KeyError(f"no object named {name!r} in the robot file; it has {self.object_names()}")
         if cfg.blackboard:
@@ -421,7 +456,13 @@ class HardwareWorld:
             if value is None:
                 raise KeyError(f"object {name!r}: blackboard key {cfg.blackboard!r} has no pose")
             return np.array(value, dtype=float)
-        self._backend.poll()
+        be.poll()
+        if name not in self._topics and cfg.topic:
+            self._subscribe(name, cfg.topic)
+            deadline = time.monotonic() + be.cfg.topic_timeout_s
+            while name not in self._poses and time.monotonic() < deadline and be.connected:
+                time.sleep(0.01)
+                be.poll()
         if name not in self._poses:
             raise KeyError(f"object {name!r}: no pose received on {cfg.topic}")
         return self._poses[name].copy()
@@ -432,6 +473,8 @@ class HardwareBackend:
 
     Args:
         cfg: the robot file (:func:`~.robotfile.load_robot_file`).
+        objects: object names the tree uses (:func:`~py_trees_manipulation.hardware.tree_objects`),
+            subscribed at connect through the robot file's ``'*'`` object topic template.
 
     Raises:
         HardwareConnectionError: rosbridge unreachable within ``connect_timeout_s``; an action
@@ -445,7 +488,7 @@ class HardwareBackend:
 
     name = "hardware"
 
-    def __init__(self, cfg: RobotConfig):
+    def __init__(self, cfg: RobotConfig, objects: Any = ()):
         self.cfg = cfg
         self.seed = 0
         self.goal_log: list[tuple[str, str]] = []
@@ -454,7 +497,8 @@ class HardwareBackend:
         self._joints: dict[str, dict[str, float]] = {}
         self._handlers: dict[str, list[Callable[[Any], None]]] = {}
         self._events: list[dict[str, Any]] = []
-        self._lost_reported = False
+        self._lost_applied = False  # poll() applied the loss (goals aborted)
+        self._lost_ticked = False   # ... and the tree has been ticked once since
         self._clock: Optional[float] = None
         self._clock0: Optional[float] = None
         self._conn = _Connection(cfg)
@@ -469,7 +513,7 @@ class HardwareBackend:
                             lambda m, t=topic: self._joints.setdefault(t, {}).update(cv.joint_state_from_ros(m, t)))
             if cfg.clock != "wall":
                 self._watch(cfg.clock, "rosgraph_msgs/Clock", self._on_clock)
-            self.world = HardwareWorld(self)
+            self.world = HardwareWorld(self, objects)
             self._wait_ready()
         except BaseException:
             self._conn.close()
@@ -656,6 +700,7 @@ class HardwareBackend:
         rg.handle.set_aborted(None, text)
 
     def _on_lost(self) -> None:
+        self._lost_applied = True
         text = f"connection to rosbridge at {self.cfg.url} lost"
         self._event(text)
         for rg in list(self._goals.values()):
@@ -686,16 +731,17 @@ class HardwareBackend:
         """Wait until ``dt`` seconds after the previous tick (keeps the tick rate), then :meth:`poll`.
 
         Raises:
-            BackendError: the connection was lost (after the running goals were aborted and the
-                tree has seen that once), or the backend is closed.
+            ConnectionLost: the connection was lost, the running goals were aborted with that
+                reason and the tree has been ticked once since (the runner ends the run as FAILURE).
+            BackendError: the backend is closed.
             ValueError: negative ``dt``.
         """
         if dt < 0:
             raise ValueError(f"dt must be >= 0 s, got {dt}")
         if self._conn.closed:
             raise BackendError("the hardware backend is closed")
-        if self._conn.lost and self._lost_reported:
-            raise BackendError(f"connection to rosbridge at {self.cfg.url} lost")
+        if self._lost_ticked:
+            raise ConnectionLost(f"connection to rosbridge at {self.cfg.url} lost")
         self._next_tick = max(self._next_tick + dt, time.monotonic() - dt)
         if self.cfg.clock != "wall" and self._clock is not None:
             target = self.now() + dt
@@ -708,8 +754,8 @@ class HardwareBackend:
             if delay > 0:
                 time.sleep(delay)
         self.poll()
-        if self._conn.lost:
-            self._lost_reported = True
+        if self._lost_applied:
+            self._lost_ticked = True
 
     def metrics(self) -> dict[str, Any]:
         """Run metrics: ``rosbridge_url``, and the robot's own metrics from ``metrics_service`` (a

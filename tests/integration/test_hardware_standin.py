@@ -113,22 +113,63 @@ def test_pick_and_lift_over_rosbridge_matches_the_sim(standin, tmp_path):
     assert (tmp_path / "run.mcap").stat().st_size > 0
 
 
-def test_fragile_grasp_over_rosbridge(standin, tmp_path):
-    task = ROOT / "examples/fragile_grasp.yaml"
-    if not task.exists():
-        pytest.skip("examples/fragile_grasp.yaml does not exist yet (the tactile issue adds it)")
+def test_fragile_grasp_with_the_sim_only_check_is_refused_before_connecting(tmp_path):
+    """examples/fragile_grasp.yaml ends with ObjectIntact (simulator ground truth): refused, named,
+    before any connection (nothing listens on the robot file's port), summary INVALID."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    robot = tmp_path / "robot.yaml"
+    robot.write_text((ROOT / "examples/robots/standin.yaml").read_text().replace("port: 9090", f"port: {port}"))
+    proc, summary = ptm_run("examples/fragile_grasp.yaml", robot, tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "ObjectIntact 'intact' (examples/fragile_grasp.yaml:48:9) is sim-only" in proc.stderr
+    assert "cannot connect" not in proc.stderr and "Traceback" not in proc.stderr
+    assert summary["status"] == "INVALID" and summary["backend"] == "hardware"
+    assert "ObjectIntact 'intact'" in summary["error"]
+
+
+def _fragile_without_the_sim_only_check(tmp_path: Path) -> Path:
+    """examples/fragile_grasp.yaml minus its last node (ObjectIntact): the same scene, the same
+    grab_from_above subtree (examples/subtrees, linked), the same parameters."""
+    text = (ROOT / "examples/fragile_grasp.yaml").read_text()
+    line = '      - ObjectIntact: {name: intact, object: "${object}"}\n'
+    assert text.endswith(line)
+    (tmp_path / "subtrees").symlink_to(ROOT / "examples/subtrees")
+    task = tmp_path / "fragile_grasp_hw.yaml"
+    task.write_text(text[: -len(line)])
+    return task
+
+
+def test_fragile_grasp_over_rosbridge_matches_the_sim(standin, tmp_path):
+    """The PR2 Grab (find contact, force servo by hardness, slip servo) over rosbridge: the egg is
+    lifted and not crushed, as in the simulator. The crush check ObjectIntact is sim-only, so both
+    runs use the tree without it and compare the stand-in's own ``crushed`` metric instead."""
     from py_trees_manipulation.trees.loader import load_task
     from py_trees_manipulation.trees.runner import RunOptions, run_task
 
+    task = _fragile_without_the_sim_only_check(tmp_path)
     sim = run_task(load_task(str(task)), RunOptions(display=False)).summary
-    s = standin("examples/fragile_grasp.yaml")
-    robot = s.robot_file(tmp_path, **{"    actions:\n      gripper_action: {action: /r_gripper_sensor_controller/gripper_action}":
-                                       "    namespace: /r_gripper_sensor_controller"})
-    proc, hw = ptm_run("examples/fragile_grasp.yaml", robot, tmp_path)
-    assert hw.get("status") == sim["status"], proc.stdout + proc.stderr
-    for key, value in sim["metrics"].items():
-        if isinstance(value, bool):
-            assert hw["metrics"].get(key) == value, key
+    s = standin(str(task))
+    proc, hw = ptm_run(str(task), s.robot_file(tmp_path), tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert hw["status"] == sim["status"] == "SUCCESS"
+    m, ms = hw["metrics"], sim["metrics"]
+    assert m["target_object"] == ms["target_object"] == "egg"
+    for key in ("crushed", "object_dropped"):
+        assert m[key] is ms[key] is False, key
+    assert m["crushed_objects"] == ms["crushed_objects"] == []
+    assert abs(m["object_lift_m"] - ms["object_lift_m"]) < 0.01 and abs(m["object_lift_m"] - 0.12) < 0.012
+    # The peak pad force depends on tick timing even in the simulator alone (1.2-3.3 N at 7.5-60 Hz
+    # ticks); over rosbridge the ticks follow the wall clock. Both stay under the egg's 5 N.
+    assert 0.5 < m["max_fingertip_force_n"] < 5.0 and 0.5 < ms["max_fingertip_force_n"] < 5.0
+    assert abs(m["max_fingertip_force_n"] - ms["max_fingertip_force_n"]) < 2.5
+    served = [ln.split()[1] for ln in s.lines if ln.startswith("goal ")]
+    assert served == ["/r_arm_controller/follow_joint_trajectory", "/r_gripper_sensor_controller/gripper_action",
+                      "/r_arm_controller/move_to_pose", "/r_arm_controller/move_cartesian",
+                      "/r_gripper_sensor_controller/grab", "/r_arm_controller/move_cartesian"]
 
 
 def test_standin_killed_mid_action_fails_cleanly_and_keeps_the_log(standin, tmp_path):
@@ -146,11 +187,12 @@ def test_standin_killed_mid_action_fails_cleanly_and_keeps_the_log(standin, tmp_
     t.join(60)
     proc, summary = out["proc"], out["summary"]
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert summary["status"] in ("FAILURE", "ERROR")
-    text = json.dumps(summary)
-    assert f"connection to rosbridge at ws://127.0.0.1:{s.port} lost" in text
-    if summary["status"] == "FAILURE":
-        assert summary["failed_behaviour"]["name"].endswith("pregrasp")
+    assert "Traceback" not in proc.stderr
+    assert summary["status"] == "FAILURE"
+    lost = f"connection to rosbridge at ws://127.0.0.1:{s.port} lost"
+    fb = summary["failed_behaviour"]
+    assert fb["name"] == "grasp/pregrasp" and lost in fb["feedback"], fb
+    assert any(lost in e["text"] for e in summary["events"])
     assert summary["wall_time_s"] < 40
     log = tmp_path / "run.mcap"
     assert log.exists() and log.stat().st_size > 0
@@ -195,4 +237,6 @@ def test_unreachable_host_is_a_clear_error_exit_2(tmp_path):
     assert proc.returncode == 2
     assert f"cannot connect to rosbridge at ws://127.0.0.1:{port} within 1 s" in proc.stderr
     assert "Traceback" not in proc.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())  # written even though the run never started
+    assert summary["status"] == "INVALID" and f"ws://127.0.0.1:{port}" in summary["error"]
     assert time.monotonic() - t0 < 20
