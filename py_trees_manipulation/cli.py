@@ -71,7 +71,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             if args.scene:
                 return _die("--scene is only for XML trees; a YAML task file holds its own scene")
-            task = _load(args.file, args.set)
+            if args.backend == "hardware":  # the robot is the scene: no simulator import (saves seconds)
+                from .hardware.cli import load_task_for_robot
+
+                task = load_task_for_robot(args.file, args.set)
+            else:
+                task = _load(args.file, args.set)
     except TreeLoadError as e:
         print(str(e), file=sys.stderr)
         return 2
@@ -91,7 +96,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                       observers=observers, display=False if args.quiet else None)
     try:
         result = run_task(task, opts)
-    except ValueError as e:
+    except ValueError as e:  # the backend refused the tree or could not start (e.g. rosbridge unreachable)
+        if args.summary:
+            write_summary({"task": task.name, "file": task.file, "backend": args.backend, "status": "INVALID",
+                           "error": str(e)}, args.summary)
         return _die(str(e))
     summary = result.summary
     exc = summary.pop("_exception", None)

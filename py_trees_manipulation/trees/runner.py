@@ -227,10 +227,14 @@ def run_task(task: TaskSpec, options: Optional[RunOptions] = None, backend: Any 
         summary["error"] = "interrupted by the user"
         error = e
     except Exception as e:  # a behaviour or the backend raised: keep the log, report, re-raise in CLI
-        status_name, exit_code = "ERROR", EXIT_FAILURE
-        summary["error"] = f"{type(e).__name__}: {e}"
-        summary["traceback"] = traceback.format_exc()
-        error = e
+        if getattr(e, "run_failure", False):  # the backend ended the run (e.g. connection lost): FAILURE
+            status_name, exit_code = "FAILURE", EXIT_FAILURE
+            summary["error"] = str(e)
+        else:
+            status_name, exit_code = "ERROR", EXIT_FAILURE
+            summary["error"] = f"{type(e).__name__}: {e}"
+            summary["traceback"] = traceback.format_exc()
+            error = e
     finally:
         if display is not None:
             display.update(run, force=True) if run is not None else None
@@ -242,6 +246,10 @@ def run_task(task: TaskSpec, options: Optional[RunOptions] = None, backend: Any 
                 culprit = tree.root.tip()  # what was still running
             if culprit is not None:
                 summary["failed_behaviour"] = _node_info(culprit)
+                reason = summary.get("error") if status_name == "FAILURE" else None
+                if reason and reason not in (culprit.feedback_message or ""):  # stopped by the backend
+                    fb = culprit.feedback_message
+                    summary["failed_behaviour"]["feedback"] = reason + (f" (it reported: {fb})" if fb else "")
         if tree is not None and tree.root.status == Status.RUNNING:
             try:
                 tree.root.stop(Status.INVALID)  # cancels running goals
