@@ -156,8 +156,8 @@ class _Connection:
         self.closed = True
         self._stop_reconnecting()
         try:
-            if self.ros.is_connected:
-                self.ros.close(timeout=2)
+            if self.ros.is_connected:  # after a loss we stopped the factory: do not wait long
+                self.ros.close(timeout=0.2 if self.lost else 2)
         except Exception:
             pass
 
