@@ -6,7 +6,10 @@ of the rosbridge v2 ops a ROS 1 client needs: ``advertise``/``unadvertise`` (acc
 subscriptions) and ``call_service``/``service_response``. On top of those it runs ROS 1 actionlib
 servers over topics, as ``roslibpy.ros1.actionlib`` (and our :mod:`.rosbridge` client) expect:
 ``<ns>/goal`` and ``<ns>/cancel`` in, ``<ns>/status`` (5 Hz and on every change, and at once to a
-new subscriber), ``<ns>/feedback`` and ``<ns>/result`` out.
+new subscriber), ``<ns>/feedback`` and ``<ns>/result`` out. The same actions are served as ROS 2
+rosbridge actions too (``send_action_goal`` / ``cancel_action_goal`` in, ``action_feedback`` /
+``action_result`` out, as ``roslibpy.ActionClient`` speaks them; reference §4.3), with
+``/rosapi/action_servers`` listing them.
 
 Names (robot ``i`` of the scene gets side ``r``, then ``l``, then ``robot<i>``):
 
@@ -97,6 +100,7 @@ class _ActionServer:
         self.server, self.ns, self.type, self.resource, self.action = server, ns, ros_type, resource, action
         self.goal_from_ros, self.feedback_to_ros, self.result_to_ros = goal_from_ros, feedback_to_ros, result_to_ros
         self.goals: dict[str, _ServedGoal] = {}
+        self.goals2: dict[str, _ServedGoal] = {}  # ROS 2 (send_action_goal) goals by rosbridge id
         self.last_status_wall = 0.0
 
     def status_msg(self) -> dict:
@@ -130,6 +134,56 @@ class _ActionServer:
         sg.handle = self.resource.send_goal(self.action, goal)
         self.update()
 
+    # ---- ROS 2 actions over rosbridge v2 (send_action_goal / action_feedback / action_result) ----
+    def on_goal2(self, conn: "_Conn", rid: str, args: Any) -> None:
+        self.server.log(f"goal {self.ns} {rid}")
+        sg = _ServedGoal({"id": rid}, None)
+        sg.conn = conn  # type: ignore[attr-defined]
+        self.goals2[rid] = sg
+        if self.action in self.server.faults.get("reject", ()):
+            self._finish2(sg, GoalStatus.REJECTED, None, f"{self.ns} rejects every goal (fault injected by ptm serve)")
+            return
+        try:
+            goal = self.goal_from_ros(args)
+        except (ValueError, TypeError, KeyError) as e:
+            self._finish2(sg, GoalStatus.REJECTED, None, f"invalid goal: {e}")
+            return
+        sg.handle = self.resource.send_goal(self.action, goal)
+        self.update()
+
+    def on_cancel2(self, rid: str) -> None:
+        sg = self.goals2.get(rid)
+        if sg is not None and sg.handle is not None and not sg.handle.done:
+            sg.handle.cancel()
+        self.update()
+
+    def _finish2(self, sg: _ServedGoal, status: GoalStatus, result: Any, text: str) -> None:
+        """``action_result``: action_msgs/GoalStatus 4 SUCCEEDED, 5 CANCELED, 6 ABORTED with the result
+        fields; a rejected goal is ``result: false`` with status 0 and the reason as ``values``."""
+        self.goals2.pop(str(sg.goal_id["id"]), None)
+        msg: dict[str, Any] = {"op": "action_result", "id": sg.goal_id["id"], "action": self.ns}
+        if status == GoalStatus.REJECTED:
+            msg.update(values=text, status=0, result=False)
+        elif self.action in self.server.faults.get("malformed", ()):
+            msg.update(values={"malformed": True}, status=4, result=True)
+        else:
+            code = {GoalStatus.SUCCEEDED: 4, GoalStatus.PREEMPTED: 5, GoalStatus.RECALLED: 5}.get(status, 6)
+            msg.update(values=self.result_to_ros(result, text, int(status)), status=code, result=True)
+        self.server._send(sg.conn, _jsonable(msg))  # type: ignore[attr-defined]
+
+    def _update2(self) -> None:
+        for sg in list(self.goals2.values()):
+            h = sg.handle
+            if h is None:
+                continue
+            if h.done:
+                self._finish2(sg, h.status, h.result, h.text)
+            elif h.feedback is not None and h.feedback is not sg.feedback:
+                sg.feedback = h.feedback
+                self.server._send(sg.conn, _jsonable({  # type: ignore[attr-defined]
+                    "op": "action_feedback", "id": sg.goal_id["id"], "action": self.ns,
+                    "values": self.feedback_to_ros(h.feedback)}))
+
     def on_cancel(self, msg: Any) -> None:
         gid = msg.get("id", "") if isinstance(msg, dict) else ""
         for key, sg in self.goals.items():
@@ -150,6 +204,8 @@ class _ActionServer:
             "status": {"goal_id": sg.goal_id, "status": int(status), "text": text}, "result": res})
 
     def update(self) -> None:
+        if self.goals2:
+            self._update2()
         changed = False
         now = time.monotonic()
         for gid, sg in list(self.goals.items()):
@@ -313,6 +369,8 @@ class RobotStandIn:
                         self._subs.get(str(msg.get("topic")), set()).discard(conn)
                 elif op in ("publish", "call_service"):
                     self._inbox.put((op, conn, msg.get("topic") or msg.get("service"), msg))
+                elif op in ("send_action_goal", "cancel_action_goal"):
+                    self._inbox.put((op, conn, msg.get("action"), msg))
         except Exception:
             pass
         finally:
@@ -359,12 +417,24 @@ class RobotStandIn:
                     srv.on_cancel(msg.get("msg"))
             elif kind == "call_service":
                 self._call_service(conn, str(name), msg)
+            elif kind in ("send_action_goal", "cancel_action_goal"):
+                srv = self.servers.get(str(name))
+                if srv is None:
+                    if kind == "send_action_goal":
+                        self._send(conn, {"op": "action_result", "id": msg.get("id"), "action": name,
+                                          "values": f"no action server {name}", "status": 0, "result": False})
+                elif kind == "send_action_goal":
+                    srv.on_goal2(conn, str(msg.get("id")), msg.get("args"))
+                else:
+                    srv.on_cancel2(str(msg.get("id")))
 
     def _call_service(self, conn: _Conn, service: str, msg: dict) -> None:
         reply = {"op": "service_response", "service": service, "id": msg.get("id")}
         if service == "/ptm/metrics":
             metrics = _jsonable(self.sim.metrics())
             reply.update(values={"success": True, "message": json.dumps(metrics)}, result=True)
+        elif service == "/rosapi/action_servers":  # rosapi_msgs/srv/GetActionServers (ROS 2 rosapi)
+            reply.update(values={"action_servers": sorted(self.servers)}, result=True)
         else:
             reply.update(values=f"no service {service}", result=False)
         self._send(conn, reply)

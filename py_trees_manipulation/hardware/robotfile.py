@@ -7,7 +7,9 @@ Schema (every key optional unless marked; units in the names)::
       port: 9090                   # default 9090
       secure: false                # wss://
       connect_timeout_s: 5.0       # websocket connection
-    protocol: ros1                 # ROS 1 actionlib over topics (the PR2 gripper sensor servers)
+    protocol: ros1                 # ROS 1 actionlib over topics (the PR2 gripper sensor servers), or
+                                   # ros2: rosbridge v2 actions (send_action_goal; types pkg/action/Name,
+                                   # derived from the ROS 1 names when given as pkg/NameAction)
     clock: wall                    # 'wall' (seconds since connect) or a rosgraph_msgs/Clock topic, e.g. /clock
     world_frame: world             # frame_id of every pose we send and expect
     timeouts:
@@ -212,9 +214,10 @@ class _Checker:
                 continue
             ns = self.topic(spec, "action", None, f"{where}.actions.{name}")
             typ = self.value(spec, "type", "str", DEFAULT_ACTION_TYPES[name], f"{where}.actions.{name}")
-            if typ is not None and not typ.endswith("Action"):
+            if typ is not None and not typ.endswith("Action") and "/action/" not in typ:
                 self.err(spec.value_loc("type"), f"{where}.actions.{name}.type must be a ROS 1 action type "
-                         f"ending in 'Action' (e.g. {DEFAULT_ACTION_TYPES[name]}), got {typ!r}")
+                         f"ending in 'Action' (e.g. {DEFAULT_ACTION_TYPES[name]}) or a ROS 2 one "
+                         f"(pkg/action/Name), got {typ!r}")
             if ns:
                 out[name] = ActionConfig(ns.rstrip("/"), typ)
         return out
@@ -239,10 +242,10 @@ def parse_robot_file(data: Any, file: str) -> RobotConfig:
         cfg.secure = c.value(rb, "secure", "bool", False, "rosbridge")
         cfg.connect_timeout_s = c.value(rb, "connect_timeout_s", "float", 5.0, "rosbridge", positive=True)
     cfg.protocol = c.value(data, "protocol", "str", "ros1", "robot file")
-    if cfg.protocol != "ros1":
+    if cfg.protocol not in ("ros1", "ros2"):
         c.err(data.value_loc("protocol"), f"protocol {cfg.protocol!r} is not supported",
-              "only 'ros1' (actionlib over topics, as the PR2 gripper sensor servers use) is implemented; "
-              "ROS 2 rosbridge actions (send_action_goal) are not yet")
+              "use 'ros1' (actionlib over topics, as the PR2 gripper sensor servers use) or 'ros2' "
+              "(rosbridge_suite >= 2.0 actions: send_action_goal)")
     cfg.clock = c.value(data, "clock", "str", "wall", "robot file")
     if cfg.clock != "wall" and not cfg.clock.startswith("/"):
         c.err(data.value_loc("clock"), f"clock must be 'wall' or a rosgraph_msgs/Clock topic like /clock, got {cfg.clock!r}")

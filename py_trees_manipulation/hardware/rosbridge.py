@@ -239,13 +239,102 @@ class _ActionClient:
             handle.set_preempted(None, "cancelled")
             return
         try:
-            self.conn.publish(self.ns + "/cancel", "actionlib_msgs/GoalID",
-                              {"stamp": {"secs": 0, "nsecs": 0}, "id": rg.goal_id})
+            self.publish_cancel(rg.goal_id)
             self.backend.cancel_log.append((self.action, rg.goal_id))
         except BackendError as e:
             # cannot reach the robot: the goal is over as far as we can know
             self.backend._goals.pop(rg.goal_id, None)
             handle.set_preempted(None, f"cancelled locally, the cancel was not sent: {e}")
+
+
+    ros2 = False
+
+    def publish_cancel(self, goal_id: str) -> None:
+        """Send the cancel of ``goal_id``. Raises BackendError when closed or disconnected."""
+        self.conn.publish(self.ns + "/cancel", "actionlib_msgs/GoalID",
+                          {"stamp": {"secs": 0, "nsecs": 0}, "id": goal_id})
+
+
+def ros2_action_type(ros1_type: str) -> str:
+    """``pkg/NameAction`` (ROS 1) -> ``pkg/action/Name`` (ROS 2); ROS 2 names are returned as they are."""
+    if "/action/" in ros1_type:
+        return ros1_type
+    pkg, _, name = ros1_type.partition("/")
+    return f"{pkg}/action/{name[: -len('Action')] if name.endswith('Action') else name}"
+
+
+def _to_ros2(msg: Any) -> Any:
+    """A ROS 1 style message dict for ROS 2: times ``{secs, nsecs}`` -> ``{sec, nanosec}``, no ``header.seq``."""
+    if isinstance(msg, dict):
+        if set(msg) == {"secs", "nsecs"}:
+            return {"sec": msg["secs"], "nanosec": msg["nsecs"]}
+        return {k: _to_ros2(v) for k, v in msg.items() if not (k == "seq" and "frame_id" in msg)}
+    if isinstance(msg, list):
+        return [_to_ros2(v) for v in msg]
+    return msg
+
+
+#: action_msgs/GoalStatus (ROS 2) -> our (actionlib) status
+_ROS2_STATUS = {4: GoalStatus.SUCCEEDED, 5: GoalStatus.PREEMPTED, 6: GoalStatus.ABORTED}
+
+
+class _Ros2ActionClient(_ActionClient):
+    """A ROS 2 action client over rosbridge v2 (``send_action_goal``, ``cancel_action_goal``,
+    ``action_feedback``, ``action_result``; rosbridge_suite >= 2.0), through ``roslibpy.ActionClient``.
+
+    The protocol has no status stream: a goal is PENDING until its first feedback, then ACTIVE; its
+    end comes with ``action_result`` (4 SUCCEEDED, 5 CANCELED -> PREEMPTED, 6 ABORTED; ``result:
+    false`` with status 0 -> REJECTED with the server's text). So ``timeouts.ack_s``/``status_s``
+    do not apply; a lost connection still aborts the goal. Goal messages are sent with ROS 2 times
+    (``{sec, nanosec}``) and without ``header.seq``.
+    """
+
+    ros2 = True
+
+    def __init__(self, backend: "HardwareBackend", backend_action: str, cfg: ActionConfig,
+                 goal_to_ros: Callable[[Any], dict], feedback_from_ros: Callable[[Any], Any],
+                 result_from_ros: Callable[[Any, GoalHandle], Any]):
+        self.backend = backend
+        self.conn = backend._conn
+        self.action = backend_action
+        self.ns = cfg.name
+        self.type = ros2_action_type(cfg.type)
+        self.goal_to_ros = goal_to_ros
+        self.feedback_from_ros = feedback_from_ros
+        self.result_from_ros = result_from_ros
+        self.status_seen = threading.Event()
+        self.status_seen.set()  # discovery goes through /rosapi/action_servers instead
+        self._client = self.conn._roslibpy.ActionClient(self.conn.ros, self.ns, self.type, reconnect_on_close=False)
+
+    def send(self, goal: Any) -> GoalHandle:
+        be = self.backend
+        handle = GoalHandle(self.action, goal, on_cancel=self._cancel)
+        try:
+            ros_goal = _to_ros2(self.goal_to_ros(goal))
+        except (TypeError, ValueError) as e:
+            handle.set_rejected(f"invalid {self.action} goal: {e}")
+            return handle
+        q = self.conn.events
+        box: dict[str, str] = {}
+        try:
+            self.conn.check_can_send()
+            gid = self._client.send_goal(
+                ros_goal, lambda r: q.append(("r2_result", self, (box, r, True))),
+                lambda f: q.append(("r2_feedback", self, (box, f))),
+                lambda r: q.append(("r2_result", self, (box, r, False))))
+            self.conn.sent += 1
+        except BackendError as e:
+            handle.set_aborted(None, str(e))
+            return handle
+        box["id"] = gid
+        be._goals[gid] = _RemoteGoal(handle, gid, self, time.monotonic())
+        be.goal_log.append((self.action, gid))
+        return handle
+
+    def publish_cancel(self, goal_id: str) -> None:
+        self.conn.check_can_send()
+        self._client.cancel_goal(goal_id)
+        self.conn.sent += 1
 
 
 class _Resource:
@@ -300,10 +389,10 @@ class HardwareArm(_Resource):
         frame = backend.cfg.world_frame
         for action, acfg in cfg.actions.items():
             if action == "move_joints":
-                self._clients[action] = _ActionClient(
+                self._clients[action] = backend._client_cls(
                     backend, action, acfg, self._fjt_goal, self._fjt_feedback, self._fjt_result)
             else:
-                self._clients[action] = _ActionClient(
+                self._clients[action] = backend._client_cls(
                     backend, action, acfg, lambda g, a=action: cv.cartesian_goal_to_ros(a, g, frame),
                     cv.motion_feedback_from_ros, lambda m, h: cv.motion_result_from_ros(m))
         if cfg.tcp_pose_topic:
@@ -382,7 +471,7 @@ class HardwareGripper(_Resource):
         self.cfg = cfg
         self._last_position: Optional[float] = None
         for action, acfg in cfg.actions.items():
-            self._clients[action] = _ActionClient(
+            self._clients[action] = backend._client_cls(
                 backend, action, acfg, lambda g, a=action: cv.gripper_goal_to_ros(a, g),
                 lambda m, a=action: self._track(cv.gripper_feedback_from_ros(a, m)),
                 lambda m, h, a=action: self._track(cv.gripper_result_from_ros(a, m)))
@@ -501,6 +590,7 @@ class HardwareBackend:
         self._lost_ticked = False   # ... and the tree has been ticked once since
         self._clock: Optional[float] = None
         self._clock0: Optional[float] = None
+        self._client_cls = _Ros2ActionClient if cfg.protocol == "ros2" else _ActionClient
         self._conn = _Connection(cfg)
         self._wall0 = time.monotonic()
         self._next_tick = self._wall0
@@ -537,6 +627,8 @@ class HardwareBackend:
     def _wait_ready(self) -> None:
         cfg = self.cfg
         clients = [c for r in (*self.arms.values(), *self.grippers.values()) for c in r._clients.values()]
+        if cfg.protocol == "ros2" and clients:
+            self._check_ros2_servers(clients)
         deadline = time.monotonic() + cfg.server_timeout_s
         for c in clients:
             if not c.status_seen.wait(max(0.0, deadline - time.monotonic())):
@@ -555,6 +647,23 @@ class HardwareBackend:
                 raise HardwareConnectionError(f"no message on {', '.join(missing)} at {cfg.url} within "
                                               f"{cfg.topic_timeout_s:g} s")
             time.sleep(0.01)
+
+    def _check_ros2_servers(self, clients: list) -> None:
+        """ROS 2: the action servers rosapi lists (``/rosapi/action_servers``) must include ours."""
+        cfg = self.cfg
+        try:
+            resp = self._conn.call_service("/rosapi/action_servers", "rosapi_msgs/srv/GetActionServers",
+                                           cfg.server_timeout_s)
+            listed = set(resp["action_servers"])
+        except Exception as e:  # no rosapi (or an old one): the goals themselves will tell
+            self._event(f"cannot list the ROS 2 action servers through /rosapi/action_servers "
+                        f"({type(e).__name__}: {e}); not checked at connect")
+            return
+        missing = [f"{c.ns} ({c.action})" for c in clients if c.ns not in listed]
+        if missing:
+            raise HardwareConnectionError(
+                f"no ROS 2 action server {', '.join(missing)} at {cfg.url} (rosapi lists {sorted(listed)}): "
+                "is the controller running, or remove the action from the robot file")
 
     # ---- event pump (tree thread) -----------------------------------------------------------------
     _seen_topics: set
@@ -579,6 +688,10 @@ class HardwareBackend:
                 self._on_feedback(a, msg)
             elif kind == "result":
                 self._on_result(a, msg)
+            elif kind == "r2_feedback":
+                self._on_ros2_feedback(a, msg)
+            elif kind == "r2_result":
+                self._on_ros2_result(a, msg)
             elif kind == "lost":
                 self._on_lost()
         now = time.monotonic()
@@ -586,6 +699,8 @@ class HardwareBackend:
             h = rg.handle
             if h.done:
                 self._goals.pop(rg.goal_id, None)
+            elif rg.client.ros2:
+                continue  # no status stream in ROS 2 rosbridge actions: the result or a lost connection ends it
             elif not rg.acked and h.status == GoalStatus.PENDING and now - rg.sent_at > self.cfg.ack_timeout_s:
                 self._goals.pop(rg.goal_id, None)
                 self._send_cancel(rg)
@@ -598,10 +713,56 @@ class HardwareBackend:
 
     def _send_cancel(self, rg: _RemoteGoal) -> None:
         try:
-            self._conn.publish(rg.client.ns + "/cancel", "actionlib_msgs/GoalID",
-                               {"stamp": {"secs": 0, "nsecs": 0}, "id": rg.goal_id})
+            rg.client.publish_cancel(rg.goal_id)
         except BackendError:
             pass
+
+    def _on_ros2_feedback(self, client: _ActionClient, payload: Any) -> None:
+        box, fb = payload
+        rg = self._goals.get(box.get("id", ""))
+        if rg is None:
+            return
+        try:
+            msg = client.feedback_from_ros(dict(fb))
+        except (ValueError, TypeError, KeyError) as e:
+            self._fail_malformed(rg, "feedback", e)
+            return
+        rg.acked = True
+        rg.handle.set_active()
+        rg.handle.publish_feedback(msg)
+
+    def _on_ros2_result(self, client: _ActionClient, payload: Any) -> None:
+        box, res, ok = payload
+        rg = self._goals.get(box.get("id", ""))
+        if rg is None:
+            return
+        try:
+            status = res["status"]
+            code = int(getattr(status, "value", status))
+            values = res.get("values")
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            self._fail_malformed(rg, "result", e)
+            return
+        if not ok:
+            text = values if isinstance(values, str) else json.dumps(values, default=str)
+            self._finish(rg, GoalStatus.REJECTED if code == 0 else _ROS2_STATUS.get(code, GoalStatus.ABORTED),
+                         None, text or f"{client.ns} refused the goal")
+            return
+        ours = _ROS2_STATUS.get(code)
+        if ours is None:
+            self._fail_malformed(rg, "result", ValueError(f"non-terminal action_msgs/GoalStatus {code}"))
+            return
+        try:
+            result = client.result_from_ros(dict(values or {}), rg.handle) \
+                if values or ours == GoalStatus.SUCCEEDED else None
+        except _ServerFailure as e:
+            self._goals.pop(rg.goal_id, None)
+            rg.handle.set_aborted(None, str(e))
+            return
+        except (ValueError, TypeError, KeyError) as e:
+            self._fail_malformed(rg, "result", e)
+            return
+        self._finish(rg, int(ours), result, "")
 
     def _on_status(self, client: _ActionClient, msg: Any) -> None:
         now = time.monotonic()

@@ -143,17 +143,19 @@ def _fragile_without_the_sim_only_check(tmp_path: Path) -> Path:
     return task
 
 
-def test_fragile_grasp_over_rosbridge_matches_the_sim(standin, tmp_path):
-    """The PR2 Grab (find contact, force servo by hardness, slip servo) over rosbridge: the egg is
-    lifted and not crushed, as in the simulator. The crush check ObjectIntact is sim-only, so both
-    runs use the tree without it and compare the stand-in's own ``crushed`` metric instead."""
+@pytest.mark.parametrize("protocol", ["ros1", "ros2"])
+def test_fragile_grasp_over_rosbridge_matches_the_sim(standin, tmp_path, protocol):
+    """The PR2 Grab (find contact, force servo by hardness, slip servo) over rosbridge, as ROS 1
+    actionlib topics or ROS 2 rosbridge actions: the egg is lifted and not crushed, as in the
+    simulator. The crush check ObjectIntact is sim-only, so both runs use the tree without it and
+    compare the stand-in's own ``crushed`` metric instead."""
     from py_trees_manipulation.trees.loader import load_task
     from py_trees_manipulation.trees.runner import RunOptions, run_task
 
     task = _fragile_without_the_sim_only_check(tmp_path)
     sim = run_task(load_task(str(task)), RunOptions(display=False)).summary
     s = standin(str(task))
-    proc, hw = ptm_run(str(task), s.robot_file(tmp_path), tmp_path)
+    proc, hw = ptm_run(str(task), s.robot_file(tmp_path, **{"protocol: ros1": f"protocol: {protocol}"}), tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert hw["status"] == sim["status"] == "SUCCESS"
     m, ms = hw["metrics"], sim["metrics"]
@@ -166,10 +168,13 @@ def test_fragile_grasp_over_rosbridge_matches_the_sim(standin, tmp_path):
     # ticks); over rosbridge the ticks follow the wall clock. Both stay under the egg's 5 N.
     assert 0.5 < m["max_fingertip_force_n"] < 5.0 and 0.5 < ms["max_fingertip_force_n"] < 5.0
     assert abs(m["max_fingertip_force_n"] - ms["max_fingertip_force_n"]) < 2.5
-    served = [ln.split()[1] for ln in s.lines if ln.startswith("goal ")]
-    assert served == ["/r_arm_controller/follow_joint_trajectory", "/r_gripper_sensor_controller/gripper_action",
-                      "/r_arm_controller/move_to_pose", "/r_arm_controller/move_cartesian",
-                      "/r_gripper_sensor_controller/grab", "/r_arm_controller/move_cartesian"]
+    served = [ln.split()[1:] for ln in s.lines if ln.startswith("goal ")]
+    assert [ns for ns, _ in served] == [
+        "/r_arm_controller/follow_joint_trajectory", "/r_gripper_sensor_controller/gripper_action",
+        "/r_arm_controller/move_to_pose", "/r_arm_controller/move_cartesian",
+        "/r_gripper_sensor_controller/grab", "/r_arm_controller/move_cartesian"]
+    # goal ids: actionlib's goal_id.id (ROS 1) or roslibpy's send_action_goal request id (ROS 2)
+    assert all(gid.startswith("send_action_goal:" + ns if protocol == "ros2" else "ptm_") for ns, gid in served)
 
 
 def test_standin_killed_mid_action_fails_cleanly_and_keeps_the_log(standin, tmp_path):

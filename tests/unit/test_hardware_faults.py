@@ -131,3 +131,47 @@ def test_refused_tree_still_writes_the_summary(tmp_path):
     s = json.loads(out.read_text())
     assert s["status"] == "INVALID" and s["task"] == "fragile_grasp" and s["backend"] == "hardware"
     assert "ObjectIntact 'intact'" in s["error"] and "is sim-only" in s["error"]
+
+
+# ---- ROS 2 rosbridge actions ----------------------------------------------------------------------
+def test_ros2_action_types_and_wire_times():
+    from py_trees_manipulation.hardware.rosbridge import _to_ros2, ros2_action_type
+
+    assert ros2_action_type("pr2_gripper_sensor_msgs/PR2GripperGrabAction") == "pr2_gripper_sensor_msgs/action/PR2GripperGrab"
+    assert ros2_action_type("control_msgs/action/FollowJointTrajectory") == "control_msgs/action/FollowJointTrajectory"
+    msg = {"trajectory": {"header": {"seq": 0, "stamp": {"secs": 1, "nsecs": 5}, "frame_id": ""},
+                          "points": [{"time_from_start": {"secs": 2, "nsecs": 500}}]}}
+    assert _to_ros2(msg) == {"trajectory": {"header": {"stamp": {"sec": 1, "nanosec": 5}, "frame_id": ""},
+                                            "points": [{"time_from_start": {"sec": 2, "nanosec": 500}}]}}
+
+
+@pytest.mark.parametrize("fault, status, text", [
+    ("reject", "REJECTED", "/r_gripper_sensor_controller/grab rejects every goal (fault injected by ptm serve)"),
+    ("malformed", "ABORTED", "malformed result message from /r_gripper_sensor_controller/grab: grab message: "
+                             "missing or non-object field 'data'"),
+])
+def test_ros2_rejected_and_malformed_goals(fault, status, text):
+    pytest.importorskip("roslibpy")
+    from py_trees_manipulation.hardware.robot_server import RobotStandIn, load_scene
+    from py_trees_manipulation.hardware.rosbridge import HardwareBackend
+    from py_trees_manipulation.msgs.actions import GoalStatus
+    from py_trees_manipulation.sim import SimBackend
+
+    scene, base = load_scene(str(ROOT / "examples/pick_and_lift.yaml"))
+    server = RobotStandIn(SimBackend(scene, base_dir=base), port=0, rate=4.0, faults={fault: {"grab"}}).start()
+    try:
+        cfg = load_robot_file(str(STANDIN))
+        cfg.port, cfg.protocol = server.port, "ros2"
+        hw = HardwareBackend(cfg)
+        try:
+            h = hw.grippers["panda"].send_goal("grab", gs.PR2GripperGrabCommand(hardness_gain=0.03))
+            assert hw.goal_log[-1][1].startswith("send_action_goal:/r_gripper_sensor_controller/grab:")
+            for _ in range(2000):
+                if h.done:
+                    break
+                hw.advance(0.005)
+            assert h.status == GoalStatus[status] and h.text == text
+        finally:
+            hw.close()
+    finally:
+        server.stop()

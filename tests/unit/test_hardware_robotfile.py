@@ -38,14 +38,14 @@ def test_namespace_expands_to_the_seven_pr2_actions(tmp_path):
 def test_errors_name_file_line_and_column(tmp_path):
     p = tmp_path / "bad.yaml"
     p.write_text("rosbridge:\n  host: x\n  prot: 9090\narms:\n  a:\n    joint_names: [j1, j2]\n"
-                 "    max_joint_velocity_rps: [1.0]\n    actions: {move_joints: {action: no_slash}}\nprotocol: ros2\n")
+                 "    max_joint_velocity_rps: [1.0]\n    actions: {move_joints: {action: no_slash}}\nprotocol: ros3\n")
     with pytest.raises(RobotFileError) as e:
         load_robot_file(str(p))
     text = str(e.value)
     assert f"{p}:3:3: unknown key 'prot' in rosbridge; did you mean 'port'?" in text
     assert f"{p}:7:29: arms.a.max_joint_velocity_rps must have 2 values" in text
     assert "must be an absolute ROS name" in text and f"{p}:8:" in text
-    assert f"{p}:9:11: protocol 'ros2' is not supported" in text
+    assert f"{p}:9:11: protocol 'ros3' is not supported" in text
 
 
 def _task(tmp_path, tree: str):
