@@ -7,7 +7,6 @@ Each test starts ``ptm serve`` in a subprocess on a free port (the sim at 4x rea
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys

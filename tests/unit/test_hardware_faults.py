@@ -147,8 +147,8 @@ def test_ros2_action_types_and_wire_times():
 
 @pytest.mark.parametrize("fault, status, text", [
     ("reject", "REJECTED", "/r_gripper_sensor_controller/grab rejects every goal (fault injected by ptm serve)"),
-    ("malformed", "ABORTED", "malformed result message from /r_gripper_sensor_controller/grab: grab message: "
-                             "missing or non-object field 'data'"),
+    ("malformed", "ABORTED", ("malformed result message from /r_gripper_sensor_controller/grab: grab message: "
+                              "missing or non-object field 'data'")),
 ])
 def test_ros2_rejected_and_malformed_goals(fault, status, text):
     pytest.importorskip("roslibpy")
