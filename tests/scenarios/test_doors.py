@@ -13,7 +13,11 @@ import py_trees
 import pytest
 from py_trees.common import Status
 
-from py_trees_manipulation.behaviors.affordances import DetectDoorAffordance, FollowScrewGoal, GetMoveAlongArcSubframes
+from py_trees_manipulation.behaviors.affordances import (
+    DetectDoorAffordance,
+    FollowScrewGoal,
+    GetMoveAlongArcSubframes,
+)
 from py_trees_manipulation.geometry.screw import Screw
 from py_trees_manipulation.sim import SceneError, SimBackend, parse_scene
 from py_trees_manipulation.trees.loader import load_task
