@@ -127,7 +127,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
             worst = 2
             continue
         n = sum(1 for _ in task.tree.walk())
-        print(f"{path}: OK ({n} nodes{', scene with ' + str(len((task.scene or {}).get('objects', []))) + ' objects' if task.scene else ''})")
+        if task.scene:
+            k = len(task.scene.get("objects", []) or [])
+            where = f", scene with {k} object{'' if k == 1 else 's'}"
+        else:
+            where = "; no scene: runs only on --backend hardware (the simulator needs 'scene:')"
+        print(f"{path}: OK ({n} node{'' if n == 1 else 's'}{where})")
     return worst
 
 

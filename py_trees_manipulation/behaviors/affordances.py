@@ -121,7 +121,7 @@ class DetectDoorAffordance(ManipulationBehaviour):
     ABSTRACT = False
     SIM_ONLY = True
     PARAMS = {
-        "door": Param("str", None, "door name in the scene (default: the first door)"),
+        "door": Param("str", None, "door name in the scene (default: the first door)", refers_to="door"),
         "hinge_order": Param("choice", "as_is", "order of the two hinge poses written",
                              choices=("as_is", "reversed", "random")),
         **_NOISE_PARAMS,
@@ -178,7 +178,7 @@ class DetectDrawerAffordance(ManipulationBehaviour):
     ABSTRACT = False
     SIM_ONLY = True
     PARAMS = {
-        "cabinet": Param("str", None, "cabinet name in the scene (default: the first cabinet)"),
+        "cabinet": Param("str", None, "cabinet name in the scene (default: the first cabinet)", refers_to="cabinet"),
         **_NOISE_PARAMS,
         "grasp_key": Param("key", "drawer_grasp_pose", "blackboard key for the drawer grasp pose"),
     }
@@ -453,7 +453,7 @@ class DoorAngleAtLeast(ManipulationBehaviour):
     ABSTRACT = False
     SIM_ONLY = True
     PARAMS = {
-        "door": Param("str", None, "door name (default: the first door)"),
+        "door": Param("str", None, "door name (default: the first door)", refers_to="door"),
         "min_angle_deg": Param("float", REQUIRED, "smallest accepted opening angle", unit="deg", min=0.0, max=180.0),
     }
 
@@ -481,7 +481,7 @@ class DrawerOpeningAtLeast(ManipulationBehaviour):
     ABSTRACT = False
     SIM_ONLY = True
     PARAMS = {
-        "cabinet": Param("str", None, "cabinet name (default: the first cabinet)"),
+        "cabinet": Param("str", None, "cabinet name (default: the first cabinet)", refers_to="cabinet"),
         "min_opening_m": Param("float", REQUIRED, "smallest accepted opening", unit="m", min=0.0, max=2.0),
     }
 

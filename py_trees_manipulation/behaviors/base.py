@@ -192,7 +192,8 @@ class BackendAction(ManipulationBehaviour):
     def all_params(cls) -> dict[str, Param]:
         decl = super().all_params()
         res = cls.RESOURCE
-        decl.setdefault(res, Param("str", None, f"name of the {res} (default: the scene's first {res})", blackboard=False))
+        decl.setdefault(res, Param("str", None, f"name of the {res} (default: the scene's first {res})", blackboard=False,
+                                   refers_to="robot"))
         return decl
 
     def setup(self, **kwargs: Any) -> None:

@@ -97,7 +97,7 @@ class GraspFixAttach(_GraspFixBehaviour):
     ABSTRACT = False
     PARAMS = {
         "arm": _ARM,
-        "object": Param("str", None, "object to attach (default: any object the arm grips)"),
+        "object": Param("str", None, "object to attach (default: any object the arm grips)", refers_to="object"),
         "timeout_s": Param("float", 3.0, "fail after this much backend time", unit="s", min=0.0),
         "skip": Param("bool", False, "succeed at once without attaching (to compare a run without GraspFix)"),
         "event_key": Param("key", None, "blackboard key for the attach event"),
@@ -277,7 +277,7 @@ class IsAttached(_GraspFixBehaviour):
     ABSTRACT = False
     PARAMS = {
         "arm": _ARM,
-        "object": Param("str", None, "the object (default: any)"),
+        "object": Param("str", None, "the object (default: any)", refers_to="object"),
     }
 
     def update(self) -> Status:

@@ -184,7 +184,7 @@ class MoveJoints(BackendAction):
     ABSTRACT = False
     ACTION = "move_joints"
     PARAMS = {
-        "configuration": Param("str", None, "named configuration of the arm (e.g. 'ready')"),
+        "configuration": Param("str", None, "named configuration of the arm (e.g. 'ready')", refers_to="configuration"),
         "positions": Param("float_list", None, "joint positions in the arm's joint order", unit="rad"),
         "velocity_scaling": Param("float", 0.5, "fraction of the joint velocity limits", min=0.01, max=1.0),
     }

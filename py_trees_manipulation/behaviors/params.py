@@ -86,6 +86,9 @@ class Param:
         length: required length of a ``float_list``.
         blackboard: the value may be a ``"{key}"`` blackboard reference.
         frame: for poses and vectors, the frame the value is expressed in (for docs).
+        refers_to: a literal value names something in the scene, checked when the file is loaded:
+            ``"object"``, ``"robot"`` (an arm or gripper), ``"configuration"`` (a named arm
+            configuration), ``"door"``, ``"cabinet"``.
     """
 
     kind: str
@@ -98,6 +101,7 @@ class Param:
     length: Optional[int] = None
     blackboard: bool = True
     frame: Optional[str] = None
+    refers_to: Optional[str] = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

@@ -70,6 +70,7 @@ def lookup(name: str) -> type["ManipulationBehaviour"] | None:
 
 
 def describe(cls: Any) -> str:
-    """First line of a behaviour's docstring."""
+    """First paragraph of a behaviour's docstring, on one line."""
     doc = (cls.__doc__ or "").strip()
-    return doc.splitlines()[0] if doc else ""
+    first = doc.split("\n\n", 1)[0] if doc else ""
+    return " ".join(line.strip() for line in first.splitlines())

@@ -48,7 +48,7 @@ class GetObjectPose(ManipulationBehaviour):
 
     ABSTRACT = False
     PARAMS = {
-        "object": Param("str", REQUIRED, "object name in the scene"),
+        "object": Param("str", REQUIRED, "object name in the scene", refers_to="object"),
         "output_key": Param("key", REQUIRED, "blackboard key for the pose (4x4, world frame)"),
         "noise_position_m": Param("float", 0.0, "position noise (standard deviation)", unit="m", min=0.0, max=0.5),
         "noise_yaw_deg": Param("float", 0.0, "yaw noise (standard deviation)", unit="deg", min=0.0, max=180.0),
@@ -86,7 +86,7 @@ class ObjectLifted(ManipulationBehaviour):
 
     ABSTRACT = False
     PARAMS = {
-        "object": Param("str", REQUIRED, "object name in the scene"),
+        "object": Param("str", REQUIRED, "object name in the scene", refers_to="object"),
         "min_height_m": Param("float", 0.05, "required rise above the start height", unit="m", min=0.0),
     }
 
@@ -128,7 +128,7 @@ class ObjectNear(ManipulationBehaviour):
 
     ABSTRACT = False
     PARAMS = {
-        "object": Param("str", REQUIRED, "object name in the scene"),
+        "object": Param("str", REQUIRED, "object name in the scene", refers_to="object"),
         "position": Param("vector3", REQUIRED, "where the object should be, world frame", unit="m"),
         "tolerance_m": Param("float", 0.03, "accepted distance", unit="m", min=0.0),
         "ignore_z": Param("bool", False, "compare in the horizontal plane only"),

@@ -17,6 +17,7 @@ Quick use::
             sim.advance(1 / 30)
 """
 
+from . import _quiet_import  # noqa: F401  (first: pybullet's import banner)
 from .backend import Contact, FingerState, IKSolution, SimArm, SimBackend, SimGripper, SimWorld, register_extension
 from .scene import SceneError, SceneSpec, parse_scene, scene_keys_doc
 

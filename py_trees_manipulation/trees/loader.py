@@ -36,6 +36,15 @@ from .locyaml import LocDict, LocList, loc_of
 from .nodes import COMPOSITES, DECORATORS
 from .spec import NodeSpec, TaskSpec
 
+class _Missing:
+    """Value of a required parameter that was not given (already reported)."""
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING: Any = _Missing()
+
 TOP_KEYS = ("name", "description", "parameters", "scene", "blackboard", "tree", "expect", "variants")
 INCLUDE_KEYS = ("include", "with", "name")
 MAX_INCLUDE_DEPTH = 16
@@ -58,6 +67,15 @@ class _Ctx:
         self.node_overrides: dict[str, dict[str, Any]] = {}
         self.used_overrides: set[str] = set()
         self.node_count = 0
+        self.overridden: dict[tuple[Any, ...], str] = {}  # document path -> the --set expression
+
+    def override_loc(self, path: tuple[Any, ...]) -> Optional[Loc]:
+        """``--set EXPR`` when ``path`` (or a part of it) was set on the command line, else None."""
+        for n in range(len(path), 0, -1):
+            expr = self.overridden.get(tuple(str(p) for p in path[:n]))
+            if expr is not None:
+                return Loc(f"--set {expr}", 0, 0)
+        return None
 
     def add(self, loc: Loc, message: str, hint: str = "") -> None:
         self.problems.append(Problem(loc, message, hint))
@@ -106,8 +124,7 @@ def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *
     if scene is not None and not isinstance(scene, dict):
         ctx.add(doc.value_loc("scene"), "'scene' must be a mapping", "see the README's scene reference")
         scene = None
-    if isinstance(scene, dict):
-        _validate_scene(scene, ctx)
+    scene_spec = _validate_scene(scene, ctx) if isinstance(scene, dict) else None
 
     blackboard = doc.get("blackboard") or {}
     if not isinstance(blackboard, dict):
@@ -125,6 +142,8 @@ def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *
         ctx.include_stack.append(os.path.abspath(path))
         ctx.display_stack.append(path)
         tree = _parse_node(doc["tree"], doc.value_loc("tree"), ctx, prefix="")
+    if tree is not None and scene_spec is not None:
+        _check_scene_references(tree, scene_spec, ctx)
     for name in set(ctx.node_overrides) - ctx.used_overrides:
         ctx.add(Loc(f"--set tree.{name}", 0, 0), f"no node named {name!r}", did_you_mean(name, ctx.names))
 
@@ -220,6 +239,8 @@ def _apply_overrides(doc: LocDict, overrides: list[str], ctx: _Ctx) -> None:
             node[last] = value
         else:
             ctx.add(where, f"{'.'.join(parts[:-1])} is a value, not a section")
+            continue
+        ctx.overridden[tuple(parts)] = expr
 
 
 def _file_parameters(doc: LocDict, ctx: _Ctx, given: dict[str, Any], given_locs: Optional[dict[str, Loc]] = None,
@@ -238,6 +259,11 @@ def _file_parameters(doc: LocDict, ctx: _Ctx, given: dict[str, Any], given_locs:
         elif default is None:
             if include_loc is not None:
                 ctx.add(include_loc, f"the included file needs parameter {key!r}", f"add it under 'with:' ({key}: ...)")
+            else:
+                ctx.add(declared.key_loc(key), f"parameter {key!r} has no value (null means required)",
+                        f"give it a default here or run with --set parameters.{key}=VALUE; "
+                        "a file meant to be included is checked through the file that includes it")
+            out[key] = _MISSING  # reported once here, not again at every ${key}
         else:
             out[key] = default
     for key in given:
@@ -254,7 +280,7 @@ def _substitute(value: Any, params: dict[str, Any], ctx: _Ctx, loc: Loc) -> Any:
         if whole:
             name = whole.group(1)
             if name in params:
-                return params[name]
+                return value if params[name] is _MISSING else params[name]
             ctx.add(loc, f"unknown parameter ${{{name}}}",
                     did_you_mean(name, list(params)) or "declare it under 'parameters:'")
             return value
@@ -262,7 +288,7 @@ def _substitute(value: Any, params: dict[str, Any], ctx: _Ctx, loc: Loc) -> Any:
         def rep(m: re.Match[str]) -> str:
             name = m.group(1)
             if name in params:
-                return str(params[name])
+                return m.group(0) if params[name] is _MISSING else str(params[name])
             ctx.add(loc, f"unknown parameter ${{{name}}}", did_you_mean(name, list(params)) or "declare it under 'parameters:'")
             return m.group(0)
 
@@ -278,18 +304,58 @@ def _substitute(value: Any, params: dict[str, Any], ctx: _Ctx, loc: Loc) -> Any:
     return value
 
 
-def _validate_scene(scene: dict[str, Any], ctx: _Ctx) -> None:
+def _validate_scene(scene: dict[str, Any], ctx: _Ctx) -> Any:
+    """The parsed scene (sim/scene.py SceneSpec), or None after reporting its problem."""
     try:
         from ..sim.scene import SceneError, parse_scene
     except ImportError:  # pragma: no cover - the simulator is part of the package
-        return
+        return None
     try:
-        parse_scene(scene, base_dir=os.path.dirname(os.path.abspath(ctx.task_file)))
+        return parse_scene(scene, base_dir=os.path.dirname(os.path.abspath(ctx.task_file)))
     except SceneError as e:
-        path = tuple(getattr(e, "path", ()) or ())
+        path = ("scene",) + tuple(getattr(e, "path", ()) or ())
         msg = getattr(e, "message", None) or str(e)
         hint = getattr(e, "hint", "") or ""
-        ctx.add(loc_of(scene, path, getattr(scene, "loc", Loc(ctx.task_file, 1, 1))), f"scene: {msg}", hint)
+        loc = ctx.override_loc(path) or loc_of(scene, path[1:], getattr(scene, "loc", Loc(ctx.task_file, 1, 1)))
+        ctx.add(loc, f"scene: {msg}", hint)
+        return None
+
+
+def _scene_names(scene: Any) -> dict[str, list[str]]:
+    """What literal parameter values may name, by ``Param.refers_to``."""
+    from ..sim.robots import MODELS
+
+    configurations: set[str] = set()
+    for r in scene.robots:
+        model = MODELS.get(r.model)
+        configurations |= set(getattr(model, "named_configurations", {}) or {})
+    extra = scene.extra or {}
+    return {
+        "object": [o.name for o in scene.objects],
+        "robot": [r.name for r in scene.robots],
+        "configuration": sorted(configurations),
+        "door": [d.name for d in extra.get("doors", []) or []],
+        "cabinet": [c.name for c in extra.get("cabinets", []) or []],
+    }
+
+
+def _check_scene_references(tree: NodeSpec, scene: Any, ctx: _Ctx) -> None:
+    """Literal object, robot, configuration, door and cabinet names must exist in the scene."""
+    names = _scene_names(scene)
+    for node in tree.walk():
+        if node.category != "behaviour":
+            continue
+        cls = registry.lookup(node.type)
+        decl = cls.all_params() if cls is not None else {}
+        for key, value in node.params.items():
+            ref = getattr(decl.get(key), "refers_to", None)
+            if ref is None or not isinstance(value, str) or ref not in names:
+                continue
+            known = names[ref]
+            if value not in known:
+                what = "named configuration" if ref == "configuration" else ref
+                ctx.add(node.param_locs.get(key, node.loc), f"{node.type}.{key}: the scene has no {what} {value!r}",
+                        did_you_mean(value, known) or (f"it has {', '.join(known)}" if known else f"the scene has no {what}s"))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -341,7 +407,7 @@ def _parse_node(data: Any, loc: Loc, ctx: _Ctx, prefix: str) -> Optional[NodeSpe
         ctx.used_overrides.add(full_name)
         for k, v in ctx.node_overrides[full_name].items():
             params[k] = v
-            param_locs.setdefault(k, Loc(f"--set tree.{full_name}.{k}", 0, 0))
+            param_locs[k] = Loc(f"--set tree.{full_name}.{k}={v}", 0, 0)
 
     if kind in COMPOSITES:
         if "child" in body:
@@ -390,6 +456,16 @@ def _parse_node(data: Any, loc: Loc, ctx: _Ctx, prefix: str) -> Optional[NodeSpe
     return NodeSpec(kind, "behaviour", full_name, params, [], kloc, param_locs)
 
 
+def _holds_substitution(value: Any) -> bool:
+    if isinstance(value, str):
+        return "${" in value
+    if isinstance(value, dict):
+        return any(_holds_substitution(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_substitution(v) for v in value)
+    return False
+
+
 def _check_params(kind: str, decl: dict[str, Param], params: dict[str, Any], locs: dict[str, Loc],
                   node_loc: Loc, ctx: _Ctx, cls: Any = None) -> None:
     """Coerce ``params`` in place (defaults filled), reporting every problem."""
@@ -403,7 +479,8 @@ def _check_params(kind: str, decl: dict[str, Param], params: dict[str, Any], loc
         try:
             params[key] = decl[key].coerce(params[key])
         except ParamError as e:
-            ctx.add(locs.get(key, node_loc), f"{kind}.{key}: {e}", e.hint)
+            if not _holds_substitution(params[key]):  # an unresolved ${...} was reported already
+                ctx.add(locs.get(key, node_loc), f"{kind}.{key}: {e}", e.hint)
             del params[key]
             invalid.add(key)
     for key, p in decl.items():

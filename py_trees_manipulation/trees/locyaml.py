@@ -13,7 +13,7 @@ from typing import Any, Optional
 import yaml
 from yaml.nodes import MappingNode, SequenceNode
 
-from .errors import Loc, Problem, TreeLoadError
+from .errors import Loc, TreeLoadError
 
 MAX_FILE_BYTES = 1_000_000
 MAX_DEPTH = 64
@@ -115,6 +115,9 @@ def loads(text: str, file: str = "<string>") -> Any:
             hint = "tags such as !!python/... are not allowed in task files"
         elif "mapping values are not allowed" in str(e.problem):
             hint = "check the indentation and that 'key: value' has a space after the colon"
+        elif "expected <block end>" in str(e.problem):
+            hint = ("this line is not indented like the lines above it: items of one list or mapping must "
+                    "start in the same column")
         elif "found character '\\t'" in str(e.problem):
             hint = "indent with spaces, not tabs"
         raise TreeLoadError.single(loc, msg, hint) from None

@@ -183,3 +183,54 @@ def test_blackboard_pose_reaches_behaviour_as_matrix(tmp_path):
     """, backend=b)
     assert r.summary["status"] == "SUCCESS"
     np.testing.assert_allclose(b.arms["panda"].goals[0][1].pose[:3, 3], [0.4, 0.1, 0.3])
+
+
+SCENE = """
+scene:
+  robots: [{name: panda, model: franka_panda, base_pose: {position: [0, 0, 0.626]}}]
+  fixtures: [{name: table, urdf: table/table.urdf, pose: {position: [0.5, 0, 0]}}]
+  objects:
+    - {name: box, primitive: {shape: box, size: [0.05, 0.05, 0.05]}, pose: {position: [0.5, 0, 0.651]}}
+"""
+
+
+@pytest.mark.parametrize("node,needle", [
+    ("GetObjectPose: {object: boxx, output_key: p}", "GetObjectPose.object: the scene has no object 'boxx'; did you mean 'box'?"),
+    ("MoveJoints: {configuration: readdy}", "MoveJoints.configuration: the scene has no named configuration 'readdy'; did you mean 'ready'?"),
+    ("GripperCommand: {position: 0.0, gripper: pandaa}", "GripperCommand.gripper: the scene has no robot 'pandaa'; did you mean 'panda'?"),
+])
+def test_names_are_checked_against_the_scene(tmp_path, node, needle):
+    path = write(tmp_path, "t.yaml", SCENE + f"tree:\n  {node}\n")
+    with pytest.raises(TreeLoadError) as e:
+        load_task(path)
+    assert needle in str(e.value)
+    assert str(e.value).startswith(f"{path}:8:")
+
+
+def test_blackboard_references_are_not_checked_against_the_scene(tmp_path):
+    path = write(tmp_path, "t.yaml", SCENE + "tree:\n  GetObjectPose: {object: '{which}', output_key: p}\n")
+    load_task(path)
+
+
+def test_set_errors_name_the_set_expression_not_a_file_line(tmp_path):
+    path = write(tmp_path, "t.yaml", SCENE + "tree:\n  MoveCartesian: {name: lift, delta: [0, 0, 0.1]}\n")
+    with pytest.raises(TreeLoadError) as e:
+        load_task(path, ["scene.objects.0.mass_kg=-1", "tree.lift.speed_mps=5 N"])
+    lines = str(e.value).splitlines()
+    assert lines[0].startswith("--set scene.objects.0.mass_kg=-1: scene: mass_kg must be > 0")
+    assert lines[1].startswith("--set tree.lift.speed_mps=5 N: MoveCartesian.speed_mps: unit 'N'")
+
+
+def test_missing_include_parameter_is_reported_once(tmp_path):
+    write(tmp_path, "sub.yaml", """
+        parameters: {pose_key: null}
+        tree:
+          MoveToPose: {target: "{${pose_key}}", offset: {position: [0, 0, 0.1]}}
+    """)
+    path = write(tmp_path, "main.yaml", """
+        tree:
+          include: sub.yaml
+    """)
+    with pytest.raises(TreeLoadError) as e:
+        load_task(path)
+    assert str(e.value).splitlines() == [f"{path}:3:3: the included file needs parameter 'pose_key'; add it under 'with:' (pose_key: ...)"]
