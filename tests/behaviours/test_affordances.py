@@ -27,7 +27,7 @@ from py_trees_manipulation.behaviors.affordances import (
 from py_trees_manipulation.geometry.affordances import Subframes, calculate_move_along_arc_subframes
 from py_trees_manipulation.geometry.poses import pose_from_pq
 from py_trees_manipulation.geometry.screw import Screw, pose_on_screw, screw_coordinate
-from py_trees_manipulation.testing import FakeBackend, Script
+from py_trees_manipulation.testing import FakeBackend, Script, tick_until_done
 
 DT = 1.0 / 30.0
 
@@ -49,14 +49,7 @@ GRASP = _pose([0.55, -0.2, 1.0])
 
 
 def run(behaviour, backend, ticks=200):
-    tree = py_trees.trees.BehaviourTree(root=behaviour)
-    tree.setup(backend=backend)
-    for i in range(ticks):
-        tree.tick()
-        if behaviour.status != Status.RUNNING:
-            return behaviour.status, i + 1
-        backend.advance(DT)
-    return behaviour.status, ticks
+    return tick_until_done(behaviour, backend, ticks, DT)
 
 
 def _bb(**values):

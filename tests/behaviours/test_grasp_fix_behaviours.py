@@ -17,7 +17,7 @@ from py_trees_manipulation.behaviors.base import BehaviourSetupError
 from py_trees_manipulation.behaviors.grasp_fix import GraspFixAttach, GraspFixRelease, IsAttached
 from py_trees_manipulation.control.grip_criterion import GraspFixParams
 from py_trees_manipulation.msgs.motion import Pr2GripperCommand, Pr2GripperCommandResult
-from py_trees_manipulation.testing import FakeBackend, Script
+from py_trees_manipulation.testing import FakeBackend, Script, tick_until_done
 
 DT = 1.0 / 30.0
 
@@ -86,14 +86,7 @@ def setup_backend(**kw):
 
 
 def run(behaviour, backend, ticks=200):
-    tree = py_trees.trees.BehaviourTree(root=behaviour)
-    tree.setup(backend=backend)
-    for i in range(ticks):
-        tree.tick()
-        if behaviour.status != Status.RUNNING:
-            return behaviour.status, i + 1
-        backend.advance(DT)
-    return behaviour.status, ticks
+    return tick_until_done(behaviour, backend, ticks, DT)
 
 
 # ---- GraspFixAttach ---------------------------------------------------------------------------------

@@ -8,21 +8,13 @@ from py_trees.common import Status
 from py_trees_manipulation.behaviors.motion import GripperCommand, MoveCartesian, MoveJoints, MoveToPose
 from py_trees_manipulation.msgs.actions import GoalStatus
 from py_trees_manipulation.msgs.motion import MotionResult, Pr2GripperCommandResult
-from py_trees_manipulation.testing import FakeBackend, Script
+from py_trees_manipulation.testing import FakeBackend, Script, tick_until_done
 
 DT = 1.0 / 30.0
 
 
 def run(behaviour, backend, ticks=100):
-    """Tick a one-behaviour tree until it finishes; return the final status and tick count."""
-    tree = py_trees.trees.BehaviourTree(root=behaviour)
-    tree.setup(backend=backend)
-    for i in range(ticks):
-        tree.tick()
-        if behaviour.status != Status.RUNNING:
-            return behaviour.status, i + 1
-        backend.advance(DT)
-    return behaviour.status, ticks
+    return tick_until_done(behaviour, backend, ticks, DT)
 
 
 def test_success_after_scripted_duration():
