@@ -25,7 +25,6 @@ from py_trees_manipulation.behaviors.affordances import (
     screw_motion,
 )
 from py_trees_manipulation.geometry.affordances import Subframes, calculate_move_along_arc_subframes
-from py_trees_manipulation.geometry.poses import pose_from_pq
 from py_trees_manipulation.geometry.screw import Screw, pose_on_screw, screw_coordinate
 from py_trees_manipulation.testing import FakeBackend, Script, tick_until_done
 
