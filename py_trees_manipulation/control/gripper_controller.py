@@ -266,6 +266,8 @@ class SensorSample:
             should add a small positive baseline per cell.
         palm_acceleration: palm accelerometer, shape (3,) (or (n, 3) for n samples per cycle,
             oldest first), m/s^2, hand frame; gravity may be included (the band-pass removes it).
+            None: not read this cycle (a host may skip it while no event detector is armed; no
+            acceleration event, and the next sample re-seeds the band-pass at steady state).
     """
 
     time: float
@@ -683,7 +685,11 @@ class Pr2GripperController:
             self._vlp.reset(v)
             self._reinit_values()
         new_frame = self.pressure.step(dt, sensor.left_pressure, sensor.right_pressure)
-        self.acceleration.step(sensor.palm_acceleration)
+        acc = sensor.palm_acceleration
+        if acc is None:
+            self.acceleration.pause()
+        else:
+            self.acceleration.step(acc)
         self.gap_velocity_lp = self._vlp.step_scalar(v)
 
         if self._pending_find_contact is not None and not self.pressure.zeroing:

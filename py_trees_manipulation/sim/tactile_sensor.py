@@ -96,8 +96,9 @@ with a target object ``place_impact_n`` (peak normal force between the target an
 body after the gripper lifted it, N; the static weight of a set-down object is included, so a gentle
 place reads about ``m g``, a drop many times that). Telemetry ``gripper/<name>`` adds
 ``left_fingertip_force_n``, ``right_fingertip_force_n`` (the controller's zeroed pad forces while it
-runs, the sampled pad forces otherwise), ``force_setpoint_n`` and ``mode`` (the realtime state name,
-or ``GRIPPER_ACTION``). ``backend.extensions["tactile"].grippers[name].controller`` is the
+runs; otherwise the pad cells of the latest contact sample, so a plain ``GripperCommand`` grasp reads
+its squeeze too), ``force_setpoint_n`` (the force servo's set-point; for a plain ``gripper_action``
+the motors' force limit) and ``mode`` (the realtime state name, or ``GRIPPER_ACTION``). ``backend.extensions["tactile"].grippers[name].controller`` is the
 controller (e.g. ``grab_contact_force``, ``grab_hold_force``).
 """
 
@@ -136,21 +137,49 @@ _CELL_L = PAD_LENGTH_M / PAD_ROWS
 CRUSHED_RGBA = (0.95, 0.8, 0.15, 1.0)
 
 
-def cell_of(x: float, y: float, z: float) -> int:
+def cell_of(x: float, y: float, z: float, normal: Optional[tuple[float, float, float]] = None) -> int:
     """PR2 cell index (0..21) of a contact point ``(x, y, z)`` in the finger's mesh frame, metres.
 
-    Back (``y > 12 mm``) -> 0; tip face (``z > 53 mm``) -> tip 3/4 or corner 2/5 by ``x``; sides
-    (``|x| > 9.5 mm``) -> 1/6; otherwise the pad cell ``7 + 3 row + col`` (row 0 at the tip; points
-    below the pad clamp to row 4).
+    With ``normal`` (the finger surface's outward unit normal at the point, same frame), the face is
+    chosen by the normal's dominant axis: ``+z`` the tip face (tip 3/4 or corner 2/5 by ``x``),
+    ``+-x`` a side (1 for ``-x``, 6 for ``+x``), ``+y`` the back (0), ``-y`` the inner face: the pad
+    cell ``7 + 3 row + col`` of ``(x, z)`` (row 0 at the tip), clamped to the pad, so a grasp on the
+    inner face's top millimetre (above 53 mm, e.g. a mug's side at the fingertips) still loads the
+    pad, as the PR2 pad's pressure cells feel any normal load on the gripping surface. A normal
+    along ``-z`` (no sensor there) falls back to the position rules.
+
+    Position rules (``normal`` None): back (``y > 12 mm``) -> 0; tip face (``z > 53 mm``) -> tip or
+    corner by ``x``; sides (``|x| > 9.5 mm``) -> 1/6; otherwise the pad cell (points below the pad
+    clamp to row 4).
     """
+    if normal is not None:
+        nx, ny, nz = normal
+        ax, ay, az = abs(nx), abs(ny), abs(nz)
+        if az >= ax and az >= ay:
+            if nz > 0:
+                return _tip_cell(x)
+        elif ax >= ay:
+            return 1 if nx < 0 else 6
+        elif ny > 0:
+            return 0
+        else:
+            return _pad_cell(x, z)
     if y > BACK_Y_M:
         return 0
     if z > TIP_FACE_Z_M:
-        if abs(x) > PAD_HALF_WIDTH_M - 0.0017:
-            return 2 if x < 0 else 5
-        return 3 if x < 0 else 4
+        return _tip_cell(x)
     if abs(x) > SIDE_X_M:
         return 1 if x < 0 else 6
+    return _pad_cell(x, z)
+
+
+def _tip_cell(x: float) -> int:
+    if abs(x) > PAD_HALF_WIDTH_M - 0.0017:
+        return 2 if x < 0 else 5
+    return 3 if x < 0 else 4
+
+
+def _pad_cell(x: float, z: float) -> int:
     col = min(PAD_COLS - 1, max(0, int((x + PAD_HALF_WIDTH_M) / _CELL_W)))
     row = min(PAD_ROWS - 1, max(0, int((PAD_TIP_Z_M - z) / _CELL_L)))
     return 7 + PAD_COLS * row + col
@@ -262,9 +291,11 @@ class GripperTactile:
         self.hand_link = robot.link_index.get("panda_hand", robot.finger_links[0] - 1)
         self.cfg = ext.cfg
         self.controller = Pr2GripperController(ext.cfg.controller_params())
-        self.cell_forces = np.zeros((2, NUM_CELLS))
-        self.finger_object_force = np.zeros(2)
-        self.slip_speed = np.zeros(2)          # largest slip speed per finger since the last frame
+        self._cells: Any = [[0.0] * NUM_CELLS, [0.0] * NUM_CELLS]  # latest sample, lists (arrays on demand)
+        self._obj_force = [0.0, 0.0]
+        self._cells_array: Optional[np.ndarray] = None
+        self.plain_force_limit = 0.0  # force limit of the last plain gripper_action's motors, N
+        self.slip_speed = [0.0, 0.0]           # largest slip speed per finger since the last frame, m/s
         self.object_slip: dict[int, float] = {}  # gripped body -> slip speed, latest sample
         self.gripped: set[int] = set()
         self.last_frames = self._baseline_frames()
@@ -275,73 +306,134 @@ class GripperTactile:
         self._v_prev: Optional[tuple[float, float, float]] = None
         self._slip_flag = False
         self._gt_slipping = False
+        self._touching = True     # the first sample() writes the zero state
+        self._lim = float(self.cfg.max_effort_n)
+        self._vmax = float(self.cfg.max_finger_speed_mps)
+        self._motors_off = False  # the finger velocity motors are switched off (torque mode)
+        self._dt = ext.backend.dt
         # the sensors' start-up zeroing, with nothing touching the fingers (the PR2's first frame)
         self.controller.pressure.step(0.001, self.last_frames[0], self.last_frames[1])
+
+    @property
+    def cell_forces(self) -> np.ndarray:
+        """Shape (2, 22): the latest sampled normal force per cell, N (built on first read per sample)."""
+        if self._cells_array is None:
+            self._cells_array = np.array(self._cells)
+        return self._cells_array
+
+    @property
+    def finger_object_force(self) -> np.ndarray:
+        """Shape (2,): the latest normal force of each finger on movable objects, N."""
+        return np.array(self._obj_force)
+
+    def pad_forces_n(self) -> tuple[float, float]:
+        """(left, right) sums of the latest sampled pad-cell forces (cells 7-21), N: no numpy."""
+        c = self._cells
+        return sum(c[0][7:]), sum(c[1][7:])
 
     def _baseline_frames(self) -> np.ndarray:
         return np.full((2, NUM_CELLS), self.cfg.baseline_n)
 
     # ---- contact sampling (post-step) ---------------------------------------------------------
     def sample(self) -> None:
-        """Read both fingers' contacts: cell forces, forces on objects, slip speeds, crush input."""
+        """Read both fingers' contacts: cell forces, forces on objects, slip speeds, crush input.
+
+        One ``getContactPoints`` for the robot body and, when a finger touches something, one
+        ``getLinkStates`` for both fingers; each contact's cell is chosen by its point and normal
+        (:func:`cell_of`). Slip speeds (two more PyBullet calls per touched body, cached per
+        sample) are computed only where they are used: every contact over 0.02 N while the
+        controller runs (pad vibration), else only on bodies gripped by both fingers (``slip_events``).
+        """
         ext = self.ext
-        cells = np.zeros((2, NUM_CELLS))
+        body, client = self.body, self.client
+        f0, f1 = self.fingers
+        mine = [c for c in pb.getContactPoints(bodyA=body, physicsClientId=client)
+                if (c[3] == f0 or c[3] == f1) and c[2] != body]
+        if not mine:
+            if self._touching:
+                self._cells = [[0.0] * NUM_CELLS, [0.0] * NUM_CELLS]
+                self._obj_force = [0.0, 0.0]
+                self._cells_array = None
+                self.gripped = set()
+                self._gt_slipping = False
+                self._touching = False
+            return
+        self._touching = True
+        cells = [[0.0] * NUM_CELLS, [0.0] * NUM_CELLS]
         obj_force = [0.0, 0.0]
         per_object: dict[int, list[float]] = {}
-        slip_obj: dict[int, float] = {}
-        touched = [set(), set()]
-        for i, link in enumerate(self.fingers):
-            cps = pb.getContactPoints(bodyA=self.body, linkIndexA=link, physicsClientId=self.client)
-            if not cps:
-                continue
-            st = pb.getLinkState(self.body, link, computeLinkVelocity=1, physicsClientId=self.client)
-            com, o, q, vf, wf = st[0], st[4], st[5], st[6], st[7]
-            R = pb.getMatrixFromQuaternion(q)
+        touched: tuple[set[int], set[int]] = (set(), set())
+        movable = ext.movable
+        states = pb.getLinkStates(body, self.fingers, computeLinkVelocity=1, physicsClientId=client)
+        frames = []
+        for st in states:
+            R = pb.getMatrixFromQuaternion(st[5])
+            frames.append((st[4], R))
+        candidates = []  # (finger, contact) pairs whose slip speed may be needed
+        for c in mine:
+            i = 0 if c[3] == f0 else 1
+            o, R = frames[i]
             sign = 1.0 if i == 0 else -1.0
-            best = 0.0
-            for c in cps:
-                other = c[2]
-                if other == self.body:
-                    continue
-                fn = c[9]
-                p = c[5]
-                dx, dy, dz = p[0] - o[0], p[1] - o[1], p[2] - o[2]
-                lx = R[0] * dx + R[3] * dy + R[6] * dz
-                ly = R[1] * dx + R[4] * dy + R[7] * dz
-                lz = R[2] * dx + R[5] * dy + R[8] * dz
-                cells[i, cell_of(sign * lx, sign * ly, lz)] += fn
-                movable = other in ext.movable
-                if movable:
-                    obj_force[i] += fn
-                    per_object.setdefault(other, [0.0, 0.0])[i] += fn
-                    touched[i].add(other)
-                if fn <= 0.02:
-                    continue
-                v_o, w_o, c_o = ext.body_motion(other, c[4])
-                rox, roy, roz = p[0] - c_o[0], p[1] - c_o[1], p[2] - c_o[2]
-                rfx, rfy, rfz = p[0] - com[0], p[1] - com[1], p[2] - com[2]
-                rx = (v_o[0] + w_o[1] * roz - w_o[2] * roy) - (vf[0] + wf[1] * rfz - wf[2] * rfy)
-                ry = (v_o[1] + w_o[2] * rox - w_o[0] * roz) - (vf[1] + wf[2] * rfx - wf[0] * rfz)
-                rz = (v_o[2] + w_o[0] * roy - w_o[1] * rox) - (vf[2] + wf[0] * rfy - wf[1] * rfx)
-                n = c[7]
-                vn = rx * n[0] + ry * n[1] + rz * n[2]
-                tx, ty, tz = rx - vn * n[0], ry - vn * n[1], rz - vn * n[2]
-                speed = math.sqrt(tx * tx + ty * ty + tz * tz)
-                if speed > best:
-                    best = speed
-                if movable and speed > slip_obj.get(other, 0.0):
-                    slip_obj[other] = speed
-            if best > self.slip_speed[i]:
-                self.slip_speed[i] = best
-        self.cell_forces = cells
-        self.finger_object_force = np.array(obj_force)
-        self.gripped = touched[0] & touched[1]
-        m = max(obj_force)
+            other, fn, p, n = c[2], c[9], c[5], c[7]
+            dx, dy, dz = p[0] - o[0], p[1] - o[1], p[2] - o[2]
+            lx = R[0] * dx + R[3] * dy + R[6] * dz
+            ly = R[1] * dx + R[4] * dy + R[7] * dz
+            lz = R[2] * dx + R[5] * dy + R[8] * dz
+            # contactNormalOnB points from the other body into the finger: the outward normal is -n
+            mx = -(R[0] * n[0] + R[3] * n[1] + R[6] * n[2])
+            my = -(R[1] * n[0] + R[4] * n[1] + R[7] * n[2])
+            mz = -(R[2] * n[0] + R[5] * n[1] + R[8] * n[2])
+            cells[i][cell_of(sign * lx, sign * ly, lz, (sign * mx, sign * my, mz))] += fn
+            if other in movable:
+                obj_force[i] += fn
+                forces = per_object.get(other)
+                if forces is None:
+                    forces = per_object[other] = [0.0, 0.0]
+                forces[i] += fn
+                touched[i].add(other)
+            if fn > 0.02:
+                candidates.append((i, c))
+        self._cells, self._obj_force, self._cells_array = cells, obj_force, None
+        gripped = touched[0] & touched[1]
+        self.gripped = gripped
+        m = obj_force[0] if obj_force[0] > obj_force[1] else obj_force[1]
         if m > ext.max_fingertip_force:
             ext.max_fingertip_force = m
-        for body, forces in per_object.items():
-            ext.squeeze(body, max(forces))
-        slipping = any(slip_obj.get(b, 0.0) > self.cfg.slip_event_speed_mps for b in self.gripped)
+        for other, forces in per_object.items():
+            ext.squeeze(other, forces[0] if forces[0] > forces[1] else forces[1])
+        installed = self.installed
+        slip_obj: dict[int, float] = {}
+        best = [0.0, 0.0]
+        for i, c in candidates:
+            other = c[2]
+            if not installed and other not in gripped:
+                continue
+            st = states[i]
+            com, vf, wf = st[0], st[6], st[7]
+            p = c[5]
+            v_o, w_o, c_o = ext.body_motion(other, c[4])
+            rox, roy, roz = p[0] - c_o[0], p[1] - c_o[1], p[2] - c_o[2]
+            rfx, rfy, rfz = p[0] - com[0], p[1] - com[1], p[2] - com[2]
+            rx = (v_o[0] + w_o[1] * roz - w_o[2] * roy) - (vf[0] + wf[1] * rfz - wf[2] * rfy)
+            ry = (v_o[1] + w_o[2] * rox - w_o[0] * roz) - (vf[1] + wf[2] * rfx - wf[0] * rfz)
+            rz = (v_o[2] + w_o[0] * roy - w_o[1] * rox) - (vf[2] + wf[0] * rfy - wf[1] * rfx)
+            n = c[7]
+            vn = rx * n[0] + ry * n[1] + rz * n[2]
+            tx, ty, tz = rx - vn * n[0], ry - vn * n[1], rz - vn * n[2]
+            speed = math.sqrt(tx * tx + ty * ty + tz * tz)
+            if speed > best[i]:
+                best[i] = speed
+            if other in movable and speed > slip_obj.get(other, 0.0):
+                slip_obj[other] = speed
+        for i in (0, 1):
+            if best[i] > self.slip_speed[i]:
+                self.slip_speed[i] = best[i]
+        limit = self.cfg.slip_event_speed_mps
+        slipping = False
+        for other in gripped:
+            if slip_obj.get(other, 0.0) > limit:
+                slipping = True
+                break
         if slipping and not self._gt_slipping:
             ext.slip_events += 1
         self._gt_slipping = slipping
@@ -351,17 +443,18 @@ class GripperTactile:
         cfg = self.cfg
         frames = self.cell_forces + cfg.baseline_n
         if cfg.noise_n > 0:
-            frames = frames + self.ext.rng.normal(0.0, cfg.noise_n, size=frames.shape)
+            frames += self.ext.frame_noise()
         self._frame_count += 1
         sign = 1.0 if self._frame_count % 2 else -1.0
+        speeds = self.slip_speed
         for i in range(2):
-            amp = min(cfg.slip_gain_n_per_mps * float(self.slip_speed[i]), cfg.slip_vibration_max_n)
+            amp = min(cfg.slip_gain_n_per_mps * speeds[i], cfg.slip_vibration_max_n)
             if amp > 0:
                 pad = self.cell_forces[i, PAD_CELLS]
                 total = float(pad.sum())
                 share = pad / total if total > 1e-6 else np.full(pad.shape, 1.0 / pad.size)
                 frames[i, PAD_CELLS] += sign * amp * share
-        self.slip_speed[:] = 0.0
+        self.slip_speed = [0.0, 0.0]
         np.maximum(frames, 0.0, out=frames)
         self.last_frames = frames
         self._pending = frames
@@ -386,6 +479,7 @@ class GripperTactile:
         self._v_prev = None
         st = self.gripper.state()
         self.effort = st.joint_effort_n
+        self._motors_off = False
         self.installed = True
         self.gripper.set_controller(self)
 
@@ -415,41 +509,56 @@ class GripperTactile:
                 R[2] * fx + R[5] * fy + R[8] * fz)
 
     def step(self, gripper: SimGripper) -> None:
-        """One 1 kHz controller cycle before the physics step (called by the backend)."""
-        b = self.ext.backend
-        dt = b.dt
-        s = pb.getJointStates(self.body, self.finger_joints, physicsClientId=self.client)
-        frames, self._pending = self._pending, None
-        left = right = None
-        if frames is not None:
+        """One 1 kHz controller cycle before the physics step (called by the backend).
+
+        Per cycle: one ``getJointStates`` (both fingers: gap, gap speed, applied effort), the
+        controller step, one ``setJointMotorControlArray``; the palm accelerometer (one more
+        ``getLinkState``) only while an event-detector command (EventDetector or Release) is active.
+        """
+        dt = self._dt
+        (x0, v0, _f0, e0), (x1, v1, _f1, e1) = pb.getJointStates(self.body, self.finger_joints,
+                                                                  physicsClientId=self.client)
+        x = x0 + x1
+        frames = self._pending
+        if frames is None:
+            left = right = None
+        else:
+            self._pending = None
             left, right = frames[0], frames[1]
         ctl = self.controller
-        cmd = ctl.step(dt, SensorSample(b.now(), s[0][0] + s[1][0], s[0][1] + s[1][1], self.effort,
-                                        left, right, self._palm_acceleration(dt)))
-        lim = self.cfg.max_effort_n
+        ev = ctl.event_action
+        if ev is not None and not ev.done:
+            acc: Optional[tuple[float, float, float]] = self._palm_acceleration(dt)
+        else:
+            acc = None
+            self._v_prev = None
+        cmd = ctl.step(dt, SensorSample(self.ext.backend.now(), x, v0 + v1, self.effort, left, right, acc))
+        lim = self._lim
         body, joints, client = self.body, self.finger_joints, self.client
         if cmd.enabled and not cmd.override:
             # the PR2 law is heavily overdamped (kd / kp = 0.25 s): apply it as the implicit
             # first-order servo v = v_d + kp / kd (x_d - x) within the effort limit
-            if cmd.max_effort >= 0:
-                lim = min(lim, cmd.max_effort)
-            x = s[0][0] + s[1][0]
+            if 0 <= cmd.max_effort < lim:
+                lim = cmd.max_effort
             rate = cmd.kp / cmd.kd if cmd.kd > 0 else 1.0 / dt
             vt = 0.5 * (cmd.velocity + rate * (cmd.position - x))
-            vmax = self.cfg.max_finger_speed_mps
+            vmax = self._vmax
             vt = vmax if vt > vmax else (-vmax if vt < -vmax else vt)
-            pb.setJointMotorControlArray(body, joints, pb.VELOCITY_CONTROL, targetVelocities=[vt, vt],
-                                         forces=[lim, lim], physicsClientId=client)
+            pb.setJointMotorControlArray(body, joints, pb.VELOCITY_CONTROL, targetVelocities=(vt, vt),
+                                         forces=(lim, lim), physicsClientId=client)
+            self._motors_off = False
         else:
-            pb.setJointMotorControlArray(body, joints, pb.VELOCITY_CONTROL, forces=[0.0, 0.0],
-                                         physicsClientId=client)
+            if not self._motors_off:
+                pb.setJointMotorControlArray(body, joints, pb.VELOCITY_CONTROL, forces=(0.0, 0.0),
+                                             physicsClientId=client)
+                self._motors_off = True
             if cmd.enabled:
                 e = lim if cmd.effort > lim else (-lim if cmd.effort < -lim else cmd.effort)
-                pb.setJointMotorControlArray(body, joints, pb.TORQUE_CONTROL, forces=[e, e],
+                pb.setJointMotorControlArray(body, joints, pb.TORQUE_CONTROL, forces=(e, e),
                                              physicsClientId=client)
         gripper._torque_mode = True  # the motors are ours until command_gap
         # the applied virtual-joint effort, read back next cycle (motor force per finger, + opens)
-        self.effort = 0.5 * (s[0][3] + s[1][3])
+        self.effort = 0.5 * (e0 + e1)
         slip = ctl.slip_detected or ctl.events.slip_event
         if slip and not self._slip_flag:
             self.ext.slip_detections += 1
@@ -457,9 +566,13 @@ class GripperTactile:
 
     # ---- telemetry ------------------------------------------------------------------------------
     def setpoint_n(self) -> float:
+        """Force set-point per fingertip, N: the force servo's (FORCE_SERVO, SLIP_SERVO; floored at
+        ``force_lightest``), 0 in the controller's other modes; without the controller (plain
+        ``gripper_action``), the position motors' force limit, which a finger blocked by an object
+        squeezes with (0 before the first plain command)."""
         ctl = self.controller
         if not self.installed:
-            return 0.0
+            return self.plain_force_limit
         lightest = ctl.params.force_lightest
         if ctl.state == RT.FORCE_SERVO:
             return max(ctl.force_target, lightest)
@@ -475,8 +588,7 @@ class GripperTactile:
             mode = self.controller.rtstate.name
             effort = max(0.0, -self.effort)
         else:
-            pad = self.cell_forces[:, PAD_CELLS].sum(axis=1)
-            left, right = float(pad[0]), float(pad[1])
+            left, right = self.pad_forces_n()
             mode = "GRIPPER_ACTION"
             effort = st.grip_force_n
         return {"gap_m": round(st.gap_m, 6), "effort_n": round(effort, 4),
@@ -561,8 +673,15 @@ def _serve(name: str):
 def _serve_plain_gripper_action(gripper: SimGripper, handle: GoalHandle) -> Optional[_Execution]:
     """``gripper_action`` with the tactile controller removed (position motors, as without sensing)."""
     ext: TactileSensing = gripper.backend.extensions[SECTION]
-    ext.grippers[gripper.name].uninstall()
-    return SimGripper._serve_gripper_action(gripper, handle)
+    tactile = ext.grippers[gripper.name]
+    tactile.uninstall()
+    execution = SimGripper._serve_gripper_action(gripper, handle)
+    goal = handle.goal
+    model = gripper.model
+    # the force each position motor is limited to (SimGripper.command_gap): what a blocked finger squeezes with
+    tactile.plain_force_limit = (model.default_grip_force_n if goal.max_effort < 0
+                                 else min(float(goal.max_effort), model.max_grip_force_n))
+    return execution
 
 
 # ------------------------------------------------------------------------------------------------
@@ -582,6 +701,8 @@ class TactileSensing:
         self.backend = backend
         self.cfg = cfg or TactileConfig()
         self.rng = np.random.default_rng(backend.seed + 7919)
+        self._noise: Any = ()
+        self._noise_i = 0
         self.gravity = tuple(backend.scene.gravity)
         c = backend.client
         self.movable = {bid for bid in backend._objects.values()
@@ -619,6 +740,21 @@ class TactileSensing:
         self._remove_hook = backend.add_step_hook(self._post_step)
 
     # ---- helpers ----------------------------------------------------------------------------------
+    NOISE_BATCH = 64
+
+    def frame_noise(self) -> np.ndarray:
+        """The next (2, 22) block of cell noise, N(0, ``noise_n``) newtons.
+
+        Drawn ``NOISE_BATCH`` frames at a time from :attr:`rng`: the same values, in the same order,
+        as one draw per frame (numpy fills the batch sequentially), at a fraction of the cost.
+        """
+        i = self._noise_i
+        if i >= len(self._noise):
+            self._noise = self.rng.normal(0.0, self.cfg.noise_n, size=(self.NOISE_BATCH, 2, NUM_CELLS))
+            i = 0
+        self._noise_i = i + 1
+        return self._noise[i]
+
     def body_motion(self, body: int, link: int) -> tuple[Any, Any, Any]:
         """(linear velocity, angular velocity, COM position) of a body's link, world frame, cached per sample."""
         key = (body, link)
