@@ -2,8 +2,8 @@
 
 Examples: fragile_grasp.yaml (Grab lifts an egg intact; a full-effort GripperCommand crushes it),
 slip_servo.yaml (SlipServo raises the grip as a heavy slippery can slips and keeps it through a
-shake; a fixed 7 N ForceServo drops it), place_on_contact.yaml (Release on SLIP_AND_ACC sets a
-block down). Hardness: Grab's hold force F_hold = F_contact / close_speed * hardness_gain is larger
+shake; a fixed 7 N ForceServo drops it), place_on_contact.yaml (Release on SLIP_AND_ACC, or ACC
+alone, sets a block down), pick_and_lift.yaml (a plain GripperCommand grasp's fingertip telemetry). Hardness: Grab's hold force F_hold = F_contact / close_speed * hardness_gain is larger
 for a stiff object than for a soft one of the same size and mass.
 """
 
@@ -27,10 +27,28 @@ EXAMPLES = os.path.join(ROOT, "examples")
 TABLE_TOP = 0.626
 
 
-def run_example(name, *overrides):
+def run_example(name, *overrides, observers=()):
     task = load_task(os.path.join(EXAMPLES, name), list(overrides))
-    result = run_task(task, RunOptions(display=False))
+    result = run_task(task, RunOptions(display=False, observers=list(observers)))
     return result.summary
+
+
+class TelemetryRecorder:
+    """Run observer: the gripper telemetry and the tick's RUNNING behaviours' names, every tick."""
+
+    def __init__(self):
+        self.rows = []
+
+    def on_start(self, run):
+        pass
+
+    def on_tick(self, run):
+        tel = run.telemetry()["gripper/panda"]
+        running = {b.name for b in run.tree.root.iterate() if b.status.name == "RUNNING"}
+        self.rows.append((run.backend.now(), tel, running))
+
+    def on_end(self, run, summary):
+        pass
 
 
 # ---- fragile object --------------------------------------------------------------------------------
@@ -55,13 +73,23 @@ def test_full_effort_gripper_command_crushes_the_egg():
 
 # ---- slip servo ---------------------------------------------------------------------------------------
 def test_slip_servo_raises_the_grip_and_keeps_the_shaken_can():
-    s = run_example("slip_servo.yaml")
+    rec = TelemetryRecorder()
+    s = run_example("slip_servo.yaml", observers=[rec])
     m = s["metrics"]
     assert s["status"] == "SUCCESS", s.get("failed_behaviour")
     assert m["object_dropped"] is False and m["object_lift_m"] > 0.10
     assert m["slip_detections"] >= 2          # the controller felt it slip, more than once
     # it started at 5.5 N per pad; 2 x F x 0.45 must exceed the 5.9 N weight: F > 6.5 N
     assert m["max_fingertip_force_n"] > 6.5
+    # the PR2 structure: the slip servo is RUNNING (its goal active) through the whole carry, and
+    # its set-point rose from the 5.5 N start by whole x1.08 steps, once per slipping frame
+    carrying = [(t, tel) for t, tel, running in rec.rows if {"lift", "shake_up_2"} & running]
+    assert carrying and all(tel["mode"] == "SLIP_SERVO" for _, tel in carrying)
+    assert all("hold" in running for _, _, running in rec.rows   # the included SlipServo is named "hold"
+               if {"steady", "lift_slowly", "lift", "shake_down_1", "shake_up_2", "settle"} & running)
+    final = rec.rows[-1][1]["force_setpoint_n"]
+    steps = np.log(final / 5.5) / np.log(1.08)
+    assert steps >= 2 and abs(steps - round(steps)) < 0.01, (final, steps)
 
 
 def test_fixed_low_force_servo_drops_the_shaken_can():
@@ -71,6 +99,25 @@ def test_fixed_low_force_servo_drops_the_shaken_can():
     assert m["object_max_lift_m"] > 0.10      # it was lifted ...
     assert m["object_dropped"] is True        # ... and fell out during the shake
     assert m["slip_detections"] == 0          # nobody was listening
+
+
+def test_plain_gripper_command_grasp_reports_its_fingertip_forces():
+    # a plain GripperCommand (max_effort 40 N, position motors, no tactile goal): the telemetry's
+    # pad forces come from the contacts (the mug's side touches the pads' top millimetre), the
+    # set-point is the motors' 40 N limit, and the metric agrees
+    rec = TelemetryRecorder()
+    s = run_example("pick_and_lift.yaml", observers=[rec])
+    assert s["status"] == "SUCCESS", s.get("failed_behaviour")
+    held = [tel for _, tel, running in rec.rows if "settle" in running]
+    assert held
+    for tel in held:
+        assert tel["mode"] == "GRIPPER_ACTION"
+        assert tel["effort_n"] == pytest.approx(40.0, abs=0.5)
+        assert tel["force_setpoint_n"] == pytest.approx(40.0)
+        # each finger's motor pushes 40 N; the mug is pressed between the two pads
+        assert tel["left_fingertip_force_n"] == pytest.approx(40.0, abs=2.0)
+        assert tel["right_fingertip_force_n"] == pytest.approx(40.0, abs=2.0)
+    assert s["metrics"]["max_fingertip_force_n"] == pytest.approx(40.0, abs=3.0)
 
 
 # ---- place on contact -----------------------------------------------------------------------------------
@@ -83,6 +130,74 @@ def test_release_on_touch_down_sets_the_block_down():
     assert abs(m["object_lift_m"]) < 0.005    # back on the table top
     weight = 0.2 * 9.81
     assert weight < m["place_impact_n"] < 6 * weight  # a set-down, not a fall from 10 cm
+
+
+def release_on_acc(arm_after_s):
+    """Grab the block, lift it 0.1 m, lower it at 0.02 m/s and arm Release (ACC, 2 m/s^2)
+    ``arm_after_s`` seconds after the lowering starts. Returns (release handle, block height above
+    its resting height when the gripper opened (m), place_impact_n)."""
+    import pybullet as pb
+
+    scene = {
+        "robots": [{"name": "panda", "base_pose": {"position": [0, 0, TABLE_TOP]}}],
+        "fixtures": [{"name": "table", "urdf": "table/table.urdf", "pose": {"position": [0.5, 0, 0]}}],
+        "objects": [{"name": "block", "primitive": {"shape": "box", "size": [0.05, 0.05, 0.05]}, "mass_kg": 0.2,
+                     "contact_stiffness": 10000, "contact_damping": 10,
+                     "pose": {"position": [0.5, 0.0, TABLE_TOP + 0.025]}}],
+        "tactile": {"finger_contact_damping": 100},
+        "task": {"target_object": "block"},
+    }
+    with SimBackend(scene) as sim:
+        arm, gripper = sim.arms["panda"], sim.grippers["panda"]
+        block = sim._objects["block"]
+        z0 = pb.getBasePositionAndOrientation(block, physicsClientId=sim.client)[0][2]
+        z = TABLE_TOP + 0.025
+
+        def go(action, goal, limit=20.0):
+            h = (arm if action.startswith("move") else gripper).send_goal(action, goal)
+            while not h.done and sim.now() < limit:
+                sim.advance(1 / 30)
+            assert h.status.name == "SUCCEEDED", h.text
+
+        def at(height):
+            return pose_from_spec({"position": [0.5, 0, height], "rpy_deg": [180, 0, 90]})
+
+        go("move_to_pose", MoveToPoseGoal(at(z + 0.1)))
+        go("move_cartesian", MoveCartesianGoal(at(z), speed_mps=0.1))
+        go("grab", gs.PR2GripperGrabGoal(gs.PR2GripperGrabCommand(hardness_gain=0.03)))
+        go("move_cartesian", MoveCartesianGoal(at(z + 0.1), speed_mps=0.1))
+        arm.send_goal("move_cartesian", MoveCartesianGoal(at(z - 0.1), speed_mps=0.02, position_tolerance_m=0.5))
+        sim.advance(arm_after_s)
+        command = gs.PR2GripperEventDetectorCommand(trigger_conditions=gs.PR2GripperEventDetectorCommand.ACC,
+                                                    acceleration_trigger_magnitude=2.0)
+        h = gripper.send_goal("release", gs.PR2GripperReleaseGoal(gs.PR2GripperReleaseCommand(command)))
+        t_end = sim.now() + 8.0
+        while not h.done and sim.now() < t_end:
+            sim.advance(0.005)
+        height = pb.getBasePositionAndOrientation(block, physicsClientId=sim.client)[0][2] - z0
+        sim.advance(1.0)
+        return h, height, sim.metrics()["place_impact_n"]
+
+
+def test_release_on_acc_alone_sets_the_block_down_once_the_lowering_is_under_way():
+    # trigger_conditions ACC: the palm accelerometer alone opens the gripper when the block lands
+    # (the jolt band-passed over 2 m/s^2); it is read only while Release is armed
+    h, height, impact = release_on_acc(arm_after_s=0.3)
+    assert h.status.name == "SUCCEEDED", h.text
+    assert h.result.data.rtstate.name == "POSITION_SERVO"   # opening
+    assert height < 0.004                                    # it opened with the block on the table
+    # (no bound on place_impact_n here: until the jolt fires, the stiff arm presses the block on
+    # the table; the peak table force is the arm's push, not a fall)
+
+
+def test_release_on_acc_armed_with_the_motion_start_fires_on_the_arms_own_jolt():
+    # the PR2 pitfall of ACC alone: armed in the same cycle the arm starts lowering, the start
+    # jolt fires it and the block falls from ~0.1 m (place_on_contact.yaml arms it that way, with
+    # SLIP_AND_ACC, whose slip condition waits for the touch)
+    h, height, impact = release_on_acc(arm_after_s=0.0)
+    assert h.status.name == "SUCCEEDED", h.text
+    assert height > 0.08
+    assert impact > 6 * 0.2 * 9.81
 
 
 # ---- hardness --------------------------------------------------------------------------------------------
@@ -140,6 +255,18 @@ def test_contact_points_map_to_the_pr2_cells():
     assert (cell_of(-0.0102, 0.0, 0.04), cell_of(0.0102, 0.0, 0.04)) == (1, 6)   # sides
     assert (cell_of(-0.003, 0.0, 0.0536), cell_of(0.003, 0.0, 0.0536)) == (3, 4)  # tip face
     assert (cell_of(-0.008, 0.0, 0.0536), cell_of(0.008, 0.0, 0.0536)) == (2, 5)  # corners
+    # with the outward surface normal the face decides: the pick_and_lift mug touches the inner
+    # face (normal -y) 53.1 mm up, above the 53 mm tip-face line: pad row 0, column 0 (x < -2.9 mm)
+    assert cell_of(-0.0026, -0.0011, 0.0531) == 3                       # by position: tip face
+    assert cell_of(-0.0026, -0.0011, 0.0531, (0.0, -1.0, 0.0)) == 7 + 1  # by normal: pad (0, 1)
+    assert cell_of(-0.0030, -0.0011, 0.0531, (0.0, -1.0, 0.0)) == 7 + 0  # pad (0, 0)
+    assert cell_of(0.0, -0.0011, 0.0600, (0.0, -1.0, 0.0)) == 7 + 1      # beyond the pad tip: row 0
+    assert cell_of(0.0, -0.0011, 0.0100, (0.0, -1.0, 0.0)) == 7 + 3 * 4 + 1  # below the pad: row 4
+    assert cell_of(-0.003, -0.0011, 0.0531, (0.1, 0.2, 0.97)) == 3       # table under the tip: tip face
+    assert cell_of(0.0, 0.0, 0.04, (-0.9, -0.3, 0.0)) == 1               # side faces by the normal's sign
+    assert cell_of(0.0, 0.0, 0.04, (0.9, -0.3, 0.0)) == 6
+    assert cell_of(0.0, 0.0, 0.04, (0.0, 1.0, 0.0)) == 0                 # back
+    assert cell_of(0.0, 0.0, 0.04, (0.0, 0.0, -1.0)) == 7 + 3 * 3 + 1    # no sensor facing -z: position (row 3)
 
 
 def test_tactile_section_and_crush_force_are_validated():
