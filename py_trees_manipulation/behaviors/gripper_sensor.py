@@ -179,26 +179,28 @@ class SlipServo(_GripperSensorAction):
     """Hold with the least force that stops slip (PR2GripperSlipServo): the force rises x1.08 per
     pressure frame that shows slip, from the last FindContact/ForceServo force.
 
-    The PR2 action never ends. Status: RUNNING while holding; SUCCESS after ``duration_s`` when it
-    is given (the goal is then cancelled; in the simulator the gripper keeps slip-servoing);
+    The PR2 action never ends. Status: RUNNING while holding (by default for as long as the tree
+    ticks it); SUCCESS after ``duration_s`` only when it is given (the goal is then cancelled: the
+    simulator keeps slip-servoing, a real PR2 stops the motor, so prefer the Parallel below);
     FAILURE when ``fail_when_empty`` and the controller reports ``gripper_empty`` (the object is
     gone) for ``empty_time_s``, on REJECTED (broken sensor) or pre-emption by another goal.
 
-    Example:
+    Example (the PR2 way, exportable to BT.CPP: the hold runs beside the carry, and the parallel
+    succeeds when the carry does; see ``examples/slip_servo.yaml``):
         .. code-block:: yaml
 
             - Parallel:
-                policy: SuccessOnSelected
-                selected: [carry]
+                policy: success_on_one
                 children:
-                  - SlipServo: {data_key: slip}
+                  - SlipServo: {fail_when_empty: true, data_key: slip}
                   - Sequence: {name: carry, children: [...]}
     """
 
     ABSTRACT = False
     ACTION = "slip_servo"
     PARAMS = {
-        "duration_s": Param("float", None, "succeed after holding this long", unit="s", min=0.0),
+        "duration_s": Param("float", None, "succeed (and cancel) after holding this long; unset: hold for as long "
+                                           "as ticked", unit="s", min=0.0),
         "fail_when_empty": Param("bool", False, "fail when the controller reports the gripper empty"),
         "empty_time_s": Param("float", 0.2, "how long gripper_empty must last to fail", unit="s", min=0.0),
     }
