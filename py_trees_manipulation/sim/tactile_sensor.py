@@ -28,9 +28,12 @@ optional scene section ``tactile:`` tunes it::
 :mod:`~py_trees_manipulation.control.tactile`): the 3 x 5 pad covers the finger's inner pad face
 (17.4 mm wide, 18 mm long, 5.8 mm x 3.6 mm cells, row 0 at the tip); the edge cells are the back
 (0), the two sides (1, 6), the tip corners (2, 5) and the tip face (3, 4). Every
-``sample_period_s`` one ``getContactPoints(bodyA=robot, linkIndexA=finger)`` per finger maps each
-contact point (``positionOnA`` in the finger's mesh frame) to a cell and adds its normal force;
-contacts on the inner face below the pad count on the pad row nearest the palm. Every
+``sample_period_s`` one ``getContactPoints(bodyA=robot)`` (and, when a finger touches something,
+one ``getLinkStates`` for both fingers) maps each finger contact to a cell by its point
+(``positionOnA``) and its surface normal in the finger's mesh frame (:func:`cell_of`: the face the
+normal points out of, then the pad cell by position) and adds its normal force; contacts on the
+inner face beyond the pad count on the nearest pad row. This runs whether or not the controller is
+installed, so the telemetry and metrics of a plain ``GripperCommand`` grasp read its fingertip forces. Every
 ``frame_period_s`` a frame goes to the controller: the latest cell forces plus ``baseline_n`` per
 cell (a finger whose pad sums to exactly 0 counts as a broken sensor on the PR2), Gaussian noise of
 ``noise_n`` per cell, clipped at 0.
@@ -45,12 +48,17 @@ force. The default gain gives 0.1 N per pad at 10 mm/s, above the slip threshold
 ``clamp(0.007 F, 0.048, 0.2)`` of a hold up to ~14 N. As on the robot, the slip test is blind for
 a few frames after the grip force changes (band-pass content over 0.18 N).
 
-**Palm accelerometer.** While a PR2 action runs, the hand link's linear velocity
+**Palm accelerometer.** While an event-detector command is active (EventDetector, or Release
+waiting for its event: the only consumers of the acceleration), the hand link's linear velocity
 (``getLinkState(computeLinkVelocity=1)``) is finite-differenced at the physics rate (1 kHz, one
 sample per control cycle; the PR2 samples at 3 kHz, three per cycle); the sample is the specific
 force ``a - g`` in the hand frame, as an accelerometer reads it, so at rest it reads +9.81 m/s^2
-upwards. The controller's band-pass (5 Hz to just under Nyquist, redesigned for 1 kHz) removes
-gravity and slow arm motions.
+upwards. The controller's band-pass (first-order Chebyshev-I, 5 Hz to 450 Hz at 1 kHz; the PR2's
+5 Hz-1 kHz at 3 kHz) removes gravity and slow arm motions. Reading it every N steps would put the
+Nyquist frequency at 500/N Hz, under the 450 Hz band edge, and spread a contact jolt (a velocity
+step within one physics step) over N ms, dividing its band-passed peak by about N: so it is read
+every step, and not at all otherwise (the controller gets ``palm_acceleration=None``; the next
+sample re-seeds the band-pass at steady state, as at start-up, so arming is not an event).
 
 **Controller.** One :class:`~py_trees_manipulation.control.gripper_controller.Pr2GripperController`
 per gripper (``ControllerParams.panda`` plus the overrides above) is installed with
