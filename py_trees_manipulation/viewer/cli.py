@@ -1,21 +1,34 @@
 """``ptm`` command-line hooks of the viewer (loaded by :mod:`py_trees_manipulation.cli`).
 
-Subcommands: ``ptm view LOG [--port N]`` (replay a run log in the browser) and
-``ptm report LOG [-o DIR]`` (PNG plots). ``ptm run`` flags: ``--viewer`` (live page; after the run
-the page stays up until Ctrl-C when stdin is a terminal), ``--port N``, ``--log PATH`` (default
-``runs/<task file stem>_<UTC time>.mcap``), ``--no-log``, ``--report [DIR]`` (plots at the end;
-default ``<log stem>_report/``).
+Subcommands: ``ptm view LOG... [--port N]`` (replay a run log in the browser; given several, the
+newest) and ``ptm report LOG... [-o DIR]`` (PNG plots, one directory per log). ``ptm run`` flags:
+``--viewer`` (live page; after the run the page stays up until Ctrl-C when stdout or stdin is a
+terminal, otherwise it closes and the replay command is printed), ``--port N``, ``--log PATH``
+(default ``runs/<task file stem>_<UTC time>.mcap``), ``--no-log``, ``--report [DIR]`` (plots at
+the end; default ``<log stem>_report/``).
+
+Errors on the command line (exit 2, no traceback): ``ptm: FILE: no such run log`` and
+``ptm: FILE: not an MCAP run log (written by ptm run?)``.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import logging
+import os
+import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_LOG_DIR = "runs"
+
+#: the 8 bytes every MCAP file starts with (https://mcap.dev/spec#magic)
+MCAP_MAGIC = b"\x89MCAP0\r\n"
 
 
 def default_log_path(task_file: str) -> Path:
@@ -24,13 +37,76 @@ def default_log_path(task_file: str) -> Path:
     return Path(DEFAULT_LOG_DIR) / f"{Path(task_file).stem}_{stamp}.mcap"
 
 
+def replay_command(path: Any) -> str:
+    """``ptm view PATH`` with PATH quoted for a POSIX shell."""
+    return f"ptm view {shlex.quote(str(path))}"
+
+
+def check_run_log(path: Any) -> str | None:
+    """Why ``path`` cannot be a run log (the message ``ptm`` prints after ``ptm: ``), or ``None``.
+
+    Only the file's first 8 bytes are read: a missing file, a directory, an unreadable file or one
+    without the MCAP magic is refused; an unfinished (truncated) MCAP log passes, since the
+    reader recovers what precedes the damage.
+    """
+    p = Path(path)
+    if not p.exists():
+        return f"{path}: no such run log"
+    if p.is_dir():
+        return f"{path}: is a directory, not a run log (give the .mcap file; e.g. {os.path.join(str(path), '*.mcap')})"
+    try:
+        with open(p, "rb") as f:
+            head = f.read(len(MCAP_MAGIC))
+    except OSError as e:
+        return f"{path}: cannot read the run log: {e.strerror or e}"
+    if head != MCAP_MAGIC:
+        return f"{path}: not an MCAP run log (written by ptm run?)"
+    return None
+
+
+def run_start_time(path: Any) -> float:
+    """When the run of a log started, as POSIX seconds: the ``started_wall_iso`` of the log's
+    ``run`` metadata record (written at the run's first tick), else the file's mtime.
+
+    Reads records only up to that metadata record (near the start of the file), not the whole log.
+    """
+    from mcap.records import Metadata
+    from mcap.stream_reader import StreamReader
+
+    iso = None
+    try:
+        with open(path, "rb") as f:
+            for record in StreamReader(f, skip_magic=False).records:
+                if isinstance(record, Metadata) and record.name == "run":
+                    iso = record.metadata.get("started_wall_iso")
+                    break
+        if iso:
+            started = _dt.datetime.fromisoformat(iso)
+            if started.tzinfo is None:
+                started = started.replace(tzinfo=_dt.timezone.utc)
+            return started.timestamp()
+    except Exception as exc:  # noqa: BLE001 - any damage: fall back on the file's time
+        logger.debug("run log %s: no start time (%s); using its mtime", path, exc)
+    return os.path.getmtime(path)
+
+
+def newest_run_log(paths: Sequence[Any]) -> Any:
+    """The path in ``paths`` whose run started last (:func:`run_start_time`; ties: the later
+    modification time, then the later path in the list)."""
+    keyed = [(run_start_time(p), os.path.getmtime(p), i) for i, p in enumerate(paths)]
+    return paths[max(range(len(paths)), key=lambda i: keyed[i])]
+
+
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("viewer, run log and report")
     g.add_argument("--viewer", action="store_true",
-                   help="serve the live tree page on 127.0.0.1 and print its address")
+                   help="serve the live tree page on 127.0.0.1 and print its address; add --realtime to watch "
+                        "the run live at wall-clock pace (a headless sim run is over in seconds). On a terminal "
+                        "the page stays up after the run until Ctrl-C; otherwise it closes and the replay "
+                        "command (ptm view LOG) is printed")
     g.add_argument("--port", type=int, default=None, help="viewer port (default: a free one)")
     g.add_argument("--log", metavar="PATH.mcap", default=None,
-                   help="run log file (default: runs/<task>_<time>.mcap)")
+                   help="run log file (default: runs/<task>_<time>.mcap); replay with ptm view PATH.mcap")
     g.add_argument("--no-log", action="store_true", help="do not write a run log")
     g.add_argument("--report", nargs="?", const="", default=None, metavar="DIR",
                    help="write PNG plots of the run at the end (default DIR: <log stem>_report)")
@@ -66,10 +142,23 @@ def run_observers(args: argparse.Namespace, task: Any = None) -> list[Any]:
     return observers
 
 
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return stream is not None and bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):  # replaced or closed stream
+        return False
+
+
 def after_run(args: argparse.Namespace, summary: dict[str, Any]) -> None:
+    """End of ``ptm run``: name the log and its replay command, write ``--report``, and keep the
+    ``--viewer`` page up until Ctrl-C when someone is at a terminal (stdout or stdin is one).
+
+    Without a terminal (CI, pipes) the viewer closes at once and a line says so, with the replay
+    command when there is a log.
+    """
     path = getattr(args, "_ptm_log_path", None)
     if path is not None:
-        print(f"run log: {path}")
+        print(f"run log: {path} (replay: {replay_command(path)})")
         if args.report is not None:
             from py_trees_manipulation.viewer.report import write_report
 
@@ -77,20 +166,50 @@ def after_run(args: argparse.Namespace, summary: dict[str, Any]) -> None:
             print(f"report: {len(out)} plots in {out[0].parent}" if out else "report: nothing to plot")
     server = getattr(args, "_ptm_server", None)
     if server is not None:
-        if sys.stdin is not None and sys.stdin.isatty():
-            print(f"run over; the viewer stays at {server.url} (Ctrl-C to quit)", flush=True)
+        status = (summary or {}).get("status", "over")
+        if _is_terminal(sys.stdout) or _is_terminal(sys.stdin):
+            print(f"run {status}; the viewer stays at {server.url} until Ctrl-C", flush=True)
             server.wait()
         else:
             server.close()
+            how = (f"replay the run with: {replay_command(path)}" if path is not None
+                   else "no run log to replay (--no-log)")
+            print(f"viewer closed at the end of the run (no terminal); {how}", flush=True)
+
+
+def _bad_logs(paths: Sequence[str]) -> int:
+    """Print ``ptm: ...`` for every path that is not a run log; return how many."""
+    bad = 0
+    for path in paths:
+        why = check_run_log(path)
+        if why is not None:
+            print(f"ptm: {why}", file=sys.stderr)
+            bad += 1
+    return bad
 
 
 def cmd_view(args: argparse.Namespace) -> int:
     from py_trees_manipulation.viewer.server import serve_log
 
+    logs = list(dict.fromkeys(args.logs))  # a path given twice is one log
+    if _bad_logs(logs):
+        return 2
+    log = logs[0]
+    if len(logs) > 1:
+        log = newest_run_log(logs)
+        started = _dt.datetime.fromtimestamp(run_start_time(log), _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        others = [p for p in logs if p != log]
+        print(f"ptm view: {len(logs)} run logs given; serving the newest, {log} (started {started}); "
+              f"ignoring {len(others)} other{'s' if len(others) > 1 else ''}: {', '.join(others)}", flush=True)
     try:
-        serve_log(args.log, port=args.port, block=True)
+        serve_log(log, port=args.port, block=True)
+    except KeyboardInterrupt:  # Ctrl-C right after the banner, before the server waits: a normal stop
+        return 0
     except (FileNotFoundError, ValueError) as e:
         print(f"ptm: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # e.g. the port is taken
+        print(f"ptm: cannot serve on port {args.port}: {e.strerror or e}", file=sys.stderr)
         return 2
     return 0
 
@@ -98,25 +217,61 @@ def cmd_view(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from py_trees_manipulation.viewer.report import write_report
 
-    try:
-        paths = write_report(args.log, args.output)
-    except (FileNotFoundError, ValueError) as e:
-        print(f"ptm: {e}", file=sys.stderr)
-        return 2
-    for p in paths:
-        print(p)
-    return 0
+    logs = list(dict.fromkeys(args.logs))
+    worst = 2 if _bad_logs(logs) else 0
+    good = [p for p in logs if check_run_log(p) is None]
+    for log in good:
+        if args.output is None:
+            out = None  # <log stem>_report next to the log
+        elif len(logs) == 1:
+            out = args.output
+        else:
+            out = os.path.join(args.output, Path(log).stem)
+        try:
+            paths = write_report(log, out)
+        except (FileNotFoundError, ValueError) as e:
+            print(f"ptm: {e}", file=sys.stderr)
+            worst = 2
+            continue
+        for p in paths:
+            print(p)
+    return worst
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Wraps one-paragraph descriptions to the terminal; keeps text with line breaks (examples) as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text:
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
 
 
 def register(sub: Any) -> None:
+    """Add ``view`` and ``report`` to the ``ptm`` subcommands."""
+    raw = _HelpFormatter
     p = sub.add_parser("view", help="replay a run log in the browser viewer",
-                       description="Serve a run log (MCAP) on 127.0.0.1: the tree tick by tick, "
-                                   "blackboard, activity and a timeline. Ctrl-C to stop.")
-    p.add_argument("log", help="run log (.mcap)")
+                       description="Serve a run log (MCAP, written by ptm run) on 127.0.0.1: the tree tick by tick, "
+                                   "blackboard, activity and a timeline. Ctrl-C to stop. Given several logs (a glob), "
+                                   "serves the newest (by the run's start time) and says which.",
+                       epilog="Examples:\n  ptm view runs/pick_and_lift_20250101-120000.mcap\n"
+                              "  ptm view runs/pick_and_lift_*.mcap          # the newest of them\n"
+                              "Exit codes: 0 stopped with Ctrl-C, 2 not a run log or the port is taken.",
+                       formatter_class=raw)
+    p.add_argument("logs", nargs="+", metavar="LOG", help="run log(s) (.mcap); with several, the newest is served")
     p.add_argument("--port", type=int, default=None, help="port (default: a free one)")
     p.set_defaults(func=cmd_view)
 
-    p = sub.add_parser("report", help="PNG plots of a run log (forces, gripper, object height, door angle, summary)")
-    p.add_argument("log", help="run log (.mcap)")
-    p.add_argument("-o", "--output", default=None, metavar="DIR", help="output directory (default <log stem>_report)")
+    p = sub.add_parser("report", help="PNG plots of a run log (forces, gripper, object height, door angle, summary)",
+                       description="Write PNG plots of run logs (MCAP, written by ptm run): fingertip forces, gripper "
+                                   "opening, object height, door angle and a summary table; plots without data are "
+                                   "skipped. Prints the files written.",
+                       epilog="Examples:\n  ptm report runs/pick_and_lift_20250101-120000.mcap   # -> ..._report/*.png\n"
+                              "  ptm report runs/*.mcap -o plots              # -> plots/<log stem>/*.png\n"
+                              "Exit codes: 0 done, 2 a file is missing or not a run log (the others are still reported).",
+                       formatter_class=raw)
+    p.add_argument("logs", nargs="+", metavar="LOG", help="run log(s) (.mcap); each gets its own output directory")
+    p.add_argument("-o", "--output", default=None, metavar="DIR",
+                   help="output directory (default: <log stem>_report next to each log); with several logs, "
+                        "DIR/<log stem>")
     p.set_defaults(func=cmd_report)

@@ -46,10 +46,11 @@ def _demo_log(path: Path, ticks: int, **kw) -> Path:
 class ViewProcess:
     """``ptm view LOG --port 0`` in a subprocess; ``url`` is the address it printed."""
 
-    def __init__(self, log: Path) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "py_trees_manipulation.cli", "view", str(log), "--port", "0"],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def __init__(self, *logs: Path) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "py_trees_manipulation.cli", "view", *map(str, logs),
+                                      "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.banner = ""
+        self.before: list[str] = []  # stdout lines printed before the banner
         deadline = time.monotonic() + 60.0
         while time.monotonic() < deadline:
             ready, _, _ = select.select([self.proc.stdout], [], [], 1.0)
@@ -60,6 +61,7 @@ class ViewProcess:
                 if line.startswith("ptm viewer: "):
                     self.banner = line.strip()
                     break
+                self.before.append(line.rstrip("\n"))
         if not self.banner:
             self.proc.kill()
             raise AssertionError(f"ptm view printed no address; stderr: {self.proc.stderr.read()}")
@@ -233,3 +235,175 @@ def test_sim_run_that_raises_half_way_leaves_a_log_view_and_report_accept(tmp_pa
     snaps = [json.loads(d) for k, _, d in events if k == "snapshot"]
     assert len(snaps) == 40 and snaps[-1]["tick"] == 40
     assert json.loads(events[-1][2])["status"] == "ERROR"
+
+
+# ------------------------------------------------------------------------------------------------
+# several logs, bad logs, the end of ptm run (issue: new-user trial)
+def _bare_mcap(path: Path, started_iso: str | None, mtime: float) -> Path:
+    """A minimal MCAP file with (or without) the ``run`` metadata record, its mtime set."""
+    from mcap.writer import Writer
+
+    with open(path, "wb") as f:
+        w = Writer(f)
+        w.start(profile="ptm", library="test")
+        if started_iso is not None:
+            w.add_metadata("run", {"started_wall_iso": started_iso, "source": path.name})
+        w.finish()
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+def test_newest_log_is_chosen_by_run_start_then_mtime(tmp_path):
+    from py_trees_manipulation.viewer.cli import newest_run_log, run_start_time
+
+    t0 = 1_700_000_000.0  # 2023-11-14T22:13:20Z
+    # the metadata says b started last although a was modified last: the start time wins
+    a = _bare_mcap(tmp_path / "a.mcap", "2023-11-14T22:13:20+00:00", t0 + 3600)
+    b = _bare_mcap(tmp_path / "b.mcap", "2023-11-14T22:15:20+00:00", t0)
+    assert run_start_time(a) == t0 and run_start_time(b) == t0 + 120
+    assert newest_run_log([str(a), str(b)]) == str(b)
+    assert newest_run_log([str(b), str(a)]) == str(b)
+    # no metadata record: the file's mtime stands in (here later than both starts)
+    c = _bare_mcap(tmp_path / "c.mcap", None, t0 + 600)
+    assert run_start_time(c) == t0 + 600
+    assert newest_run_log([str(a), str(b), str(c)]) == str(c)
+
+
+def test_view_of_several_logs_serves_the_newest_and_names_the_others(tmp_path, monkeypatch):
+    import datetime as dt
+    import types
+
+    from py_trees_manipulation.viewer import runlog
+
+    starts = iter([dt.datetime(2025, 1, 1, 12, 0, 5, tzinfo=dt.timezone.utc),
+                   dt.datetime(2025, 1, 1, 12, 0, 0, tzinfo=dt.timezone.utc)])
+
+    class Clock(dt.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return next(starts)
+
+    monkeypatch.setattr(runlog, "_dt", types.SimpleNamespace(datetime=Clock, timezone=dt.timezone))
+    new = _demo_log(tmp_path / "pick_b.mcap", 5)  # started 12:00:05
+    old = _demo_log(tmp_path / "pick_a.mcap", 3)  # started 12:00:00, written last
+    view = ViewProcess(old, new)
+    try:
+        assert view.banner.endswith(f"(replay of {new}, 5 ticks; Ctrl-C to stop)")
+        expected = (f"ptm view: 2 run logs given; serving the newest, {new} "
+                    f"(started 2025-01-01 12:00:05 UTC); ignoring 1 other: {old}")
+        assert view.before == [expected]
+        assert json.loads(view.get("/api/meta")[1])["count"] == 5
+    finally:
+        assert view.stop() == 0
+
+
+def test_report_of_several_logs_writes_one_directory_per_log(tmp_path, capsys):
+    logs = [_demo_log(tmp_path / f"run{i}.mcap", 5, logger={"telemetry": False}) for i in range(2)]
+    assert ptm_main(["report", *map(str, logs)]) == 0
+    assert capsys.readouterr().out.split() == [str(tmp_path / f"run{i}_report" / "summary.png") for i in range(2)]
+    assert ptm_main(["report", *map(str, logs), "-o", str(tmp_path / "plots")]) == 0
+    assert capsys.readouterr().out.split() == [str(tmp_path / "plots" / f"run{i}" / "summary.png") for i in range(2)]
+    # one bad path: the others are still reported, the exit code says something was wrong
+    assert ptm_main(["report", str(tmp_path / "nope.mcap"), str(logs[0]), "-o", str(tmp_path / "p2")]) == 2
+    out = capsys.readouterr()
+    assert out.err == f"ptm: {tmp_path / 'nope.mcap'}: no such run log\n"
+    assert out.out.split() == [str(tmp_path / "p2" / "run0" / "summary.png")]
+
+
+@pytest.mark.parametrize("command", ["view", "report"])
+def test_missing_and_non_mcap_files_are_one_line_errors(tmp_path, capsys, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.mcap").write_text("# This is not a run log\n")
+    (tmp_path / "empty.mcap").write_bytes(b"")
+    (tmp_path / "dir.mcap").mkdir()
+    cases = {"runs/nope.mcap": "ptm: runs/nope.mcap: no such run log",
+             "notes.mcap": "ptm: notes.mcap: not an MCAP run log (written by ptm run?)",
+             "empty.mcap": "ptm: empty.mcap: not an MCAP run log (written by ptm run?)",
+             "dir.mcap": "ptm: dir.mcap: is a directory, not a run log"}
+    for path, message in cases.items():
+        assert ptm_main([command, path]) == 2, path
+        err = capsys.readouterr().err
+        assert err.startswith(message) and err.count("\n") == 1, err
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "notes_report").exists()
+
+
+class _Args:
+    """What ``ptm run`` hands to ``after_run``."""
+
+    def __init__(self, log, server) -> None:
+        self._ptm_log_path, self._ptm_server, self.report = log, server, None
+
+
+def _tty(monkeypatch, stdout: bool, stdin: bool) -> None:
+    import io
+
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: stdout)
+    fake_in = io.StringIO()
+    fake_in.isatty = lambda: stdin  # type: ignore[method-assign]
+    monkeypatch.setattr(sys, "stdin", fake_in)
+
+
+@pytest.mark.parametrize("stdout_tty, stdin_tty", [(True, False), (False, True)])
+def test_viewer_stays_up_after_the_run_on_a_terminal(tmp_path, capsys, monkeypatch, stdout_tty, stdin_tty):
+    """With stdout or stdin a terminal, the printed address still serves after the run, until Ctrl-C
+    (here: until the browser side has fetched the page data and closes the server)."""
+    import threading
+
+    from py_trees_manipulation.viewer.cli import after_run
+    from py_trees_manipulation.viewer.server import ViewerServer
+
+    _tty(monkeypatch, stdout_tty, stdin_tty)
+    server = ViewerServer(port=0, source="pick.yaml")
+    server.end({"status": "SUCCESS"})
+    fetched: list[dict] = []
+
+    def browser():
+        try:
+            with urllib.request.urlopen(server.url + "api/meta", timeout=10) as r:
+                fetched.append(json.loads(r.read()))
+        finally:
+            server.close()
+
+    log = tmp_path / "runs" / "pick_1.mcap"
+    t = threading.Thread(target=browser)
+    t.start()
+    after_run(_Args(log, server), {"status": "SUCCESS"})
+    t.join(10)
+    assert fetched and fetched[0]["ended"] is True and fetched[0]["summary"]["status"] == "SUCCESS"
+    assert capsys.readouterr().out.splitlines() == [
+        f"run log: {log} (replay: ptm view {log})",
+        f"run SUCCESS; the viewer stays at {server.url} until Ctrl-C"]
+
+
+def test_viewer_closes_without_a_terminal_and_says_how_to_replay(tmp_path, capsys, monkeypatch):
+    from py_trees_manipulation.viewer.cli import after_run
+    from py_trees_manipulation.viewer.server import ViewerServer
+
+    _tty(monkeypatch, False, False)
+    for log in (tmp_path / "my runs" / "pick 1.mcap", None):
+        server = ViewerServer(port=0)
+        after_run(_Args(log, server), {"status": "FAILURE"})
+        with pytest.raises(OSError):  # closed: the address no longer answers
+            urllib.request.urlopen(server.url + "api/meta", timeout=5)
+        lines = capsys.readouterr().out.splitlines()
+        if log is not None:
+            quoted = "'" + str(log) + "'"
+            assert lines == [f"run log: {log} (replay: ptm view {quoted})",
+                             f"viewer closed at the end of the run (no terminal); replay the run with: ptm view {quoted}"]
+        else:
+            assert lines == ["viewer closed at the end of the run (no terminal); no run log to replay (--no-log)"]
+
+
+def test_ptm_run_prints_the_log_with_its_replay_command(tmp_path, capsys, monkeypatch):
+    """A real (robot-less, 0.3 s sim) run through ``ptm run --viewer`` without a terminal."""
+    monkeypatch.chdir(tmp_path)
+    _tty(monkeypatch, False, False)
+    (tmp_path / "wait.yaml").write_text(
+        "name: wait\nscene:\n  fixtures: [{name: floor, urdf: plane.urdf}]\ntree: {Wait: {duration_s: 0.3}}\n")
+    assert ptm_main(["run", "wait.yaml", "-q", "--viewer", "--log", "runs/w.mcap"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("ptm viewer: http://127.0.0.1:")
+    assert lines[1] == "run log: runs/w.mcap (replay: ptm view runs/w.mcap)"
+    assert lines[2] == "viewer closed at the end of the run (no terminal); replay the run with: ptm view runs/w.mcap"
+    assert lines[3].startswith("SUCCESS: wait")
+    assert read_run_log(tmp_path / "runs" / "w.mcap").summary["status"] == "SUCCESS"
