@@ -14,7 +14,7 @@ call it through :meth:`RunState.telemetry`, which returns ``{}`` for a backend w
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional, Protocol
+from typing import Any, Protocol
 
 import py_trees
 

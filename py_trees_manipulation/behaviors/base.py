@@ -16,13 +16,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Optional
 
-import numpy as np
 import py_trees
 from py_trees.common import Access, Status
 
 from ..backend import BackendError, resolve_resource
 from ..msgs.actions import GoalHandle, GoalStatus
-from .params import REQUIRED, BlackboardRef, Param, ParamError
+from .params import BlackboardRef, Param, ParamError
 from .registry import register
 
 

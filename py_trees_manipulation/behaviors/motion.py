@@ -19,10 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import transforms3d as t3d
 from py_trees.common import Status
 
-from ..geometry.poses import pose_from_xyz_rpy, pq_from_pose, rpy_from_pose
+from ..geometry.poses import pose_from_xyz_rpy, rpy_from_pose
 from ..msgs.motion import (
     MotionFeedback,
     MotionResult,

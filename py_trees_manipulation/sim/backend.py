@@ -54,7 +54,7 @@ import pybullet_data
 
 from ..backend import BackendError
 from ..conventions import quat_wxyz_from_xyzw, quat_xyzw_from_wxyz
-from ..geometry.poses import (Pose, check_pose, interpolate, pose_from_pq, pose_to_spec, pq_from_pose,
+from ..geometry.poses import (Pose, check_pose, interpolate, pose_from_pq, pq_from_pose,
                               rotation_angle, translation_distance)
 from ..msgs.actions import GoalHandle
 from ..msgs.motion import (MotionFeedback, MotionResult, MoveCartesianGoal, MoveJointsGoal, MoveToPoseGoal,

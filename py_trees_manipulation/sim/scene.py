@@ -465,7 +465,7 @@ def _parse_robot(d: Any, path: PathT, seen: dict[str, PathT]) -> RobotSpec:
                              f"{_suggest(conf, sorted(model.named_configurations))}")
     elif isinstance(conf, list):
         n = len(model.arm_joint_names)
-        conf = _vector(d, "initial_configuration", path, n, what=f"(one angle per arm joint, rad)")
+        conf = _vector(d, "initial_configuration", path, n, what="(one angle per arm joint, rad)")
     else:
         raise SceneError(p, f"initial_configuration must be a configuration name or a list of "
                          f"{len(model.arm_joint_names)} joint angles in radians, got {conf!r}")

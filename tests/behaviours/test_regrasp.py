@@ -8,7 +8,7 @@ from py_trees.common import Status
 from py_trees_manipulation.behaviors.regrasp import (ExecuteRegraspPlan, GraspStateIs, PlanRegrasp,
                                                       RegraspConfig)
 from py_trees_manipulation.geometry.poses import pose_from_xyz_rpy
-from py_trees_manipulation.msgs.motion import MoveToPoseGoal, Pr2GripperCommandResult
+from py_trees_manipulation.msgs.motion import Pr2GripperCommandResult
 from py_trees_manipulation.testing import FakeBackend, Script
 from py_trees_manipulation.testing.fake_backend import ARM_ACTIONS, GRIPPER_ACTIONS, FakeResource
 

@@ -9,7 +9,6 @@ import pytest
 
 from py_trees_manipulation.hardware import TreeRefused, check_tree, make_hardware_backend
 from py_trees_manipulation.hardware.robotfile import RobotFileError, load_robot_file
-from py_trees_manipulation.trees import locyaml
 from py_trees_manipulation.trees.loader import load_task
 
 ROOT = Path(__file__).resolve().parents[2]

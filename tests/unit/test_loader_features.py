@@ -9,7 +9,6 @@ from py_trees.common import Status
 
 from py_trees_manipulation.testing import FakeBackend, Script
 from py_trees_manipulation.trees.errors import TreeLoadError
-from py_trees_manipulation.trees.factory import build_tree, initialise_blackboard
 from py_trees_manipulation.trees.loader import load_task
 from py_trees_manipulation.trees.runner import RunOptions, run_task
 

@@ -1,6 +1,5 @@
 """Validation of the ``scene:`` section: values parsed right, and every error names its path and a fix."""
 
-import math
 
 import numpy as np
 import pytest
