@@ -17,10 +17,16 @@ is built once per case, each in its own PyBullet client of this process:
    event (``ACC``, unreachable trigger): the worst case, with the palm accelerometer read every
    step.
 
+The headline figure is the *code* time (the whole step minus ``stepSimulation``, less the same for
+case 1) over the ``stepSimulation`` time of the same case: the whole step of case 3 also differs
+from case 1 in physics, because after FindContact and ForceServo the box sits slightly differently
+and its contacts take longer to solve (measured: the same scene switched back to position motors
+costs the same ~150 us per ``stepSimulation``; case 1 ~110 us), which is not the controller's cost.
+
 The cases are timed *interleaved* (case 1, 2, 3, 4, then again, ``--repeat`` rounds of ``--steps``
 steps each), so a machine whose load changes during the run slows every case alike; the figure is
-the median per case over the rounds (the fastest round is printed too). Overheads are relative to
-case 1.
+the median per case over the rounds, in thread CPU time (other processes on a busy machine do not
+count).
 
 Usage::
 
@@ -171,7 +177,7 @@ def main() -> None:
     verdict = "meets" if code <= GOAL_PERCENT else "misses"
     print(f"Goal: controller + tactile emulation add <= {GOAL_PERCENT:.0f} % to the physics step (force servo case): "
           f"{verdict}: +{code:.1f} % (code time over the same step's stepSimulation); the whole step "
-          f"{100 * (tot[2] - tot[0]) / tot[0]:+.1f} % over bare (includes the velocity motors' physics cost); "
+          f"{100 * (tot[2] - tot[0]) / tot[0]:+.1f} % over bare (mostly physics: that scene's contacts cost more to solve); "
           f"with the accelerometer read every step (Release armed): code +{100 * (rest[3] - rest[0]) / phys[3]:.1f} %")
 
 
