@@ -513,10 +513,25 @@ class AccelerationObserver:
     def __init__(self, sample_rate_hz: float = 1000.0, low_hz: float = 5.0, high_hz: Optional[float] = None):
         self.sample_rate_hz = sample_rate_hz
         self.filter = StreamingFilter(*design_accelerometer_bandpass(sample_rate_hz, low_hz, high_hz), channels=3)
-        self.raw = np.zeros(3)
-        self.filtered = np.zeros(3)
+        self._raw: tuple[float, float, float] = (0.0, 0.0, 0.0)
+        self._filtered: tuple[float, float, float] = (0.0, 0.0, 0.0)
         self.peak_norm = 0.0
         self._started = False
+
+    @property
+    def raw(self) -> NDArray[np.float64]:
+        """Shape (3,): the last raw sample, m/s^2."""
+        return np.array(self._raw)
+
+    @property
+    def filtered(self) -> NDArray[np.float64]:
+        """Shape (3,): the last band-passed sample ``(x, y, z)``, m/s^2."""
+        return np.array(self._filtered)
+
+    @property
+    def filtered_tuple(self) -> tuple[float, float, float]:
+        """:attr:`filtered` as a tuple of floats (no array: the cheap per-cycle read)."""
+        return self._filtered
 
     def pause(self) -> None:
         """No sample this cycle (the accelerometer is not read): no event (``peak_norm`` 0), the
@@ -544,8 +559,8 @@ class AccelerationObserver:
             self._started = True
         f = self.filter
         fx, fy, fz = f.step_scalar(ax, 0), f.step_scalar(ay, 1), f.step_scalar(az, 2)
-        self.raw = np.array((ax, ay, az), dtype=np.float64) if block is None else block
-        self.filtered = np.array((fx, fy, fz))
+        self._raw = (ax, ay, az)
+        self._filtered = (fx, fy, fz)
         self.peak_norm = math.sqrt(fx * fx + fy * fy + fz * fz)
 
     def _step_block(self, block: NDArray[np.float64]) -> None:
@@ -554,8 +569,8 @@ class AccelerationObserver:
             self.filter.reset(block[0])
             self._started = True
         y = self.filter.filter_block(block)
-        self.raw = block[-1]
-        self.filtered = y[-1]
+        self._raw = tuple(block[-1].tolist())
+        self._filtered = tuple(y[-1].tolist())
         self.peak_norm = float(np.sqrt((y * y).sum(axis=1)).max())
 
 
@@ -589,6 +604,11 @@ class EventDetector:
         self.clear()
 
     @property
+    def acceleration_vector(self) -> NDArray[np.float64]:
+        """Shape (3,): the band-passed palm acceleration of the last cycle, m/s^2."""
+        return np.array(self._acceleration_vector)
+
+    @property
     def armed(self) -> bool:
         """A command has been received."""
         return self.command is not None
@@ -599,7 +619,7 @@ class EventDetector:
         self.slip_event = False
         self.side_impact_event = False
         self.trigger_conditions_met = False
-        self.acceleration_vector = np.zeros(3)
+        self._acceleration_vector: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
     def configure(self, command: PR2GripperEventDetectorCommand) -> None:
         """Arm with ``command`` and clear the latches (the robot's ``event_detector`` topic)."""
@@ -608,7 +628,7 @@ class EventDetector:
 
     def step(self, acceleration: AccelerationObserver, pressure: PressureObserver) -> bool:
         """Evaluate one cycle (after both observers stepped). Returns ``trigger_conditions_met``."""
-        self.acceleration_vector = acceleration.filtered
+        self._acceleration_vector = acceleration.filtered_tuple
         cmd = self.command
         if cmd is None:
             return False
@@ -642,4 +662,4 @@ class EventDetector:
         return PR2GripperEventDetectorData(
             stamp=stamp, trigger_conditions_met=self.trigger_conditions_met, slip_event=self.slip_event,
             acceleration_event=self.acceleration_event,
-            acceleration_vector=tuple(float(v) for v in self.acceleration_vector))
+            acceleration_vector=tuple(float(v) for v in self._acceleration_vector))
