@@ -1,6 +1,9 @@
 """``ptm test`` (scenario files through pytest, JUnit XML) and ``ptm sweep`` (parameter sweeps).
 
 Registered by :data:`py_trees_manipulation.cli.COMMAND_MODULES` through :func:`register`.
+``ptm test`` needs pytest (the ``test`` extra); without it, it says so and exits 2. It writes
+JUnit XML only where asked: ``--junit-xml FILE``, or ``DIR/ptm-test-results.xml`` with
+``--log-dir DIR``; nothing lands in the working directory by default.
 """
 
 from __future__ import annotations
@@ -11,7 +14,18 @@ import shlex
 import sys
 from typing import Any
 
+#: JUnit XML file name inside ``--log-dir`` (when ``--junit-xml`` is not given)
 DEFAULT_JUNIT = "ptm-test-results.xml"
+PYTEST_MISSING = "ptm test needs pytest: pip install -e '.[test]' (or pip install pytest)"
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Wraps one-paragraph descriptions to the terminal; keeps text with line breaks (examples) as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text:
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
 
 
 def _find_scenarios(paths: list[str]) -> list[str]:
@@ -34,9 +48,26 @@ def _plugin_registered() -> bool:
     return any(ep.value == "py_trees_manipulation.scenarios.pytest_plugin" for ep in entry_points(group="pytest11"))
 
 
+def junit_path(args: argparse.Namespace) -> str | None:
+    """Where ``ptm test`` writes JUnit XML: ``--junit-xml`` if given (``''``: nowhere), else
+    ``<--log-dir>/ptm-test-results.xml`` with a log dir, else nowhere."""
+    if args.junit_xml is not None:
+        return args.junit_xml or None
+    if args.log_dir and not args.no_log:
+        return os.path.join(args.log_dir, DEFAULT_JUNIT)
+    return None
+
+
 def cmd_test(args: argparse.Namespace) -> int:
-    """Run the ``*.scenario.yaml`` files under the given paths with pytest; exit with pytest's code."""
-    import pytest
+    """Run the ``*.scenario.yaml`` files under the given paths with pytest; exit with pytest's code
+    (2 and a one-line hint when pytest is not installed)."""
+    try:
+        import pytest
+    except ModuleNotFoundError as e:
+        if e.name != "pytest":
+            raise
+        print(PYTEST_MISSING, file=sys.stderr)
+        return 2
 
     missing = [p for p in args.paths if not os.path.exists(p)]
     if missing:
@@ -47,8 +78,9 @@ def cmd_test(args: argparse.Namespace) -> int:
         print(f"ptm test: no *.scenario.yaml under {', '.join(args.paths)}", file=sys.stderr)
         return 5  # pytest's "no tests collected"
     argv = list(files) + ["-p", "no:cacheprovider", "-o", "addopts=", "-rfE"]
-    if args.junit_xml:
-        argv += ["--junit-xml", args.junit_xml, "-o", "junit_suite_name=ptm-scenarios", "-o", "junit_family=xunit2"]
+    junit = junit_path(args)
+    if junit:
+        argv += ["--junit-xml", junit, "-o", "junit_suite_name=ptm-scenarios", "-o", "junit_family=xunit2"]
     if args.k:
         argv += ["-k", args.k]
     if args.log_dir:
@@ -121,18 +153,27 @@ def register(sub: Any) -> None:
     """Add ``test`` and ``sweep`` to the ``ptm`` subcommands."""
     p = sub.add_parser("test", help="run *.scenario.yaml scenario tests (pytest, JUnit XML)",
                        description="Run every *.scenario.yaml under the paths through pytest, one test per variant, "
-                                   "headless in the simulator, and write JUnit XML. Exit code: pytest's (0 all passed, "
-                                   "1 some failed, 2 interrupted or invalid, 5 nothing collected).",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                   "headless in the simulator; optionally write JUnit XML. Needs pytest "
+                                   "(pip install -e '.[test]').",
+                       epilog="Examples:\n  ptm test tests/scenarios\n"
+                              "  ptm test tests/scenarios -k 'heavy and not slow' --junit-xml results.xml\n"
+                              "  ptm test tests/scenarios --log-dir ci-runs   # run logs and ci-runs/ptm-test-results.xml\n"
+                              "Exit codes (pytest's): 0 all passed, 1 some failed, 2 interrupted, invalid input or no "
+                              "pytest, 5 nothing collected.",
+                       formatter_class=_HelpFormatter)
     p.add_argument("paths", nargs="+", metavar="DIR", help="directories (searched recursively) or scenario files")
-    p.add_argument("--junit-xml", default=DEFAULT_JUNIT, metavar="OUT.xml", help="JUnit XML report ('' for none)")
+    p.add_argument("--junit-xml", default=None, metavar="OUT.xml",
+                   help=f"write a JUnit XML report here (default: none, or DIR/{DEFAULT_JUNIT} with --log-dir DIR; "
+                        "'' for none)")
     p.add_argument("-k", metavar="EXPR", help="only tests matching this pytest -k expression (e.g. 'heavy and not slow')")
     p.add_argument("--log-dir", metavar="DIR", help="write run logs under DIR/<scenario>/<variant>.mcap (default: a temporary directory)")
     p.add_argument("--no-log", action="store_true", help="do not write run logs")
-    p.add_argument("--seed", type=int, default=None, help="random seed for every scenario (overrides scene.seed)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="random seed for every scenario (default: each scene's own seed)")
     p.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure")
     p.add_argument("-v", "--verbose", action="store_true", help="one line per test")
-    p.add_argument("--pytest-args", default="", metavar="ARGS", help="more pytest arguments, one string (e.g. '--maxfail 2 -ra')")
+    p.add_argument("--pytest-args", default="", metavar="ARGS",
+                   help="more pytest arguments, one string (e.g. '--maxfail 2 -ra')")
     p.set_defaults(func=cmd_test)
 
     p = sub.add_parser("sweep", help="run a task over a parameter grid and random draws, in parallel",
@@ -141,7 +182,7 @@ def register(sub: Any) -> None:
                                    "success_rate.png and sweep.json. Success = status SUCCESS and the file's expectations hold.",
                        epilog="Example:\n  ptm sweep examples/pick_and_lift.yaml --grid scene.objects.0.mass_kg=0.1,0.5,1.0 \\\n"
                               "      --random scene.objects.0.lateral_friction=0.3:1.0 --trials 10 --workers 2 --seed 1",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=_HelpFormatter)
     p.add_argument("file", help="task or scenario file (YAML)")
     p.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
                    help="sweep KEY over these values (or KEY=LO:HI:N, N evenly spaced); repeat for a full factorial grid")

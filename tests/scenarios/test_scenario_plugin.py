@@ -197,3 +197,48 @@ def test_ptm_test_writes_junit_xml(tiny):
     assert cases["low_x_fails_as_expected"].find("failure") is None
     props = {p.get("name"): p.get("value") for p in cases["low_x"].iter("property")}
     assert props["status"] == "FAILURE" and float(props["sim_time_s"]) == pytest.approx(0.5, abs=0.05)
+
+
+def test_ptm_test_leaves_no_junit_xml_in_the_working_directory(tiny):
+    """Without --junit-xml nothing is written to the cwd; with --log-dir the XML goes there."""
+    before = set(os.listdir(tiny.path))
+    proc = subprocess.run([sys.executable, "-m", "py_trees_manipulation", "test", "tiny.scenario.yaml", "-k", "default",
+                           "--no-log"], capture_output=True, text=True, cwd=tiny.path, timeout=120,
+                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert set(os.listdir(tiny.path)) == before
+
+
+def test_junit_xml_goes_where_asked_or_into_the_log_dir():
+    from py_trees_manipulation.cli import build_parser
+    from py_trees_manipulation.scenarios.cli import junit_path
+
+    def where(*argv):
+        return junit_path(build_parser().parse_args(["test", "scenarios", *argv]))
+
+    assert where() is None
+    assert where("--junit-xml", "out/r.xml") == "out/r.xml"
+    assert where("--log-dir", "ci") == os.path.join("ci", "ptm-test-results.xml")
+    assert where("--log-dir", "ci", "--junit-xml", "r.xml") == "r.xml"
+    assert where("--log-dir", "ci", "--junit-xml", "") is None
+    assert where("--log-dir", "ci", "--no-log") is None
+
+
+def test_ptm_test_without_pytest_says_how_to_install_it(tmp_path, capsys, monkeypatch):
+    from py_trees_manipulation.cli import main
+
+    monkeypatch.setitem(sys.modules, "pytest", None)  # 'import pytest' now raises ModuleNotFoundError
+    assert main(["test", str(tmp_path)]) == 2
+    out = capsys.readouterr()
+    assert out.err == "ptm test needs pytest: pip install -e '.[test]' (or pip install pytest)\n"
+    assert out.out == ""
+
+
+def test_ptm_test_help_states_each_default_once():
+    from py_trees_manipulation.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    text = sub.choices["test"].format_help()
+    assert "(default: None)" not in text and "(default: False)" not in text
+    assert text.count("default: a temporary directory") == 1
+    assert "Examples:\n  ptm test tests/scenarios\n" in text
