@@ -354,7 +354,7 @@ class ObjectIntact(ManipulationBehaviour):
 
     ABSTRACT = False
     SIM_ONLY = True
-    PARAMS = {"object": Param("str", REQUIRED, "scene object name")}
+    PARAMS = {"object": Param("str", REQUIRED, "scene object name", refers_to="object")}
 
     def update(self) -> Status:
         name = self.param("object")
