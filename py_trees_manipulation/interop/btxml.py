@@ -1007,11 +1007,69 @@ def _repr_dict(dumper: yaml.SafeDumper, data: dict[str, Any]) -> Any:
 _Dumper.add_representer(dict, _repr_dict)
 
 
-def task_to_yaml(task: TaskSpec, source_note: str = "") -> str:
-    """YAML text of a task's tree (and name/description), e.g. the result of an XML import."""
+#: sections of a task file that ``task_to_yaml`` copies from the task (besides the tree), in file order
+TASK_SECTIONS = ("name", "description", "parameters", "scene", "blackboard", "expect", "variants")
+
+
+def _plain(value: Any) -> Any:
+    """Plain dicts/lists/scalars (``LocDict``/``LocList``/numpy -> builtins) for YAML output."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return _jsonable(value)
+
+
+def rebase_urdf_paths(scene: Any, from_dir: str, to_dir: Optional[str]) -> Any:
+    """``scene`` with every relative ``urdf:`` path that resolves under ``from_dir`` (the task
+    file's folder, searched first by the scene loader) rewritten relative to ``to_dir``, or
+    absolute when ``to_dir`` is ``None``; paths found only under ``pybullet_data`` are kept."""
+    if isinstance(scene, dict):
+        out = {}
+        for k, v in scene.items():
+            if k == "urdf" and isinstance(v, str) and not os.path.isabs(v) and os.path.isfile(os.path.join(from_dir, v)):
+                full = os.path.abspath(os.path.join(from_dir, v))
+                v = os.path.relpath(full, to_dir) if to_dir is not None else full
+            else:
+                v = rebase_urdf_paths(v, from_dir, to_dir)
+            out[k] = v
+        return out
+    if isinstance(scene, list):
+        return [rebase_urdf_paths(v, from_dir, to_dir) for v in scene]
+    return scene
+
+
+def task_to_yaml(task: TaskSpec, source_note: str = "", *, scene_file: Optional[str] = None,
+                 output_dir: Optional[str] = None) -> str:
+    """YAML text of a whole task file: ``name``, ``description``, ``parameters``, ``scene``,
+    ``blackboard``, ``expect`` and ``variants`` as the task holds them (after ``--set`` overrides
+    and ``${...}`` substitution; absent sections are left out), then the tree.
+
+    For an XML import with a scene (:func:`load_task_from_xml`) this is a complete task file that
+    ``ptm run`` accepts; for a tree alone (:func:`load_tree_from_xml`) it is the name, description
+    and tree.
+
+    Args:
+        task: a validated task.
+        source_note: written as a comment on the first line.
+        scene_file: the task file the scene came from: relative ``urdf:`` paths found next to it
+            are rewritten to resolve from ``output_dir`` (absolute if ``output_dir`` is ``None``,
+            e.g. for stdout).
+        output_dir: folder of the file the text is written to.
+    """
+    raw = task.raw if isinstance(task.raw, dict) else {}
     doc: dict[str, Any] = {"name": task.name}
     if task.description:
         doc["description"] = task.description
+    for key in TASK_SECTIONS[2:]:
+        value = raw.get(key)
+        if value is None or (isinstance(value, (dict, list)) and not value):
+            continue
+        value = _plain(value)
+        if key == "scene" and scene_file is not None:
+            value = rebase_urdf_paths(value, os.path.dirname(os.path.abspath(scene_file)),
+                                      None if output_dir is None else os.path.abspath(output_dir))
+        doc[key] = value
     doc["tree"] = node_to_yaml(task.tree)
     head = f"# {source_note}\n" if source_note else ""
     return head + yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=120, allow_unicode=True)

@@ -11,8 +11,25 @@ import sys
 from typing import Any
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Wraps one-paragraph descriptions to the terminal; keeps text with line breaks (examples) as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text:
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
 def _write(text: str, output: str | None) -> None:
+    """Write ``text`` to ``output`` (its folder created; the path echoed on stderr), or stdout.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
     if output and output != "-":
+        folder = os.path.dirname(output)
+        if folder:
+            os.makedirs(folder, exist_ok=True)
         with open(output, "w", encoding="utf-8") as f:
             f.write(text)
         print(output, file=sys.stderr)
@@ -23,7 +40,11 @@ def _write(text: str, output: str | None) -> None:
 def cmd_schema(args: argparse.Namespace) -> int:
     from .schema import schema_json
 
-    _write(schema_json(), args.output)
+    try:
+        _write(schema_json(), args.output)
+    except OSError as e:
+        print(f"ptm: {args.output}: cannot write: {e.strerror or e}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -42,20 +63,39 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if not src:
         print(f"ptm: {args.file}: expected a .xml or .yaml file", file=sys.stderr)
         return 2
+    for path in [args.file] + ([args.scene] if args.scene else []):
+        if not os.path.isfile(path):
+            print(f"ptm: {path}: no such file", file=sys.stderr)
+            return 2
+    if args.scene and src != "xml":
+        print("ptm: --scene is for XML -> YAML (a YAML task file holds its own scene)", file=sys.stderr)
+        return 2
     if src == dst or not dst:
         print(f"ptm: convert goes XML -> YAML or YAML -> XML (got {args.file} -> {args.output})", file=sys.stderr)
         return 2
     try:
         if src == "xml":
-            task = (load_task_from_xml(args.file, args.scene, args.set) if args.scene
-                    else load_tree_from_xml(args.file, args.set))
-            text = task_to_yaml(task, f"converted from {os.path.basename(args.file)} by 'ptm convert'")
+            if args.scene:
+                task = load_task_from_xml(args.file, args.scene, args.set)
+                note = (f"converted from {os.path.basename(args.file)} (tree) and {os.path.basename(args.scene)} "
+                        "(name, parameters, scene, blackboard) by 'ptm convert'")
+            else:
+                task = load_tree_from_xml(args.file, args.set)
+                note = (f"converted from {os.path.basename(args.file)} by 'ptm convert' (tree only: "
+                        "add --scene TASK.yaml for a runnable task file)")
+            to_file = bool(args.output) and args.output != "-"
+            text = task_to_yaml(task, note, scene_file=args.scene,
+                                output_dir=os.path.dirname(os.path.abspath(args.output)) if to_file else None)
         else:
             text = export_xml(load_task(args.file, args.set))
     except TreeLoadError as e:
         print(str(e), file=sys.stderr)
         return 2
-    _write(text, args.output)
+    try:
+        _write(text, args.output)
+    except OSError as e:
+        print(f"ptm: {args.output}: cannot write: {e.strerror or e}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -76,28 +116,50 @@ def cmd_docs(args: argparse.Namespace) -> int:
     except (MarkersMissing, OSError) as e:
         print(f"ptm: {e}", file=sys.stderr)
         return 2
-    _write(behaviours_markdown(), args.output)
+    try:
+        _write(behaviours_markdown(), args.output)
+    except OSError as e:
+        print(f"ptm: {args.output}: cannot write: {e.strerror or e}", file=sys.stderr)
+        return 2
     return 0
 
 
 def register(subparsers: Any) -> None:
     """Add ``schema``, ``convert`` and ``docs`` to the ``ptm`` parser."""
     p = subparsers.add_parser("schema", help="print the JSON Schema of task files (for editors)",
-                              description="JSON Schema (draft 2020-12) generated from the behaviour registry; "
-                                          "see docs/editor_schema.md to wire it into VS Code.")
+                              description="Print the JSON Schema (draft 2020-12) of task files, generated from the "
+                                          "behaviour registry; see docs/editor_schema.md to wire it into VS Code.",
+                              epilog="Example:\n  ptm schema -o ptm-task.schema.json",
+                              formatter_class=_HelpFormatter)
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p.set_defaults(func=cmd_schema)
 
     p = subparsers.add_parser("convert", help="convert between BehaviorTree.CPP XML and YAML task trees",
-                              description="FILE.xml -o FILE.yaml or FILE.yaml -o FILE.xml (BehaviorTree.CPP v4 / Groot2).")
+                              description="Convert a task tree between YAML and BehaviorTree.CPP v4 XML (Groot2): "
+                                          "FILE.yaml -o FILE.xml exports the tree; FILE.xml -o FILE.yaml imports it, and "
+                                          "with --scene TASK.yaml writes a complete task file (name, description, "
+                                          "parameters, scene and blackboard of TASK.yaml, tree of FILE.xml) that ptm run "
+                                          "accepts.",
+                              epilog="Examples:\n  ptm convert examples/pick_and_lift.yaml -o pick_and_lift.xml\n"
+                                     "  ptm convert pick_and_lift.xml --scene examples/pick_and_lift.yaml -o edited.yaml\n"
+                                     "  ptm run edited.yaml\n"
+                                     "Exit codes: 0 written, 2 invalid input.",
+                              formatter_class=_HelpFormatter)
     p.add_argument("file", help="a .xml (BehaviorTree.CPP v4) or .yaml task file")
     p.add_argument("-o", "--output", help="output file (.yaml or .xml); default stdout in the other format")
-    p.add_argument("--scene", metavar="TASK.yaml", help="XML -> YAML: take the scene, blackboard and parameters "
-                                                       "from this task file (needed for ${...} in the XML)")
+    p.add_argument("--scene", metavar="TASK.yaml", help="XML -> YAML: write a complete task file with the name, "
+                                                       "description, parameters, scene and blackboard of TASK.yaml "
+                                                       "(also needed for ${...} in the XML)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a value (as ptm run)")
     p.set_defaults(func=cmd_convert)
 
-    p = subparsers.add_parser("docs", help="the behaviour reference as Markdown; keep the README's table current")
+    p = subparsers.add_parser("docs", help="the behaviour reference as Markdown; keep the README's table current",
+                              description="Print the behaviour reference (every behaviour, composite and decorator "
+                                          "with its parameters and units) as Markdown, or check/update the README's "
+                                          "table between its markers.",
+                              epilog="Examples:\n  ptm docs -o behaviours.md\n  ptm docs --update-readme README.md\n"
+                                     "  ptm docs --check README.md     # exit 1 when the table is out of date",
+                              formatter_class=_HelpFormatter)
     p.add_argument("--update-readme", metavar="README.md", help="regenerate the table between the behaviours markers")
     p.add_argument("--check", metavar="README.md", help="exit 1 if the README's table differs from the registry")
     p.add_argument("-o", "--output", help="write the Markdown here instead of stdout")

@@ -265,3 +265,69 @@ def test_cli_convert_both_ways(tmp_path, capsys):
     bad.write_text('<root BTCPP_format="4">\n<BehaviorTree ID="T">\n<IfThenElse/>\n</BehaviorTree>\n</root>\n')
     assert main(["convert", str(bad), "-o", str(tmp_path / "x.yaml")]) == 2
     assert f"{bad}:3:1: <IfThenElse>" in capsys.readouterr().err
+
+
+def test_cli_convert_with_scene_writes_a_complete_task_file(tmp_path, capsys):
+    """XML -> YAML with --scene: the task file's name, description, parameters, scene and
+    blackboard around the XML's tree, so the result validates (and runs: tests/scenarios)."""
+    from py_trees_manipulation.cli import main
+
+    xml = tmp_path / "pal.xml"
+    assert main(["convert", PICK_AND_LIFT, "-o", str(xml)]) == 0
+    out = tmp_path / "sub" / "pal.yaml"  # the folder is created
+    assert main(["convert", str(xml), "--scene", PICK_AND_LIFT, "-o", str(out)]) == 0
+    orig, back = load_task(PICK_AND_LIFT), load_task(str(out))
+    assert back.name == "pick_and_lift" and back.description == orig.description
+    assert back.parameters == {"object": "mug", "lift_m": 0.15}
+    assert back.scene == orig.scene and back.scene["objects"][0]["mass_kg"] == 0.2
+    assert btxml.tree_differences(orig.tree, back.tree) == []
+    # --set reaches the written file; a blackboard section is carried over
+    scene = tmp_path / "task.yaml"
+    scene.write_text("name: demo\ndescription: waits\nparameters: {wait_s: 0.25}\nblackboard: {phase: start}\n"
+                     "scene:\n  fixtures: [{name: floor, urdf: plane.urdf}]\ntree: {Success: {}}\n")
+    xml2 = _xml(tmp_path, '<root BTCPP_format="4"><BehaviorTree ID="T"><Wait name="w" duration_s="${wait_s}"/>'
+                          '</BehaviorTree></root>', "wait.xml")
+    assert main(["convert", xml2, "--scene", str(scene), "--set", "blackboard.phase=go", "-o", str(out)]) == 0
+    task = load_task(str(out))
+    assert (task.name, task.description, task.blackboard) == ("demo", "waits", {"phase": "go"})
+    assert task.scene == {"fixtures": [{"name": "floor", "urdf": "plane.urdf"}]}
+    assert task.tree.type == "Wait" and task.tree.params["duration_s"] == 0.25
+    # without --scene: the tree only, and the comment says how to get a runnable file
+    assert main(["convert", xml2, "-o", str(tmp_path / "tree.yaml")]) == 2  # ${wait_s} needs the parameters
+    capsys.readouterr()
+    assert main(["convert", str(xml)]) == 0
+    text = capsys.readouterr().out
+    assert "add --scene TASK.yaml" in text.splitlines()[0] and "scene:" not in text
+
+
+def test_convert_rebases_urdf_paths_next_to_the_scene_file(tmp_path):
+    """A URDF found next to the --scene file still resolves from the output file's folder."""
+    import shutil
+
+    import pybullet_data
+
+    from py_trees_manipulation.cli import main
+
+    src = tmp_path / "tasks"
+    (src / "assets").mkdir(parents=True)
+    shutil.copy(os.path.join(pybullet_data.getDataPath(), "cube_small.urdf"), src / "assets" / "my_cube.urdf")
+    (src / "task.yaml").write_text(
+        "name: cube\nscene:\n  fixtures: [{name: floor, urdf: plane.urdf}]\n"
+        "  objects: [{name: cube, urdf: assets/my_cube.urdf, pose: {position: [0.5, 0, 0.1]}}]\ntree: {Success: {}}\n")
+    xml = _xml(tmp_path, '<root BTCPP_format="4"><BehaviorTree ID="T"><AlwaysSuccess/></BehaviorTree></root>')
+    out = tmp_path / "out" / "cube.yaml"
+    assert main(["convert", xml, "--scene", str(src / "task.yaml"), "-o", str(out)]) == 0
+    task = load_task(str(out))
+    assert task.scene["objects"][0]["urdf"] == os.path.join("..", "tasks", "assets", "my_cube.urdf")
+    assert task.scene["fixtures"][0]["urdf"] == "plane.urdf"  # pybullet_data: unchanged
+    text = btxml.task_to_yaml(btxml.load_task_from_xml(xml, str(src / "task.yaml")), scene_file=str(src / "task.yaml"))
+    assert f"urdf: {src / 'assets' / 'my_cube.urdf'}" in text  # stdout: absolute
+
+
+def test_cli_convert_refuses_missing_files_and_scene_on_yaml(tmp_path, capsys):
+    from py_trees_manipulation.cli import main
+
+    assert main(["convert", str(tmp_path / "nope.xml")]) == 2
+    assert capsys.readouterr().err == f"ptm: {tmp_path / 'nope.xml'}: no such file\n"
+    assert main(["convert", PICK_AND_LIFT, "--scene", PICK_AND_LIFT]) == 2
+    assert "--scene is for XML -> YAML" in capsys.readouterr().err
