@@ -49,7 +49,6 @@ from typing import Optional, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import signal
 
 from ..msgs.gripper_sensor import PR2GripperEventDetectorCommand, PR2GripperEventDetectorData
 
@@ -86,6 +85,14 @@ PRESSURE_FRAME_PERIOD = 0.041
 CONTROL_PERIOD = 0.001
 """s; the realtime loop period (1 kHz)."""
 
+
+
+def _signal():
+    """``scipy.signal``, imported on first use: it takes about a second to import, and commands
+    that only read task files (validate, render, schema) never design a filter."""
+    from scipy import signal
+
+    return signal
 
 def pad_index(row: int, col: int) -> int:
     """Cell index of pad cell ``(row, col)``; row 0..4 along the finger (0 at the tip), col 0..2.
@@ -155,7 +162,7 @@ def design_pressure_highpass(cutoff_hz: float = 5.0, frame_period: float = PRESS
     """
     fs = 1.0 / frame_period
     if method == "butter":
-        b, a = signal.butter(1, cutoff_hz, btype="highpass", fs=fs)
+        b, a = _signal().butter(1, cutoff_hz, btype="highpass", fs=fs)
     elif method == "backward_euler":
         g = 1.0 / (1.0 + 2.0 * math.pi * cutoff_hz * frame_period)
         b, a = np.array([g, -g]), np.array([1.0, -g])
@@ -171,7 +178,7 @@ def design_pressure_bandpass(band_hz: tuple[float, float] = (0.8, 5.0),
     With the PR2 values: b = [0.6323, 0, -0.6323], a = [1, -0.6294, -0.2647]; the band edges are
     the -0.5 dB points (Chebyshev-I ripple), the -3 dB band is 0.32-8.4 Hz.
     """
-    b, a = signal.cheby1(1, 0.5, list(band_hz), btype="bandpass", fs=1.0 / frame_period)
+    b, a = _signal().cheby1(1, 0.5, list(band_hz), btype="bandpass", fs=1.0 / frame_period)
     return np.asarray(b, dtype=np.float64), np.asarray(a, dtype=np.float64)
 
 
@@ -188,7 +195,7 @@ def design_accelerometer_bandpass(sample_rate_hz: float = 3000.0, low_hz: float 
     if not 0 < low_hz < high_hz < sample_rate_hz / 2:
         raise ValueError(f"accelerometer band must satisfy 0 < low < high < fs/2, got "
                          f"[{low_hz}, {high_hz}] Hz at fs = {sample_rate_hz} Hz")
-    b, a = signal.cheby1(1, 0.5, [low_hz, high_hz], btype="bandpass", fs=sample_rate_hz)
+    b, a = _signal().cheby1(1, 0.5, [low_hz, high_hz], btype="bandpass", fs=sample_rate_hz)
     return np.asarray(b, dtype=np.float64), np.asarray(a, dtype=np.float64)
 
 
@@ -197,7 +204,7 @@ def design_velocity_lowpass(cutoff_hz: float = 5.0, sample_rate_hz: float = 1000
 
     PR2: b = [0.0155, 0.0155], a = [1, -0.9691].
     """
-    b, a = signal.butter(1, cutoff_hz, fs=sample_rate_hz)
+    b, a = _signal().butter(1, cutoff_hz, fs=sample_rate_hz)
     return np.asarray(b, dtype=np.float64), np.asarray(a, dtype=np.float64)
 
 
@@ -225,7 +232,7 @@ class StreamingFilter:
         self.a = np.pad(a, (0, n - len(a))) / a[0]
         self.channels = int(channels)
         self.order = n - 1
-        self._zi_unit = signal.lfilter_zi(self.b, self.a)  # steady state for a unit input
+        self._zi_unit = _signal().lfilter_zi(self.b, self.a)  # steady state for a unit input
         self._fast = self.channels <= self.FAST_MAX_CHANNELS
         self._bl = [float(v) for v in self.b]
         self._al = [float(v) for v in self.a]
@@ -304,13 +311,13 @@ class StreamingFilter:
                 z[1] = b[2] * xv - a[2] * y
             return y
         xs = np.asarray(x, dtype=np.float64).reshape(1, self.channels)
-        y, self._zi = signal.lfilter(self.b, self.a, xs, axis=0, zi=self._zi)
+        y, self._zi = _signal().lfilter(self.b, self.a, xs, axis=0, zi=self._zi)
         return y[0]
 
     def filter_block(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         """Filter ``n`` consecutive samples, shape (n, channels); returns shape (n, channels)."""
         xs = np.asarray(x, dtype=np.float64).reshape(-1, self.channels)
-        y, zi = signal.lfilter(self.b, self.a, xs, axis=0, zi=self.zi)
+        y, zi = _signal().lfilter(self.b, self.a, xs, axis=0, zi=self.zi)
         self.zi = zi
         return y
 
