@@ -86,13 +86,13 @@ CONTROL_PERIOD = 0.001
 """s; the realtime loop period (1 kHz)."""
 
 
-
 def _signal():
     """``scipy.signal``, imported on first use: it takes about a second to import, and commands
     that only read task files (validate, render, schema) never design a filter."""
     from scipy import signal
 
     return signal
+
 
 def pad_index(row: int, col: int) -> int:
     """Cell index of pad cell ``(row, col)``; row 0..4 along the finger (0 at the tip), col 0..2.
