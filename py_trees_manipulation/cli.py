@@ -105,13 +105,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     exc = summary.pop("_exception", None)
     if args.summary:
         write_summary(summary, args.summary)
-    for ext in exts:
+    if exc is not None:
+        print(summary.get("traceback", ""), file=sys.stderr)
+    print(verdict_line(summary), flush=True)
+    for ext in exts:  # after the verdict: a viewer may keep serving until Ctrl-C
         after = getattr(ext, "after_run", None)
         if callable(after):
             after(args, summary)
-    if exc is not None:
-        print(summary.get("traceback", ""), file=sys.stderr)
-    print(verdict_line(summary))
     return result.exit_code
 
 

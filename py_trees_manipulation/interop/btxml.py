@@ -700,6 +700,7 @@ def load_task_from_xml(xml_path: str, scene_task_yaml_path: str, overrides: Opti
     doc.key_locs["tree"] = doc.value_locs["tree"] = node.loc
     task = load_task_data(doc, scene_task_yaml_path, overrides)
     task.file = xml_path
+    task.scene_dir = os.path.dirname(os.path.abspath(scene_task_yaml_path))  # where its URDF paths were checked
     return task
 
 

@@ -78,7 +78,7 @@ def make_backend(task: TaskSpec, options: RunOptions) -> Any:
         from ..sim import SimBackend
 
         return SimBackend(task.scene, gui=options.gui, seed=options.seed, realtime=options.realtime,
-                          base_dir=os.path.dirname(os.path.abspath(task.file)))
+                          base_dir=task.scene_dir or os.path.dirname(os.path.abspath(task.file)))
     if options.backend == "hardware":
         try:
             from ..hardware import make_hardware_backend  # type: ignore[attr-defined]

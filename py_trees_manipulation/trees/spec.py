@@ -49,6 +49,8 @@ class TaskSpec:
         parameters: the file's parameters after defaults and ``--set parameters.X=...``.
         expect, variants: scenario sections (see the scenario module), kept as given.
         raw: the whole document after overrides and substitution.
+        scene_dir: the folder relative URDF paths of the scene are resolved against (default: the
+            task file's folder; an XML tree run with ``--scene`` uses the scene file's).
     """
 
     file: str
@@ -61,3 +63,4 @@ class TaskSpec:
     expect: Optional[dict[str, Any]] = None
     variants: Optional[dict[str, Any]] = None
     raw: Any = None
+    scene_dir: Optional[str] = None

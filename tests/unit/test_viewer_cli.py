@@ -403,7 +403,7 @@ def test_ptm_run_prints_the_log_with_its_replay_command(tmp_path, capsys, monkey
     assert ptm_main(["run", "wait.yaml", "-q", "--viewer", "--log", "runs/w.mcap"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("ptm viewer: http://127.0.0.1:")
-    assert lines[1] == "run log: runs/w.mcap (replay: ptm view runs/w.mcap)"
-    assert lines[2] == "viewer closed at the end of the run (no terminal); replay the run with: ptm view runs/w.mcap"
-    assert lines[3].startswith("SUCCESS: wait")
+    assert lines[1].startswith("SUCCESS: wait")  # the verdict comes first, then what the extensions add
+    assert lines[2] == "run log: runs/w.mcap (replay: ptm view runs/w.mcap)"
+    assert lines[3] == "viewer closed at the end of the run (no terminal); replay the run with: ptm view runs/w.mcap"
     assert read_run_log(tmp_path / "runs" / "w.mcap").summary["status"] == "SUCCESS"
