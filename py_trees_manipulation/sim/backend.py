@@ -51,10 +51,11 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 import numpy as np
 import pybullet as pb
 import pybullet_data
+from transforms3d import quaternions as t3d_quaternions
 
 from ..backend import BackendError
 from ..conventions import quat_wxyz_from_xyzw, quat_xyzw_from_wxyz
-from ..geometry.poses import (Pose, check_pose, interpolate, pose_from_pq, pq_from_pose,
+from ..geometry.poses import (Pose, check_pose, pose_from_pq, pq_from_pose,
                               rotation_angle, translation_distance)
 from ..msgs.actions import GoalHandle
 from ..msgs.motion import (MotionFeedback, MotionResult, MoveCartesianGoal, MoveJointsGoal, MoveToPoseGoal,
@@ -218,6 +219,44 @@ class IKSolution:
     q: np.ndarray
     position_error_m: float
     orientation_error_rad: float
+
+
+def _pq_of_valid_pose(T: Pose) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`pq_from_pose` of a pose known to be valid (a product of checked poses): the same
+    ``(position (3,), quaternion (w, x, y, z), w >= 0)``, without ``check_pose``'s ``allclose``."""
+    q = t3d_quaternions.mat2quat(T[:3, :3])
+    if q[0] < 0:
+        q = -q
+    return T[:3, 3].copy(), q
+
+
+class _Interpolation:
+    """:func:`~py_trees_manipulation.geometry.poses.interpolate` from ``a`` to ``b`` at many
+    fractions: both poses are decomposed once (``interpolate`` does it on every call, with two
+    ``check_pose`` and two ``mat2quat``); :meth:`at` computes exactly what ``interpolate(a, b, s)``
+    returns (same operations in the same order, so the same bits; see tests/unit/test_sim_paths.py)."""
+
+    def __init__(self, a: Pose, b: Pose):
+        pa, qa = pq_from_pose(a)
+        pb_, qb = pq_from_pose(b)
+        if float(np.dot(qa, qb)) < 0.0:
+            qb = -qb
+        self.pa, self.dp = pa, pb_ - pa
+        self.qa, self.qb, self.dq = qa, qb, qb - qa
+        dot = float(np.clip(np.dot(qa, qb), -1.0, 1.0))
+        self.linear = dot > 0.9995
+        if not self.linear:
+            self.th = np.arccos(dot)
+            self.sin_th = np.sin(self.th)
+
+    def at(self, s: float) -> Pose:
+        """(4, 4) pose a fraction ``s`` in [0, 1] of the way (== ``interpolate(a, b, s)``)."""
+        if self.linear:
+            q = self.qa + s * self.dq
+        else:
+            th = self.th
+            q = (np.sin((1 - s) * th) * self.qa + np.sin(s * th) * self.qb) / self.sin_th
+        return pose_from_pq(self.pa + s * self.dp, q)
 
 
 class _JointTrajectory(_Execution):
@@ -389,9 +428,14 @@ class SimArm(_SimResource):
             threshold_m: stop once the FK position error is below this (m) and the orientation error
                 below ``threshold_m`` (rad).
         """
-        target = check_pose(target)
+        return self._solve_ik(check_pose(target), seeds, iterations, threshold_m)
+
+    def _solve_ik(self, target: Pose, seeds: Optional[Sequence[Sequence[float]]] = None,
+                  iterations: int = 6, threshold_m: float = 1e-4) -> IKSolution:
+        """:meth:`solve_ik` for a ``target`` already validated by ``check_pose`` (``move_cartesian``
+        calls it once per waypoint): the same numbers, without re-validating the pose twice."""
         link_target = target @ self.robot.link_in_tcp
-        pos, quat = pq_from_pose(link_target)
+        pos, quat = _pq_of_valid_pose(link_target)
         pos_l = pos.tolist()
         orn = quat_xyzw_from_wxyz(quat)
         if seeds is None:
@@ -520,9 +564,10 @@ class SimArm(_SimResource):
         qs = [q_prev]
         vmax = arm.robot.velocity_limits
         times = [0.0]
+        line = _Interpolation(start, target)
         for i in range(1, n_wp + 1):
-            pose_i = interpolate(start, target, float(s_wp[i]))
-            sol = arm.solve_ik(pose_i, seeds=[q_prev], iterations=3)
+            pose_i = line.at(float(s_wp[i]))
+            sol = arm._solve_ik(pose_i, seeds=[q_prev], iterations=3)
             if sol.position_error_m > goal.position_tolerance_m:
                 handle.set_aborted(
                     MotionResult(start, dist),
