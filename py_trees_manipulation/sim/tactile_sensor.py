@@ -742,6 +742,7 @@ class TactileSensing:
         self._sample_every = max(1, int(round(self.cfg.sample_period_s * hz)))
         self._frame_every = max(1, int(round(self.cfg.frame_period_s * hz)))
         self._n = 0
+        self._due = min(self._sample_every, self._frame_every)  # next step with a sample or a frame
         self._target = backend._objects.get(backend.scene.task.target_object or "", None)
         self._target_z0: Optional[float] = None
         self._lifted = False
@@ -801,19 +802,22 @@ class TactileSensing:
 
     # ---- the post-step hook --------------------------------------------------------------------------
     def _post_step(self, backend: SimBackend) -> None:
-        self._n += 1
-        n = self._n
-        frame = n % self._frame_every == 0
-        if frame or n % self._sample_every == 0:
+        # samples every sample_every-th step, frames every frame_every-th (and a sample with each);
+        # the other steps only compare one counter (and, after a lift, sum the place contacts)
+        n = self._n = self._n + 1
+        if n >= self._due:
+            se, fe = self._sample_every, self._frame_every
+            frame = n % fe == 0
+            self._due = min(n - n % se + se, n - n % fe + fe)
             self._motion_cache.clear()
             for g in self.grippers.values():
                 g.sample()
-            if self._target is not None:
+            if self._target is not None and not self._lifted:
                 self._check_lift()
-        if frame:
-            for g in self.grippers.values():
-                if g.installed:
-                    g.make_frame()
+            if frame:
+                for g in self.grippers.values():
+                    if g.installed:
+                        g.make_frame()
         if self._lifted:
             c = backend.client
             total = 0.0
@@ -826,10 +830,17 @@ class TactileSensing:
     def _check_lift(self) -> None:
         if self._lifted:
             return
-        z = pb.getBasePositionAndOrientation(self._target, physicsClientId=self.backend.client)[0][2]
+        target = self._target
+        held = False
+        for g in self.grippers.values():
+            if target in g.gripped:
+                held = True
+                break
+        if not held and self._target_z0 is not None:
+            return  # only a held target counts as lifted: its height is not needed
+        z = pb.getBasePositionAndOrientation(target, physicsClientId=self.backend.client)[0][2]
         if self._target_z0 is None:
-            self._target_z0 = z
-        held = any(self._target in g.gripped for g in self.grippers.values())
+            self._target_z0 = z  # the height at the first sample
         if held and z - self._target_z0 > 0.01:
             self._lifted = True
 
