@@ -13,6 +13,7 @@ writes to the blackboard is tested in tests/behaviours/test_grasp_fix_behaviours
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 import pybullet as pb
@@ -301,12 +302,23 @@ def test_unknown_key_and_unknown_robot_are_reported_at_their_path():
     assert e2.value.path == ("grasp_fix", "arm", 0, "robot") and "'panda'" in e2.value.message
 
 
-def test_grasp_fix_error_in_a_task_file_points_at_its_line():
+def test_grasp_fix_error_in_a_task_file_points_at_its_line(tmp_path):
     from py_trees_manipulation.trees.errors import TreeLoadError
     from py_trees_manipulation.trees.loader import load_task
 
+    # a value set on the command line is blamed on the --set expression
     with pytest.raises(TreeLoadError) as e:
         load_task(EXAMPLE, ["scene.grasp_fix.forces_angle_tolerance=60"])
-    line = next(i for i, text in enumerate(open(EXAMPLE), 1) if text.strip().startswith("forces_angle_tolerance"))
+    assert str(e.value).startswith("--set scene.grasp_fix.forces_angle_tolerance=60: ")
+    assert "60 deg is below 90 deg, so no object could ever be gripped" in str(e.value)
+    # the same value written in the file is blamed on its line
+    text = open(EXAMPLE).read()
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if t.strip().startswith("forces_angle_tolerance"))
+    bad = tmp_path / "heavy_pick_graspfix.yaml"
+    bad.write_text(re.sub(r"forces_angle_tolerance: *[0-9.]+", "forces_angle_tolerance: 60", text))
+    for sub in ("subtrees",):
+        (tmp_path / sub).symlink_to(os.path.join(os.path.dirname(EXAMPLE), sub))
+    with pytest.raises(TreeLoadError) as e:
+        load_task(str(bad))
     assert f"heavy_pick_graspfix.yaml:{line}:" in str(e.value)
     assert "60 deg is below 90 deg, so no object could ever be gripped" in str(e.value)
