@@ -442,13 +442,20 @@ class SimArm(_SimResource):
             seeds = [self.robot.joint_positions(), self.named_configurations.get("ready", self.robot.joint_positions())]
         sh = self.shadow
         best: Optional[IKSolution] = None
+        # teleport the shadow's arm in one call (LoadedRobot.reset_arm makes one per joint): the same
+        # joint positions, zero velocities, as reset_arm sets
+        arm_joints, zero_velocities = list(sh.arm_joints), [[0.0]] * len(sh.arm_joints)
+
+        def reset_arm(q: np.ndarray) -> None:
+            pb.resetJointStatesMultiDof(sh.body, arm_joints, [[v] for v in q.tolist()], zero_velocities,
+                                        physicsClientId=sh.client)
 
         def score(s: IKSolution) -> float:
             return s.position_error_m + 0.05 * s.orientation_error_rad
 
         for seed in seeds:
             q = sh.clip_to_limits(seed)
-            sh.reset_arm(q)
+            reset_arm(q)
             rest = sh.ik_rest(q)
             for it in range(2 + iterations):
                 if it < 2:
@@ -460,7 +467,7 @@ class SimArm(_SimResource):
                     sol = pb.calculateInverseKinematics(sh.body, sh.tcp_link, pos_l, orn, maxNumIterations=50,
                                                         residualThreshold=1e-7, physicsClientId=sh.client)
                 q = sh.clip_to_limits(sh.arm_from_ik(sol))
-                sh.reset_arm(q)
+                reset_arm(q)
                 cand = IKSolution(q, *sh.tcp_errors(target))
                 if best is None or score(cand) < score(best):
                     best = cand
