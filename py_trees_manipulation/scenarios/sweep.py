@@ -16,7 +16,9 @@ A run is a **success** when its status is SUCCESS and, when the file has ``expec
 
 Executors: ``process`` (default) -- a ``concurrent.futures.ProcessPoolExecutor`` with the
 ``forkserver`` start method (``spawn`` where unavailable), each worker process with its own PyBullet
-client; with one worker the runs happen in this process. ``ray`` -- one Ray task per run on
+client; with one worker the runs happen in this process. The fork server starts before the sweep is
+validated and imports the whole run stack once (:data:`FORKSERVER_PRELOAD`), so the workers forked
+from it start warm; meanwhile this process imports what it needs after the runs (table, plot). ``ray`` -- one Ray task per run on
 ``ray.init(address=...)`` (a cluster; the task files must be at the same paths on its nodes and the
 package installed there) or a local ``ray.init()``; install the extra ``ray``.
 
@@ -308,14 +310,61 @@ def run_trial(job: SweepJob) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------------
+#: Modules the fork server imports once, before it forks any worker, so that every worker starts with
+#: the whole run stack loaded: the sweep and scenario code, the loader and runner, the simulator (with
+#: PyBullet), the behaviour registry (:func:`forkserver_preload` adds the built-in behaviours) and
+#: ``scipy.signal`` (the tactile pressure filters import it on first use: ~1.3 s, the largest part of
+#: a worker's start-up). Not matplotlib: only the parent plots. The fork server skips a module that
+#: fails to import, silently; tests/unit/test_sweep.py checks that every name resolves.
+FORKSERVER_PRELOAD = (
+    __name__, "py_trees_manipulation.scenarios.scenario", "py_trees_manipulation.trees.loader",
+    "py_trees_manipulation.trees.runner", "py_trees_manipulation.sim", "py_trees_manipulation.behaviors.registry",
+    "py_trees_manipulation.control.tactile", "scipy.signal", "importlib.metadata",
+)
+
+
+def forkserver_preload() -> list[str]:
+    """:data:`FORKSERVER_PRELOAD` plus the built-in behaviour modules (``behaviors.BUILTIN_MODULES``)."""
+    from ..behaviors import BUILTIN_MODULES
+
+    return list(dict.fromkeys(FORKSERVER_PRELOAD + tuple(f"py_trees_manipulation.behaviors.{m}" for m in BUILTIN_MODULES)))
+
+
 def _process_context() -> Any:
+    """The worker start method: ``forkserver`` preloading :data:`FORKSERVER_PRELOAD` (else ``spawn``).
+
+    Never ``fork`` from this process: it may hold threads (the progress bar's, Ray's) and PyBullet
+    state from in-process runs. The fork server never connects to PyBullet (it only imports); each
+    worker connects its own PyBullet client per run, after the fork.
+    """
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
     if ctx.get_start_method() == "forkserver":
-        # import the simulator stack once in the fork server, not in every worker
-        ctx.set_forkserver_preload([__name__, "py_trees_manipulation.scenarios.scenario", "py_trees_manipulation.trees.runner",
-                                    "py_trees_manipulation.sim"])
+        ctx.set_forkserver_preload(forkserver_preload())
     return ctx
+
+
+def _start_forkserver() -> None:
+    """Start the fork server now (non-blocking): its preload overlaps the parent's validation.
+
+    No-op where the start method is not forkserver, or when it already runs (a later sweep in the
+    same process reuses it and its preloaded modules).
+    """
+    ctx = _process_context()
+    if ctx.get_start_method() == "forkserver":
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+
+
+def _warm_parent(plot: bool) -> None:
+    """Import what the parent needs after the runs (scipy.stats for the Wilson intervals, matplotlib
+    for the plot) while the fork server is still preloading, instead of after the last run."""
+    import scipy.stats  # noqa: F401
+
+    if plot:
+        import matplotlib.backends.backend_agg  # noqa: F401
+        import matplotlib.figure  # noqa: F401
 
 
 def _execute_process(jobs: list[SweepJob], workers: int, on_done: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
@@ -537,7 +586,8 @@ class SweepResult:
         table: the success-rate table (:func:`success_table` over the grid parameters).
         group_keys: the table's grouping (the grid parameters).
         files: output name -> path (``runs``, ``table``, ``table_text``, ``plot``, ``json``).
-        wall_time_s: the whole sweep's wall time.
+        wall_time_s: the whole sweep's wall time: validation, worker start-up, the runs and the
+            success table (not writing the outputs).
     """
 
     rows: list[dict[str, Any]]
@@ -630,11 +680,17 @@ def run_sweep(config: SweepConfig, progress: bool = True, console: Any = None) -
     Raises:
         SweepError, TreeLoadError: see :func:`validate`.
     """
+    wall0 = time.perf_counter()
+    n_runs = math.prod(len(g.values) for g in config.grid) * max(1, config.trials)
+    pool_workers = min(config.workers, n_runs)
+    if config.executor == "process" and pool_workers > 1:
+        _start_forkserver()  # its preload (~1.5 s) runs while this process validates
     trials = validate(config)
+    if config.executor == "process" and pool_workers > 1:
+        _warm_parent(plot=bool(config.out_dir) and bool(config.grid or config.random))
     cwd = os.getcwd()
     jobs = [SweepJob(config.file, config.variant, tuple(config.overrides), t, config.tick_hz, config.timeout_s, config.backend, cwd)
             for t in trials]
-    wall0 = time.perf_counter()
     bar = None
     task_id = None
     done = {"n": 0, "ok": 0}
@@ -658,7 +714,7 @@ def run_sweep(config: SweepConfig, progress: bool = True, console: Any = None) -
         if config.executor == "ray":
             rows = _execute_ray(jobs, config.workers, config.address, on_done)
         else:
-            rows = _execute_process(jobs, min(config.workers, len(jobs)), on_done)
+            rows = _execute_process(jobs, pool_workers, on_done)
     finally:
         if bar is not None:
             bar.stop()

@@ -195,3 +195,40 @@ def test_ptm_sweep_cli(task_file, tmp_path, capsys):
     assert code == 1
     assert ptm_main(["sweep", task_file, "--grid", "blackboard.x", "--no-progress"]) == 2
     assert "expected KEY=VALUES" in capsys.readouterr().err
+
+
+def test_forkserver_preload_names_resolve():
+    """The fork server skips a preload module that fails to import, silently: a renamed module would
+    only make every worker slower. Every name must resolve; matplotlib (parent only) is not one."""
+    import importlib.util
+
+    from py_trees_manipulation.behaviors import BUILTIN_MODULES
+    from py_trees_manipulation.scenarios.sweep import forkserver_preload
+
+    names = forkserver_preload()
+    assert [n for n in names if importlib.util.find_spec(n) is None] == []
+    assert {"scipy.signal", "py_trees_manipulation.sim"} <= set(names)
+    assert {f"py_trees_manipulation.behaviors.{m}" for m in BUILTIN_MODULES} <= set(names)
+    assert not [n for n in names if n.split(".")[0] == "matplotlib"]
+
+
+def test_a_run_imports_nothing_beyond_the_forkserver_preload():
+    """A worker forked from the fork server starts with everything a run needs (here the tactile
+    fragile grasp, whose pressure filters need scipy.signal), so its first run imports nothing new."""
+    import os
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    script = (
+        "import importlib, json, sys\n"
+        "from py_trees_manipulation.scenarios.sweep import SweepJob, expand, forkserver_preload, run_trial\n"
+        "for m in forkserver_preload(): importlib.import_module(m)\n"
+        "before = set(sys.modules)\n"
+        "row = run_trial(SweepJob('examples/fragile_grasp.yaml', 'default', (), expand(trials=1)[0]))\n"
+        "print(json.dumps({'status': row['status'], 'new': sorted(set(sys.modules) - before),"
+        " 'mpl': 'matplotlib' in sys.modules}))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out == {"status": "SUCCESS", "new": [], "mpl": False}
