@@ -121,7 +121,7 @@ import numpy as np
 import pybullet as pb
 
 from ..control.gripper_controller import ActionState, ControllerParams, Pr2GripperController, SensorSample
-from ..control.tactile import EDGE_CELLS, NUM_CELLS, PAD_CELLS, PAD_COLS, PAD_ROWS
+from ..control.tactile import NUM_CELLS, PAD_CELLS, PAD_COLS, PAD_ROWS
 from ..msgs.actions import GoalHandle, GoalStatus
 from ..msgs.gripper_sensor import ACTIONS, PR2GripperSensorRTState
 from .backend import SimBackend, SimGripper, _Execution, register_extension
