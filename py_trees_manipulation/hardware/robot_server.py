@@ -56,21 +56,12 @@ import numpy as np
 from ..msgs.actions import GoalHandle, GoalStatus
 from ..msgs.motion import MotionFeedback, MoveJointsGoal
 from . import convert as cv
+from ..msgs.plain import jsonable as _jsonable
 
 STATUS_PERIOD_S = 0.2
 KEEP_FINISHED_S = 2.0
 
 
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, np.generic):
-        return x.item()
-    return x
 
 
 class _Conn:

@@ -16,7 +16,6 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-import numpy as np
 import py_trees
 from py_trees.common import Status
 
@@ -24,6 +23,7 @@ from ..behaviors.base import BehaviourSetupError
 from ..observers import RunObserver, RunState
 from .factory import build_tree, initialise_blackboard
 from .spec import TaskSpec
+from ..msgs.plain import jsonable as _jsonable
 
 DEFAULT_TIMEOUT_S = 300.0
 
@@ -107,20 +107,6 @@ def _node_info(node: Any) -> dict[str, Any]:
     }
 
 
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, (np.floating,)):
-        return float(x)
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, np.bool_):
-        return bool(x)
-    return x
 
 
 class _Display:
