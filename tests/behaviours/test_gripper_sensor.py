@@ -16,20 +16,13 @@ from py_trees_manipulation.behaviors.params import ParamError
 from py_trees_manipulation.behaviors.registry import behaviours, load_builtin_and_plugins
 from py_trees_manipulation.msgs import gripper_sensor as gs
 from py_trees_manipulation.msgs.actions import GoalStatus
-from py_trees_manipulation.testing import FakeBackend, Script
+from py_trees_manipulation.testing import FakeBackend, Script, tick_until_done
 
 DT = 1.0 / 30.0
 
 
 def run(behaviour, backend, ticks=100):
-    tree = py_trees.trees.BehaviourTree(root=behaviour)
-    tree.setup(backend=backend)
-    for i in range(ticks):
-        tree.tick()
-        if behaviour.status != Status.RUNNING:
-            return behaviour.status, i + 1
-        backend.advance(DT)
-    return behaviour.status, ticks
+    return tick_until_done(behaviour, backend, ticks, DT)
 
 
 def contact_data(met=True, left=1.3, right=1.1, gap=0.045):
