@@ -80,6 +80,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     except TreeLoadError as e:
         print(str(e), file=sys.stderr)
         return 2
+    if args.gui and sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        # PyBullet's GUI would print X11 noise and exit the process from C code
+        return _die("--gui needs a display (DISPLAY is not set): run without --gui (headless), "
+                    "under xvfb-run, or watch the run in the browser with --viewer")
     if args.tick_hz <= 0:
         return _die("--tick-hz must be > 0")
     if args.timeout is not None and args.timeout <= 0:

@@ -233,3 +233,19 @@ def test_missing_include_parameter_is_reported_once(tmp_path):
     with pytest.raises(TreeLoadError) as e:
         load_task(path)
     assert str(e.value).splitlines() == [f"{path}:3:3: the included file needs parameter 'pose_key'; add it under 'with:' (pose_key: ...)"]
+
+
+def test_gui_without_a_display_is_a_clear_error(monkeypatch, capsys):
+    import sys as _sys
+
+    from py_trees_manipulation import cli
+
+    if not _sys.platform.startswith("linux"):
+        pytest.skip("the display check is for Linux")
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    import os
+
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "pick_and_lift.yaml")
+    assert cli.main(["run", example, "--gui"]) == 2
+    assert "--gui needs a display (DISPLAY is not set)" in capsys.readouterr().err
