@@ -222,14 +222,20 @@ class ArticulatedDoor(ArticulatedObject):
     # ---- per step ------------------------------------------------------------------------
 
     def step(self) -> None:
-        """Update the latch and apply the handle's return-spring torque for the next step."""
-        self._update_latch()
-        if self.handle_index is not None:
-            q = max(0.0, self._position(self.handle_index))
-            tau = -(self.handle_spring_preload_nm + self.handle_spring_stiffness_nm_per_rad * q)
-            pb.setJointMotorControl2(
-                self.body_id, self.handle_index, pb.TORQUE_CONTROL, force=tau, physicsClientId=self.physics_client_id
-            )
+        """Update the latch and apply the handle's return-spring torque for the next step.
+
+        Reads the handle joint once (one ``getJointState``) for both the latch and the spring:
+        this runs before every physics step (1 kHz).
+        """
+        if self.handle_index is None:
+            self._update_latch()
+            return
+        q_handle = self._position(self.handle_index)
+        self._update_latch(math.degrees(q_handle))
+        tau = -(self.handle_spring_preload_nm + self.handle_spring_stiffness_nm_per_rad * max(0.0, q_handle))
+        pb.setJointMotorControl2(
+            self.body_id, self.handle_index, pb.TORQUE_CONTROL, force=tau, physicsClientId=self.physics_client_id
+        )
 
     def reset(self, door_angle_deg: float = 0.0, handle_angle_deg: float = 0.0) -> None:
         """Teleport the joints (zero velocity) and re-evaluate the latch."""
@@ -240,12 +246,15 @@ class ArticulatedDoor(ArticulatedObject):
         self._latched = None
         self._update_latch()
 
-    def _update_latch(self) -> None:
+    def _update_latch(self, handle_angle_deg: Optional[float] = None) -> None:
+        """Engage or release the latch; ``handle_angle_deg``: the handle angle if already read."""
         want = self._latched
         if not self.latch:
             want = False
         else:
-            bolt_extended = self.locked or self.handle_angle_deg < self.latch_release_deg
+            if handle_angle_deg is None:
+                handle_angle_deg = self.handle_angle_deg
+            bolt_extended = self.locked or handle_angle_deg < self.latch_release_deg
             if self._latched:
                 want = bolt_extended
             else:
