@@ -1012,15 +1012,6 @@ _Dumper.add_representer(dict, _repr_dict)
 TASK_SECTIONS = ("name", "description", "parameters", "scene", "blackboard", "expect", "variants")
 
 
-def _plain(value: Any) -> Any:
-    """Plain dicts/lists/scalars (``LocDict``/``LocList``/numpy -> builtins) for YAML output."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return _jsonable(value)
-
-
 def rebase_urdf_paths(scene: Any, from_dir: str, to_dir: Optional[str]) -> Any:
     """``scene`` with every relative ``urdf:`` path that resolves under ``from_dir`` (the task
     file's folder, searched first by the scene loader) rewritten relative to ``to_dir``, or
@@ -1066,7 +1057,7 @@ def task_to_yaml(task: TaskSpec, source_note: str = "", *, scene_file: Optional[
         value = raw.get(key)
         if value is None or (isinstance(value, (dict, list)) and not value):
             continue
-        value = _plain(value)
+        value = _jsonable(value)  # LocDict/LocList/numpy -> builtins for YAML output
         if key == "scene" and scene_file is not None:
             value = rebase_urdf_paths(value, os.path.dirname(os.path.abspath(scene_file)),
                                       None if output_dir is None else os.path.abspath(output_dir))
