@@ -30,6 +30,7 @@ from typing import Any, Optional
 from ..behaviors import registry
 from ..behaviors.params import UNITS, Param
 from ..trees.loader import INCLUDE_KEYS, TOP_KEYS
+from ..trees.locyaml import to_plain
 from ..trees.nodes import COMPOSITE_DOCS, COMPOSITES, DECORATOR_DOCS, DECORATORS
 
 SCHEMA_ID = "https://py-trees-manipulation.invalid/schemas/task.schema.json"
@@ -345,13 +346,5 @@ def validator() -> Any:
 
 def validate_document(doc: Any) -> list[str]:
     """Schema errors of a parsed task document, each ``path: message`` (empty when valid)."""
-    errors = sorted(validator().iter_errors(_plain(doc)), key=lambda e: list(map(str, e.absolute_path)))
+    errors = sorted(validator().iter_errors(to_plain(doc)), key=lambda e: list(map(str, e.absolute_path)))
     return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in errors]
-
-
-def _plain(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {k: _plain(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_plain(v) for v in x]
-    return x

@@ -10,6 +10,7 @@ from typing import Any
 import py_trees
 
 from ..behaviors import registry
+from .locyaml import to_plain
 from .nodes import make_composite, make_decorator
 from .spec import NodeSpec, TaskSpec
 
@@ -44,12 +45,4 @@ def initialise_blackboard(task: TaskSpec) -> None:
     """Write the task's initial blackboard values (keys in the root namespace)."""
     for key, value in task.blackboard.items():
         k = key if key.startswith("/") else "/" + key
-        py_trees.blackboard.Blackboard.set(k, _plain(value))
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
+        py_trees.blackboard.Blackboard.set(k, to_plain(value))

@@ -45,6 +45,17 @@ class LocList(list):
         return self.item_locs[i] if 0 <= i < len(self.item_locs) else self.loc
 
 
+def to_plain(value: Any) -> Any:
+    """``value`` with every :class:`LocDict` / :class:`LocList` (any dict / list) copied to a plain
+    ``dict`` / ``list``, recursively (keys, tuples and scalars unchanged): for consumers that must
+    not see the location attributes (the blackboard, JSON Schema validation)."""
+    if isinstance(value, dict):
+        return {k: to_plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [to_plain(v) for v in value]
+    return value
+
+
 def _loc(file: str, node: Any) -> Loc:
     m = node.start_mark
     return Loc(file, m.line + 1, m.column + 1)
