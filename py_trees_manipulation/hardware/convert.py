@@ -320,6 +320,8 @@ def follow_joint_trajectory_from_ros(msg: Any, joint_names: Sequence[str]) -> tu
 
 
 def fjt_feedback_to_ros(joint_names: Sequence[str], actual: Sequence[float], desired: Sequence[float]) -> dict[str, Any]:
+    """control_msgs/FollowJointTrajectoryFeedback (ROS 1 field names): ``actual`` and ``desired``
+    joint positions (radians, one per name) and ``error = desired - actual``; zero stamps."""
     def pt(v: Sequence[float]) -> dict[str, Any]:
         return {"positions": [float(x) for x in v], "velocities": [], "accelerations": [], "effort": [],
                 "time_from_start": {"secs": 0, "nsecs": 0}}
@@ -380,6 +382,9 @@ def cartesian_goal_from_ros(action: str, msg: Any) -> Any:
 
 
 def motion_result_to_ros(result: Any, text: str = "", frame_id: str = "world") -> dict[str, Any]:
+    """``MotionResult`` -> ptm_msgs result (pose stamped in ``frame_id``, metres); anything else
+    (no result) -> an identity pose with ``position_error = -1``, which :func:`motion_result_from_ros`
+    reads back as None. ``text`` goes into ``error_string``."""
     if not isinstance(result, MotionResult):
         return {"pose": pose_stamped_to_ros(np.eye(4), frame_id), "position_error": -1.0,
                 "stopped_on_contact": False, "error_string": text}
@@ -397,10 +402,12 @@ def motion_result_from_ros(msg: Any) -> Optional[MotionResult]:
 
 
 def motion_feedback_to_ros(fb: MotionFeedback, frame_id: str = "world") -> dict[str, Any]:
+    """``MotionFeedback`` -> ptm_msgs feedback: TCP pose stamped in ``frame_id``, ``distance`` (m), ``progress`` (0..1)."""
     return {"pose": pose_stamped_to_ros(fb.tcp_pose, frame_id), "distance": float(fb.distance_m),
             "progress": float(fb.progress)}
 
 
 def motion_feedback_from_ros(msg: Any) -> MotionFeedback:
+    """ptm_msgs feedback -> ``MotionFeedback``. Raises ValueError naming a missing or non-numeric field."""
     return MotionFeedback(tcp_pose=pose_stamped_from_ros(_map(msg, "pose", "feedback"), "feedback.pose"),
                           distance_m=_num(msg, "distance", "feedback"), progress=_num(msg, "progress", "feedback"))

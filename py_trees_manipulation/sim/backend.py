@@ -846,6 +846,7 @@ class SimWorld:
         return np.array(lin), np.array(ang)
 
     def link_name(self, body: int, link: int) -> str:
+        """URDF name of link index ``link`` of PyBullet body ``body`` (``"base"`` for -1)."""
         if link == -1:
             return "base"
         return pb.getJointInfo(body, link, physicsClientId=self._backend.client)[12].decode()

@@ -380,6 +380,7 @@ class GraspFix:
         self._requests.pop(arm, None)
 
     def attach_requested(self, arm: str) -> bool:
+        """Whether :meth:`request_attach` is pending for ``arm`` (not withdrawn by :meth:`cancel_attach`)."""
         return arm in self._requests
 
     def detach(self, arm: str) -> Optional[GraspEvent]:

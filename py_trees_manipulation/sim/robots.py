@@ -152,6 +152,7 @@ class LoadedRobot:
 
     @property
     def arm_joint_names(self) -> list[str]:
+        """Names of the arm joints, base to wrist (the model's order; fingers excluded)."""
         return list(self.model.arm_joint_names)
 
     def joint_positions(self) -> np.ndarray:
@@ -175,6 +176,7 @@ class LoadedRobot:
             pb.resetJointState(self.body, j, float(v), 0.0, physicsClientId=self.client)
 
     def reset_fingers(self, each_m: float) -> None:
+        """Teleport both finger joints to ``each_m`` metres each (gap ``2 * each_m``). Set-up only."""
         for j in self.finger_joints:
             pb.resetJointState(self.body, j, float(each_m), 0.0, physicsClientId=self.client)
 
@@ -216,6 +218,7 @@ class LoadedRobot:
         return math.sqrt(dx * dx + dy * dy + dz * dz), math.acos(max(-1.0, min(1.0, c)))
 
     def clip_to_limits(self, q: Sequence[float]) -> np.ndarray:
+        """Arm joint positions ``q`` (radians, shape (n_arm,)) clipped to the URDF joint limits."""
         return np.clip(np.asarray(q, dtype=float), self.lower, self.upper)
 
     def arm_from_ik(self, ik_solution: Sequence[float]) -> np.ndarray:
@@ -234,4 +237,5 @@ class LoadedRobot:
 
 
 def model_by_name(name: str) -> Optional[RobotModel]:
+    """The built-in :class:`RobotModel` called ``name`` (a key of :data:`MODELS`), or None."""
     return MODELS.get(name)

@@ -120,6 +120,8 @@ class PrimitiveSpec:
     length: Optional[float] = None
 
     def half_height(self) -> float:
+        """Half the primitive's extent along its local z axis, metres (box: ``size[2] / 2``,
+        cylinder: ``length / 2``, sphere: ``radius``)."""
         if self.shape == "box":
             return self.size[2] / 2.0  # type: ignore[index]
         if self.shape == "cylinder":
