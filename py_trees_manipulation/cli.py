@@ -157,21 +157,25 @@ def cmd_render(args: argparse.Namespace) -> int:
     if fmt in ("ascii", "unicode"):
         text = (py_trees.display.ascii_tree if fmt == "ascii" else py_trees.display.unicode_tree)(root)
         if args.output:
-            with open(args.output, "w") as f:
-                f.write(text + "\n")
+            try:
+                with open(args.output, "w") as f:
+                    f.write(text + "\n")
+            except OSError as e:
+                return _die(f"cannot write {args.output}: {e.strerror or e}")
         else:
             print(text)
         return 0
     graph = py_trees.display.dot_tree(root, with_blackboard_variables=args.blackboard)
     out = args.output or os.path.splitext(os.path.basename(args.file))[0] + "." + fmt
-    if fmt == "dot":
-        graph.write(out, format="raw")
-    else:
+    if fmt != "dot":
         import shutil
 
         if shutil.which("dot") is None:
             return _die("rendering svg/png needs Graphviz's 'dot' (apt-get install graphviz); --format dot works without it")
-        graph.write(out, format=fmt)
+    try:
+        graph.write(out, format="raw" if fmt == "dot" else fmt)
+    except OSError as e:
+        return _die(f"cannot write {out}: {e.strerror or e}")
     print(out)
     return 0
 
