@@ -107,8 +107,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _die(str(e))
     summary = result.summary
     exc = summary.pop("_exception", None)
+    summary_error = None
     if args.summary:
-        write_summary(summary, args.summary)
+        try:
+            write_summary(summary, args.summary)
+        except OSError as e:  # the run is over: report it as usual, then fail (exit 2) for the lost summary
+            summary_error = f"cannot write the summary to {args.summary}: {e}"
     if exc is not None:
         print(summary.get("traceback", ""), file=sys.stderr)
     print(verdict_line(summary), flush=True)
@@ -116,6 +120,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         after = getattr(ext, "after_run", None)
         if callable(after):
             after(args, summary)
+    if summary_error is not None:
+        return _die(summary_error)
     return result.exit_code
 
 
