@@ -55,10 +55,6 @@ def _subst() -> dict[str, Any]:
     return {"$ref": "#/$defs/substitution"}
 
 
-def _with_subst(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"anyOf": [schema, _subst()]}
-
-
 def _number(p: Param, integer: bool = False) -> dict[str, Any]:
     s: dict[str, Any] = {"type": "integer" if integer else "number"}
     if p.min is not None:
