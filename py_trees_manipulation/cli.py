@@ -89,6 +89,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.timeout is not None and args.timeout <= 0:
         return _die("--timeout must be > 0 (seconds of backend time)")
     observers: list[Any] = []
+    if args.summary:  # find out now, not after a long run, that the summary cannot be written
+        folder = os.path.dirname(os.path.abspath(args.summary))
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            return _die(f"cannot write the summary to {args.summary}: {e.strerror}")
+        if not os.access(folder, os.W_OK) or os.path.isdir(args.summary):
+            return _die(f"cannot write the summary to {args.summary}: not a writable file path")
     exts = _optional_modules(RUN_EXTENSIONS)
     try:
         for ext in exts:
@@ -102,8 +110,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = run_task(task, opts)
     except ValueError as e:  # the backend refused the tree or could not start (e.g. rosbridge unreachable)
         if args.summary:
-            write_summary({"task": task.name, "file": task.file, "backend": args.backend, "status": "INVALID",
-                           "error": str(e)}, args.summary)
+            try:
+                write_summary({"task": task.name, "file": task.file, "backend": args.backend, "status": "INVALID",
+                               "error": str(e)}, args.summary)
+            except OSError as w:
+                print(f"ptm: cannot write the summary to {args.summary}: {w}", file=sys.stderr)
         return _die(str(e))
     summary = result.summary
     exc = summary.pop("_exception", None)
