@@ -76,3 +76,14 @@ def test_render_svg_needs_graphviz(tmp_path):
     out = tmp_path / "tree.svg"
     assert cli.main(["render", PICK, "--format", "svg", "-o", str(out)]) == 0
     assert out.read_text().lstrip().startswith(("<?xml", "<svg"))
+
+
+def test_unwritable_summary_path_is_refused_before_the_run(tmp_path, capsys):
+    from py_trees_manipulation import cli
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert cli.main(["run", PICK, "--no-log", "--summary", str(blocker / "out.json")]) == 2
+    err = capsys.readouterr()
+    assert f"cannot write the summary to {blocker / 'out.json'}" in err.err
+    assert "SUCCESS" not in err.out  # nothing ran
