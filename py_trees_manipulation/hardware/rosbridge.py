@@ -719,17 +719,7 @@ class HardwareBackend:
 
     def _on_ros2_feedback(self, client: _ActionClient, payload: Any) -> None:
         box, fb = payload
-        rg = self._goals.get(box.get("id", ""))
-        if rg is None:
-            return
-        try:
-            msg = client.feedback_from_ros(dict(fb))
-        except (ValueError, TypeError, KeyError) as e:
-            self._fail_malformed(rg, "feedback", e)
-            return
-        rg.acked = True
-        rg.handle.set_active()
-        rg.handle.publish_feedback(msg)
+        self._deliver_feedback(client, self._goals.get(box.get("id", "")), dict(fb))
 
     def _on_ros2_result(self, client: _ActionClient, payload: Any) -> None:
         box, res, ok = payload
@@ -799,11 +789,14 @@ class HardwareBackend:
         except (KeyError, TypeError):
             self._event(f"malformed feedback on {client.ns}/feedback (no status.goal_id.id)")
             return
-        rg = self._goals.get(gid)
+        self._deliver_feedback(client, self._goals.get(gid), msg.get("feedback"))
+
+    def _deliver_feedback(self, client: _ActionClient, rg: Any, raw: Any) -> None:
+        """Feedback (ROS 1 or ROS 2) for a goal of ours: the goal is acknowledged and active."""
         if rg is None:
             return
         try:
-            fb = client.feedback_from_ros(msg.get("feedback"))
+            fb = client.feedback_from_ros(raw)
         except (ValueError, TypeError, KeyError) as e:
             self._fail_malformed(rg, "feedback", e)
             return
