@@ -47,6 +47,10 @@ class RobotModel:
         max_grip_force_n: upper clip of the commanded finger force, newtons per finger.
         finger_speed_mps: speed of each finger, m/s (the gap changes twice as fast).
         finger_lateral_friction: Coulomb friction coefficient set on the finger links.
+        acceleration_limits: arm joint acceleration limits, rad/s^2, ``arm_joint_names`` order (the
+            URDF has none; the motion planner's time parameterisation reads them).
+        allowed_collision_pairs: link-name pairs never checked against each other for self-collision
+            (beyond parent-child pairs, which are never checked).
     """
 
     name: str
@@ -62,6 +66,8 @@ class RobotModel:
     max_grip_force_n: float = 140.0
     finger_speed_mps: float = 0.05
     finger_lateral_friction: float = 1.5
+    acceleration_limits: tuple[float, ...] = ()
+    allowed_collision_pairs: tuple[tuple[str, str], ...] = ()
 
 
 PANDA = RobotModel(
@@ -80,6 +86,8 @@ PANDA = RobotModel(
         # Arm stretched forwards at shoulder height, hand pointing down.
         "extended": (0.0, 0.6, 0.0, -1.2, 0.0, 1.8, 0.785),
     },
+    # Franka Emika Panda data sheet ("Robot and interface specifications"): max joint accelerations.
+    acceleration_limits=(15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0),
 )
 
 MODELS: dict[str, RobotModel] = {PANDA.name: PANDA}
@@ -101,6 +109,7 @@ class LoadedRobot:
             ``calculateInverseKinematics`` results).
         lower, upper: arm joint limits, radians, shape (n_arm,).
         velocity_limits: arm joint velocity limits, rad/s, shape (n_arm,).
+        acceleration_limits: arm joint acceleration limits, rad/s^2, shape (n_arm,).
         effort_limits: arm joint torque limits, N m, shape (n_arm,).
         finger_upper: upper limit of each finger joint, metres.
         tcp_link: link index whose frame (times ``tcp_in_link``) is the TCP.
@@ -130,6 +139,9 @@ class LoadedRobot:
         self.upper = np.array([i[9] for i in arm])
         self.effort_limits = np.array([i[10] for i in arm])
         self.velocity_limits = np.array([i[11] for i in arm])
+        # rad/s^2: the model's figures, or (none given) 5x the velocity limit per second
+        self.acceleration_limits = (np.array(model.acceleration_limits, dtype=float) if model.acceleration_limits
+                                    else 5.0 * self.velocity_limits)
         self.finger_upper = float(infos[self.finger_joints[0]][9])
         self.finger_effort_limit = float(infos[self.finger_joints[0]][10])
         self.finger_links = list(self.finger_joints)  # a joint's child link has the joint's index
