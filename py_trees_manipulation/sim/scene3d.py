@@ -129,12 +129,29 @@ class SceneModel:
             movable = any(pb.getJointInfo(body, j, physicsClientId=c)[2] != pb.JOINT_FIXED for j in links)
             static = dyn[0] == 0.0 and not movable  # no mass, no joints that move: never moves
             self._bodies.append(_Body(name, body, links, frames, base_offset, static))
+        # each arm's TCP: a constant offset from its TCP link (identity for the Panda's grasp target)
+        self._tcps: list[tuple[str, int, int, Any, Any]] = []
+        for name, arm in getattr(backend, "arms", {}).items():
+            robot = getattr(arm, "robot", None)
+            if robot is None or getattr(robot, "tcp_link", None) is None:
+                continue
+            from ..geometry.poses import pq_from_pose
+            from ..conventions import quat_xyzw_from_wxyz
+
+            p, q = pq_from_pose(robot.tcp_in_link)
+            self._tcps.append((f"{name}/tcp", robot.body, int(robot.tcp_link), tuple(float(x) for x in p),
+                               quat_xyzw_from_wxyz(q)))
 
     # -- per tick ------------------------------------------------------------------------------
     def frames(self) -> list[tuple[str, np.ndarray, np.ndarray]]:
         """``[(frame_id, position (3,) m, quaternion (4,) w, x, y, z)]``: every link frame in the
-        world frame, now."""
-        out: list[tuple[str, np.ndarray, np.ndarray]] = []
+        world frame, now, then each arm's TCP as ``"<arm>/tcp"`` (``arm.tcp_pose()``)."""
+        return [(f, np.asarray(p, dtype=float), quat_wxyz_from_xyzw(q)) for f, p, q in self.frames_xyzw()]
+
+    def frames_xyzw(self) -> list[tuple[str, tuple[float, ...], tuple[float, ...]]]:
+        """:meth:`frames` as PyBullet gives them: ``(frame_id, (x, y, z), (qx, qy, qz, qw))``
+        tuples (no arrays: the run log calls this every tick)."""
+        out: list[tuple[str, Any, Any]] = []
         c = self._client
         for b in self._bodies:
             if b.static and b.cached is not None:
@@ -142,14 +159,17 @@ class SceneModel:
                 continue
             p, q = pb.getBasePositionAndOrientation(b.body, physicsClientId=c)
             p, q = _mul(p, q, *b.base_offset)
-            mine = [(b.frames[0], np.asarray(p, dtype=float), quat_wxyz_from_xyzw(q))]
+            mine = [(b.frames[0], p, q)]
             if b.links:
                 states = pb.getLinkStates(b.body, b.links, computeForwardKinematics=1, physicsClientId=c)
-                for frame, st in zip(b.frames[1:], states):
-                    mine.append((frame, np.asarray(st[4], dtype=float), quat_wxyz_from_xyzw(st[5])))
+                mine.extend((frame, st[4], st[5]) for frame, st in zip(b.frames[1:], states))
             if b.static:
                 b.cached = mine
             out.extend(mine)
+        for frame, body, link, p_off, q_off in self._tcps:
+            st = pb.getLinkState(body, link, computeForwardKinematics=1, physicsClientId=c)
+            p, q = _mul(st[4], st[5], p_off, q_off)
+            out.append((frame, p, q))
         return out
 
     # -- once ----------------------------------------------------------------------------------

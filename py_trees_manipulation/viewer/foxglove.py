@@ -8,9 +8,9 @@ schema is the SDK's ``FileDescriptorSet``, schema encoding ``"protobuf"``):
 ``/tf`` (``foxglove.FrameTransforms``), every tick:
     the world pose of every link of every body (robots, fixtures, objects, doors), as children of
     ``world``, from the backend's ``scene_model()`` (the simulator:
-    :class:`~py_trees_manipulation.sim.scene3d.SceneModel`; frame names there), plus each arm's
-    TCP as ``<arm>/tcp`` (``arm.tcp_pose()``). A backend without ``scene_model()`` (the hardware
-    backend) gets the TCPs and, when its world answers, each object as a frame named after it.
+    :class:`~py_trees_manipulation.sim.scene3d.SceneModel`; frame names there), and each arm's
+    TCP as ``<arm>/tcp``. A backend without ``scene_model()`` (the hardware backend) gets the
+    TCPs (``arm.tcp_pose()``) and, when its world answers, each object as a frame named after it.
 ``/scene`` (``foxglove.SceneUpdate``), once at the start:
     one entity per link frame with visuals (``frame_locked``: it moves with its frame): boxes as
     cubes, spheres, cylinders (capsules drawn as cylinders), meshes as model primitives with the
@@ -110,17 +110,16 @@ class WellKnownChannels:
         """``[(child frame, position (3,) m, quaternion (4,) w, x, y, z)]`` in ``world``, now."""
         from py_trees_manipulation.geometry.poses import pq_from_pose
 
-        out: list[tuple[str, np.ndarray, np.ndarray]] = []
         if self.model is not None:
-            out.extend(self.model.frames())
-        else:
-            world = getattr(self.backend, "world", None)
-            try:
-                for name in world.object_names() if world is not None else []:
-                    p, q = pq_from_pose(world.object_pose(name))
-                    out.append((name, p, q))
-            except Exception:  # noqa: BLE001 - a world without answers has no object frames
-                pass
+            return self.model.frames()  # with the TCPs
+        out: list[tuple[str, np.ndarray, np.ndarray]] = []
+        world = getattr(self.backend, "world", None)
+        try:
+            for name in world.object_names() if world is not None else []:
+                p, q = pq_from_pose(world.object_pose(name))
+                out.append((name, p, q))
+        except Exception:  # noqa: BLE001 - a world without answers has no object frames
+            pass
         for name, arm in (getattr(self.backend, "arms", None) or {}).items():
             try:
                 p, q = pq_from_pose(arm.tcp_pose())
@@ -133,10 +132,17 @@ class WellKnownChannels:
         """The ``/tf`` message now (``foxglove.FrameTransforms``, encoded)."""
         fm = self._fm
         ts = self._stamp(time_s)
-        msgs = [fm.FrameTransform(timestamp=ts, parent_frame_id=WORLD_FRAME, child_frame_id=frame,
-                                  translation=fm.Vector3(x=float(p[0]), y=float(p[1]), z=float(p[2])),
-                                  rotation=fm.Quaternion(w=float(q[0]), x=float(q[1]), y=float(q[2]), z=float(q[3])))
-                for frame, p, q in self.frames()]
+        ft, v3, quat = fm.FrameTransform, fm.Vector3, fm.Quaternion
+        if self.model is not None and hasattr(self.model, "frames_xyzw"):
+            frames = self.model.frames_xyzw()  # (x, y, z), (qx, qy, qz, qw) tuples: the cheap path
+            msgs = [ft(timestamp=ts, parent_frame_id=WORLD_FRAME, child_frame_id=frame,
+                       translation=v3(x=p[0], y=p[1], z=p[2]), rotation=quat(x=q[0], y=q[1], z=q[2], w=q[3]))
+                    for frame, p, q in frames]
+        else:
+            msgs = [ft(timestamp=ts, parent_frame_id=WORLD_FRAME, child_frame_id=frame,
+                       translation=v3(x=float(p[0]), y=float(p[1]), z=float(p[2])),
+                       rotation=quat(w=float(q[0]), x=float(q[1]), y=float(q[2]), z=float(q[3])))
+                    for frame, p, q in self.frames()]
         return fm.FrameTransforms(transforms=msgs).encode()
 
     # -- /scene --------------------------------------------------------------------------------
