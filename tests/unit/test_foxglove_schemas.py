@@ -232,3 +232,26 @@ def test_real_run_still_reads_in_ptm_view_and_report_layout(sim_run_log):
     assert pre["units"]["position_tolerance_m"] == "m"
     assert pre["data"]["Class"].endswith("MoveToPose")
     assert last["blackboard"]["values"]["/object_pose"]["position"][2] == pytest.approx(0.626, abs=0.01)
+
+
+def test_the_foxglove_layout_reads_channels_a_run_has(sim_run_log):
+    """docs/foxglove_layout.json: a 3D panel on /scene, plots of numeric telemetry fields, the log
+    on /log and the raw tree snapshot, all of them channels (and number fields) of a real run."""
+    layout = json.loads((Path(__file__).resolve().parents[2] / "docs" / "foxglove_layout.json").read_text())
+    panels = layout["configById"]
+    kinds = {pid.split("!")[0] for pid in panels}
+    assert {"3D", "Plot", "RosOut", "RawMessages"} <= kinds
+
+    def leaves(node):
+        return [node] if isinstance(node, str) else leaves(node["first"]) + leaves(node["second"])
+
+    assert sorted(leaves(layout["layout"])) == sorted(panels)
+    summary, topics = _schemas_and_channels(sim_run_log)
+    assert set(panels["3D!ptm"]["topics"]) <= set(topics)
+    assert panels["RosOut!log"]["topicToRender"] == "/log" and panels["RawMessages!tree"]["topicPath"] in topics
+    plotted = [p["value"] for pid, cfg in panels.items() if pid.startswith("Plot!") for p in cfg["paths"]]
+    assert len(plotted) >= 4
+    for path in plotted:
+        topic, field = path.rsplit(".", 1)
+        schema = json.loads(summary.schemas[topics[topic].schema_id].data)
+        assert schema["properties"][field] == {"type": "number"}, path
