@@ -51,6 +51,12 @@ def quantity_pattern(unit: str) -> str:
     return rf"^\s*{_NUMBER_RE}\s*(?:{'|'.join(re.escape(u) for u in same)})\s*$"
 
 
+def _requires(*keys: str) -> dict[str, Any]:
+    """A subschema "these keys are present" that ajv's strict mode accepts (strictTypes wants the
+    object type beside ``required``, strictRequired the keys declared beside it)."""
+    return {"type": "object", "properties": {k: True for k in keys}, "required": list(keys)}
+
+
 def _subst() -> dict[str, Any]:
     return {"$ref": "#/$defs/substitution"}
 
@@ -111,10 +117,6 @@ def param_schema(p: Param) -> dict[str, Any]:
     out["description"] = param_description(p)
     if not p.required and p.default is not None:
         out["default"] = _jsonable(p.to_json_default())
-    if p.unit:
-        out["x-unit"] = p.unit
-    if p.frame:
-        out["x-frame"] = p.frame
     return out
 
 
@@ -163,8 +165,9 @@ def node_type_schemas() -> dict[str, dict[str, Any]]:
                      {"children": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/node"},
                                    "description": "child nodes, ticked in order"}}, ["children"])
         if name == "Parallel":
-            body["if"] = {"properties": {"policy": {"const": "success_on_selected"}}, "required": ["policy"]}
-            body["then"] = {"required": ["selected"],
+            body["if"] = {"type": "object", "properties": {"policy": {"const": "success_on_selected"}},
+                          "required": ["policy"]}
+            body["then"] = {"type": "object", "required": ["selected"],
                             "properties": {"selected": {"type": "array", "minItems": 1, "items": {"type": "string"}}}}
         out[name] = body
     for name, decl in DECORATORS.items():
@@ -250,7 +253,7 @@ def scene_defs() -> dict[str, Any]:
         if req:
             d["required"] = req
         if section == "objects[]":
-            d["oneOf"] = [{"required": ["urdf"]}, {"required": ["primitive"]}]
+            d["oneOf"] = [_requires("urdf"), _requires("primitive")]
         defs[name] = d
     return defs
 
@@ -269,8 +272,8 @@ def _pose_def() -> dict[str, Any]:
              "properties": {"position": vec(3, "metres"), "orientation": vec(4, "quaternion, scalar first (w, x, y, z)"),
                             "rpy_deg": vec(3, "roll, pitch, yaw in degrees (static x-y-z)"),
                             "rpy": vec(3, "roll, pitch, yaw in radians")},
-             "not": {"anyOf": [{"required": ["orientation", "rpy_deg"]}, {"required": ["orientation", "rpy"]},
-                               {"required": ["rpy_deg", "rpy"]}]}},
+             "not": {"anyOf": [_requires("orientation", "rpy_deg"), _requires("orientation", "rpy"),
+                               _requires("rpy_deg", "rpy")]}},
             vec(3, "position only (identity rotation)"),
             {"type": "array", "minItems": 4, "maxItems": 4, "items": vec(4, "row"), "description": "4x4 homogeneous matrix"},
         ],
@@ -303,10 +306,12 @@ def task_schema() -> dict[str, Any]:
     props: dict[str, Any] = {
         "name": {"type": "string", "description": "task name (default: the file name)"},
         "description": {"type": "string"},
-        "parameters": {"type": ["object", "null"], "propertyNames": {"pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"},
+        "parameters": {"anyOf": [{"type": "object", "propertyNames": {"pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"}},
+                                 {"type": "null"}],
                        "description": "file parameters: name -> default (null: required); used as ${name}"},
         "scene": {"$ref": "#/$defs/scene"},
-        "blackboard": {"type": ["object", "null"], "propertyNames": {"pattern": r"^[A-Za-z_][A-Za-z0-9_/.\-]*$"},
+        "blackboard": {"anyOf": [{"type": "object", "propertyNames": {"pattern": r"^[A-Za-z_][A-Za-z0-9_/.\-]*$"}},
+                                 {"type": "null"}],
                        "description": "initial blackboard values"},
         "tree": {"$ref": "#/$defs/node"},
         "expect": {"type": "object", "description": "scenario expectations (see the scenario docs)"},

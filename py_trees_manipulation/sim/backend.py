@@ -1274,6 +1274,13 @@ class SimBackend:
                 out.update(fn())
         return out
 
+    def scene_model(self) -> Any:
+        """Link frames and visual shapes of every body, for 3D viewers (Foxglove):
+        a :class:`~.scene3d.SceneModel` (read-only)."""
+        from .scene3d import SceneModel
+
+        return SceneModel(self)
+
     # ---- lifetime --------------------------------------------------------------------------------
     def close(self) -> None:
         """Disconnect both PyBullet clients. Idempotent; running goals end PREEMPTED."""

@@ -3,7 +3,9 @@
 Subcommands: ``ptm view LOG... [--port N]`` (replay a run log in the browser; given several, the
 newest) and ``ptm report LOG... [-o DIR]`` (PNG plots, one directory per log). ``ptm run`` flags:
 ``--viewer`` (live page; after the run the page stays up until Ctrl-C when stdout or stdin is a
-terminal, otherwise it closes and the replay command is printed), ``--port N``, ``--log PATH``
+terminal, otherwise it closes and the replay command is printed), ``--port N``, ``--foxglove``
+(the run's channels live to Foxglove over WebSocket, ``--foxglove-port N``, default 8765; the
+same rule for after the run), ``--log PATH``
 (default ``runs/<task file stem>_<UTC time>.mcap``), ``--no-log``, ``--report [DIR]`` (plots at
 the end; default ``<log stem>_report/``).
 
@@ -110,28 +112,56 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--no-log", action="store_true", help="do not write a run log")
     g.add_argument("--report", nargs="?", const="", default=None, metavar="DIR",
                    help="write PNG plots of the run at the end (default DIR: <log stem>_report)")
+    g.add_argument("--foxglove", action="store_true",
+                   help="serve the run's channels (3D scene, transforms, log, plots, tree) live to Foxglove on "
+                        "127.0.0.1 (WebSocket, Open connection > Foxglove WebSocket > the printed ws:// address); "
+                        "add --realtime to watch at the robot's pace. Layout: docs/foxglove_layout.json")
+    g.add_argument("--foxglove-port", type=int, default=8765, metavar="N",
+                   help="Foxglove WebSocket port (default 8765; 0: a free one)")
 
 
 def run_observers(args: argparse.Namespace, task: Any = None) -> list[Any]:
-    """Observers for ``ptm run``: the run logger (unless ``--no-log``) and the live viewer.
+    """Observers for ``ptm run``: the run logger (unless ``--no-log``; with ``--foxglove`` it also
+    feeds the live Foxglove server, which it starts and announces here) and the live viewer.
 
     Raises:
-        ValueError: ``--report`` with ``--no-log``, or ``--log`` with ``--no-log``.
+        ValueError: ``--report`` with ``--no-log``, or ``--log`` with ``--no-log``; ``--foxglove``
+            without foxglove-sdk, or its port taken.
     """
     observers: list[Any] = []
     args._ptm_log_path = None
     args._ptm_server = None
+    args._ptm_foxglove = None
+    live = None
+    if args.no_log and args.report is not None:
+        raise ValueError("--report plots the run log; drop --no-log")
+    if args.no_log and args.log:
+        raise ValueError("--log and --no-log contradict each other")
+    if getattr(args, "foxglove", False):
+        port = getattr(args, "foxglove_port", 8765)
+        if not 0 <= port <= 65535:
+            raise ValueError(f"--foxglove-port must be 0 to 65535, got {port}")
+        try:
+            from py_trees_manipulation.viewer.foxglove import FoxgloveLive
+
+            live = FoxgloveLive(port=port)
+        except ImportError as e:
+            raise ValueError(f"--foxglove needs the foxglove-sdk package (pip install foxglove-sdk): {e}") from None
+        except Exception as e:  # noqa: BLE001 - e.g. the port is taken
+            raise ValueError(f"cannot serve Foxglove on port {port}: {e}") from None
+        args._ptm_foxglove = live
+        print(f"ptm foxglove: {live.url}  (Foxglove: Open connection > Foxglove WebSocket)", flush=True)
     if args.no_log:
-        if args.report is not None:
-            raise ValueError("--report plots the run log; drop --no-log")
-        if args.log:
-            raise ValueError("--log and --no-log contradict each other")
+        if live is not None:
+            from py_trees_manipulation.viewer.runlog import RunLogger
+
+            observers.append(RunLogger(None, live=live))
     else:
         from py_trees_manipulation.viewer.runlog import RunLogger
 
         path = Path(args.log) if args.log else default_log_path(args.file)
         meta = {"args": {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "func"}}
-        observers.append(RunLogger(path, metadata=meta))
+        observers.append(RunLogger(path, metadata=meta, live=live))
         args._ptm_log_path = path
     if args.viewer:
         from py_trees_manipulation.viewer.server import open_live
@@ -165,16 +195,28 @@ def after_run(args: argparse.Namespace, summary: dict[str, Any]) -> None:
             out = write_report(path, args.report or None)
             print(f"report: {len(out)} plots in {out[0].parent}" if out else "report: nothing to plot")
     server = getattr(args, "_ptm_server", None)
+    live = getattr(args, "_ptm_foxglove", None)
+    status = (summary or {}).get("status", "over")
+    terminal = _is_terminal(sys.stdout) or _is_terminal(sys.stdin)
     if server is not None:
-        status = (summary or {}).get("status", "over")
-        if _is_terminal(sys.stdout) or _is_terminal(sys.stdin):
-            print(f"run {status}; the viewer stays at {server.url} until Ctrl-C", flush=True)
+        if terminal:
+            also = f" and Foxglove at {live.url}" if live is not None else ""
+            print(f"run {status}; the viewer stays at {server.url}{also} until Ctrl-C", flush=True)
             server.wait()
         else:
             server.close()
             how = (f"replay the run with: {replay_command(path)}" if path is not None
                    else "no run log to replay (--no-log)")
             print(f"viewer closed at the end of the run (no terminal); {how}", flush=True)
+    if live is not None:
+        if terminal and server is None:
+            print(f"run {status}; Foxglove stays connected at {live.url} until Ctrl-C", flush=True)
+            live.wait()
+        else:
+            live.close()
+            if not terminal:
+                print(f"Foxglove server closed at the end of the run (no terminal)"
+                      + (f"; open the log in Foxglove: {path}" if path is not None else ""), flush=True)
 
 
 def _bad_logs(paths: Sequence[str]) -> int:

@@ -5,7 +5,8 @@ each only when the log holds the data:
 
 ``forces.png``
     Fingertip forces (N) per finger and the grip set-point (N) over backend time, with run events
-    as vertical markers. Force fields are telemetry fields named ``*force_n`` other than
+    as numbered vertical markers and, under the plot, the key: each event's number, time, source
+    and whole text (the first 60 events; the object height and door plots have the same key). Force fields are telemetry fields named ``*force_n`` other than
     ``effort_n`` (e.g. ``left_fingertip_force_n``); set-point fields contain ``setpoint`` or
     ``set_point`` (e.g. ``force_setpoint_n``). A gripper stream's ``effort_n`` (grip force from
     the finger joints) is drawn dotted beside them (alone when there are no fingertip fields).
@@ -66,18 +67,54 @@ def _is_setpoint(field: str) -> bool:
     return "setpoint" in field or "set_point" in field
 
 
+_MAX_EVENTS = 60
+_KEY_WIDTH = 118  # characters per line of the event key
+
+
+def _timed_events(log: RunLog) -> list[dict[str, Any]]:
+    return [ev for ev in log.events[:_MAX_EVENTS] if isinstance(ev.get("time_s"), (int, float))]
+
+
+def _event_lines(log: RunLog) -> list[str]:
+    """The event key: ``"3  1.25 s  [source] the whole text"``, wrapped, one entry per event."""
+    import textwrap
+
+    lines: list[str] = []
+    for i, ev in enumerate(_timed_events(log), start=1):
+        head = f"{i:>2}  {float(ev['time_s']):7.3f} s  " + (f"[{ev['source']}] " if ev.get("source") else "")
+        lines.extend(textwrap.wrap(head + str(ev.get("text", "")), _KEY_WIDTH, subsequent_indent=" " * 14) or [head])
+    extra = len(log.events) - _MAX_EVENTS
+    if extra > 0:
+        lines.append(f"... and {extra} more events (ptm view shows them all)")
+    return lines
+
+
+def _figure(log: RunLog, height: float, label_events: bool = True) -> tuple[Any, Any, Any]:
+    """``(fig, ax, key_ax)``: a plot, and below it the event key (``None`` without events)."""
+    lines = _event_lines(log) if label_events else []
+    if not lines:
+        fig, ax = plt.subplots(figsize=(9, height))
+        return fig, ax, None
+    key_h = 0.16 * len(lines) + 0.25
+    fig, (ax, key) = plt.subplots(2, 1, figsize=(9, height + key_h), gridspec_kw={"height_ratios": [height, key_h]})
+    key.axis("off")
+    key.text(0.0, 1.0, "\n".join(lines), va="top", ha="left", family="monospace", fontsize=7.2, color="0.25",
+             transform=key.transAxes)
+    return fig, ax, key
+
+
 def _event_markers(ax: Any, log: RunLog, label: bool = True) -> None:
-    if not log.events:
+    """A dashed line at each run event; with ``label``, its number in the event key (the text in
+    full, under the plot: :func:`_figure`)."""
+    events = _timed_events(log)
+    if not events:
         return
     ymax = ax.get_ylim()[1]
-    for ev in log.events[:60]:
-        t = ev.get("time_s")
-        if not isinstance(t, (int, float)):
-            continue
+    for i, ev in enumerate(events, start=1):
+        t = float(ev["time_s"])
         ax.axvline(t, color="0.55", lw=0.8, ls="--", zorder=0)
         if label:
-            text = str(ev.get("text", ""))[:28]
-            ax.text(t, ymax, " " + text, rotation=90, va="top", ha="left", fontsize=7, color="0.35")
+            ax.text(t, ymax, f" {i}", va="top", ha="left", fontsize=7, color="0.3")
 
 
 def _finish(fig: Any, path: Path, out: list[Path]) -> None:
@@ -103,7 +140,7 @@ def _plot_forces(log: RunLog, out_dir: Path, out: list[Path]) -> dict[str, float
                     peaks[f"peak {stream} {f}"] = float(np.max(np.abs(s[1])))
     if not lines:
         return peaks
-    fig, ax = plt.subplots(figsize=(9, 4.2))
+    fig, ax, _ = _figure(log, 4.2)
     for stream, f, (t, v), is_sp in lines:
         name = f if len(log.telemetry) == 1 else f"{stream}: {f}"
         if f == "effort_n":
@@ -166,7 +203,7 @@ def _plot_objects(log: RunLog, out_dir: Path, out: list[Path]) -> dict[str, floa
         figures[f"lift {stream} mm"] = float((p[-1, 2] - p[0, 2]) * 1000.0)
     if not series:
         return figures
-    fig, ax = plt.subplots(figsize=(9, 3.6))
+    fig, ax, _ = _figure(log, 3.6)
     for name, t, z in series:
         ax.plot(t, z, label=name)
     ax.set_xlabel("time (s, backend clock)")
@@ -203,7 +240,7 @@ def _plot_doors(log: RunLog, out_dir: Path, out: list[Path]) -> dict[str, float]
                 figures[f"final {stream} {f[:-2]}_mm"] = float(s[1][-1] * 1000.0)
     if not angles and not lengths:
         return figures
-    fig, ax = plt.subplots(figsize=(9, 3.6))
+    fig, ax, _ = _figure(log, 3.6)
     handles = []
     for stream, f, t, v in angles:
         handles += ax.plot(t, v, label=f"{stream}: {f} (deg)")

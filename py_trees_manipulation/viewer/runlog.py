@@ -49,6 +49,7 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Mapping
 from typing import IO, Any, Optional, Union
 
 import numpy as np
@@ -58,11 +59,17 @@ from mcap.stream_reader import StreamReader
 from mcap.writer import CompressionType, Writer
 
 from py_trees_manipulation import __version__
-from py_trees_manipulation.viewer.snapshot import SnapshotBuilder, shared_builder, to_jsonable
+from py_trees_manipulation.viewer.snapshot import (SnapshotBuilder, is_record, shared_builder, snapshot_from_record,
+                                                   to_jsonable)
+
+#: Foxglove's well-known channels (:mod:`py_trees_manipulation.viewer.foxglove`)
+TOPIC_TF, TOPIC_SCENE, TOPIC_LOG = "/tf", "/scene", "/log"
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""2: ``/tree/snapshot`` in the record layout and Foxglove's well-known channels (1: the snapshot
+keyed by id; still read)."""
 PROFILE = "ptm"
 
 TOPIC_METADATA = "/run/metadata"
@@ -73,21 +80,31 @@ TELEMETRY_PREFIX = "/telemetry/"
 
 _SCHEMA_URI = "https://json-schema.org/draft/2020-12/schema"
 
+# Every schema below keeps to what Foxglove's JSON-schema parser reads (its mcap-support
+# parseJsonSchema): each object declares "properties"; a field's type is one of boolean, number,
+# integer, string, object, or an array of one of those (no arrays of arrays); no type unions;
+# a map keyed by ids is an array of records. Fields a message has beyond the declared ones are
+# still in the message (Raw Messages shows them), Foxglove only does not type them.
+# tests/unit/test_foxglove_schemas.py re-states the parser's rules and checks every schema.
+
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+
 SNAPSHOT_SCHEMA: dict[str, Any] = {
     "$schema": _SCHEMA_URI,
     "title": "ptm.TreeSnapshot",
-    "description": "py_trees_js-style behaviour tree snapshot (py_trees_manipulation.viewer.snapshot)",
+    "description": "behaviour tree snapshot, record layout (py_trees_manipulation.viewer.snapshot)",
     "type": "object",
     "required": ["timestamp", "tick", "behaviours", "root"],
     "properties": {
         "timestamp": {"type": "number", "description": "backend clock, s"},
         "tick": {"type": "integer"},
         "changed": {"type": "string", "enum": ["true", "false"]},
-        "root": {"type": "string"},
-        "visited_path": {"type": "array", "items": {"type": "string"}},
+        "root": {"type": "string", "description": "id of the root behaviour"},
+        "visited_path": {**_STRINGS, "description": "ids ticked this tick, in the order their ticks ended"},
         "behaviours": {
-            "type": "object",
-            "additionalProperties": {
+            "type": "array",
+            "description": "every behaviour, parents before children",
+            "items": {
                 "type": "object",
                 "required": ["id", "name", "status"],
                 "properties": {
@@ -95,29 +112,45 @@ SNAPSHOT_SCHEMA: dict[str, Any] = {
                     "name": {"type": "string"},
                     "status": {"type": "string", "enum": ["INVALID", "FAILURE", "RUNNING", "SUCCESS"]},
                     "colour": {"type": "string"},
-                    "children": {"type": "array", "items": {"type": "string"}},
-                    "details": {"type": "string"},
-                    "data": {"type": "object"},
+                    "children": {**_STRINGS, "description": "ids, left to right"},
+                    "details": {"type": "string", "description": "feedback message"},
                     "type": {"type": "string"},
                     "class_name": {"type": "string"},
-                    "parent": {"type": ["string", "null"]},
+                    "parent": {"type": "string", "description": "id of the parent; empty for the root"},
                     "visited": {"type": "boolean"},
                     "is_active": {"type": "boolean"},
-                    "parameters": {"type": "object"},
+                    "parameters": {"type": "array", "items": {
+                        "type": "object",
+                        "properties": {"name": {"type": "string"},
+                                       "value": {"type": "string", "description": "the value as JSON text"},
+                                       "unit": {"type": "string"}, "frame": {"type": "string"}}}},
+                    "blackboard": {"type": "array", "items": {
+                        "type": "object",
+                        "properties": {"key": {"type": "string"},
+                                       "access": {"type": "string", "enum": ["r", "w", "x"]}}}},
                 },
             },
         },
         "blackboard": {
             "type": "object",
             "properties": {
-                "behaviours": {"type": "object"},
-                "data": {"type": "object", "additionalProperties": {"type": "string"}},
-                "values": {"type": "object"},
-                "clients": {"type": "object"},
+                "entries": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {"key": {"type": "string"},
+                                   "value": {"type": "string", "description": "the value as JSON text"},
+                                   "text": {"type": "string", "description": "short text of the value"},
+                                   "read": {**_STRINGS, "description": "behaviours reading the key"},
+                                   "write": {**_STRINGS, "description": "behaviours writing the key"},
+                                   "exclusive": {**_STRINGS, "description": "exclusive writers"}}}},
             },
         },
-        "activity": {"type": "array", "items": {"type": "string"}},
-        "activity_items": {"type": "array", "items": {"type": "object"}},
+        "activity": {**_STRINGS, "description": "blackboard activity since the last tick, HTML"},
+        "activity_items": {"type": "array", "items": {
+            "type": "object",
+            "properties": {"key": {"type": "string"}, "client_name": {"type": "string"},
+                           "client_id": {"type": "string"}, "activity_type": {"type": "string"},
+                           "previous_value": {"type": "string", "description": "JSON text"},
+                           "current_value": {"type": "string", "description": "JSON text"}}}},
     },
 }
 
@@ -139,8 +172,9 @@ METADATA_SCHEMA: dict[str, Any] = {
     "title": "ptm.RunMetadata",
     "type": "object",
     "properties": {
-        "source": {"type": "string"},
-        "extra": {"type": "object"},
+        "source": {"type": "string", "description": "task file"},
+        "extra": {"type": "object", "description": "seed, tick rate, the CLI arguments (args) and other run facts",
+                  "properties": {"seed": {"type": "integer"}, "tick_hz": {"type": "number", "description": "Hz"}}},
         "backend": {"type": "string"},
         "started_wall_iso": {"type": "string"},
         "format_version": {"type": "integer"},
@@ -156,7 +190,10 @@ SUMMARY_SCHEMA: dict[str, Any] = {
         "status": {"type": "string", "description": "SUCCESS, FAILURE, TIMEOUT, ERROR, INTERRUPTED..."},
         "ticks": {"type": "integer"},
         "time_s": {"type": "number"},
+        "sim_time_s": {"type": "number"},
         "wall_time_s": {"type": "number"},
+        "error": {"type": "string"},
+        "metrics": {"type": "object", "properties": {}, "description": "run metrics (backend and /metrics/*)"},
         "closed_by": {"type": "string", "enum": ["on_end", "close", "finaliser"]},
     },
 }
@@ -170,29 +207,50 @@ _POSE_SCHEMA = {
 }
 
 
-def _json_type_schema(value: Any) -> dict[str, Any]:
-    if isinstance(value, bool):
+def _json_type_schema(value: Any) -> Optional[dict[str, Any]]:
+    """The Foxglove-readable JSON Schema of a telemetry value, or ``None`` when its type cannot be
+    said there (an array of arrays, an array whose first item is null): the field is then left
+    undeclared (still in the messages). ``None`` values are declared strings (a held object's
+    name, e.g.); an empty array, an array of numbers."""
+    if isinstance(value, (bool, np.bool_)):
         return {"type": "boolean"}
-    if isinstance(value, int):
+    if isinstance(value, (int, np.integer)):
         return {"type": "integer"}
-    if isinstance(value, float):
+    if isinstance(value, (float, np.floating)):
         return {"type": "number"}
-    if isinstance(value, str):
+    if isinstance(value, str) or value is None:
         return {"type": "string"}
-    if isinstance(value, list):
-        items = _json_type_schema(value[0]) if value else {}
-        return {"type": "array", "items": items}
-    if isinstance(value, dict):
+    if isinstance(value, (list, tuple, np.ndarray)):
+        seq = list(value)
+        if not seq:
+            return {"type": "array", "items": {"type": "number"}}
+        first = seq[0]
+        if first is None or isinstance(first, (list, tuple, np.ndarray)):
+            return None
+        items = _json_type_schema(first)
+        return {"type": "array", "items": items} if items is not None else None
+    if isinstance(value, Mapping):
         if set(value) == {"position", "orientation"}:
-            return dict(_POSE_SCHEMA)
-        return {"type": "object", "properties": {k: _json_type_schema(v) for k, v in value.items()}}
-    return {}
+            return json.loads(json.dumps(_POSE_SCHEMA))
+        props = {}
+        for k, v in value.items():
+            sub = _json_type_schema(v)
+            if sub is not None:
+                props[str(k)] = sub
+        return {"type": "object", "properties": props}
+    return None
 
 
 def telemetry_schema(name: str, sample: dict[str, Any]) -> dict[str, Any]:
-    """JSON Schema of the ``/telemetry/<name>`` channel, inferred from a JSON-able first sample."""
-    props = {"time_s": {"type": "number", "description": "backend clock, s"}, "tick": {"type": "integer"}}
-    props.update({k: _json_type_schema(v) for k, v in sample.items() if k not in props})
+    """JSON Schema of the ``/telemetry/<name>`` channel, inferred from the first sample (the
+    values as the backend gives them, before :func:`to_jsonable`: a NaN force is still a number).
+    Readable by Foxglove (see :func:`_json_type_schema`); further fields are allowed."""
+    props: dict[str, Any] = {"time_s": {"type": "number", "description": "backend clock, s"},
+                             "tick": {"type": "integer"}}
+    for k, v in sample.items():
+        sub = _json_type_schema(v) if k not in props else None
+        if sub is not None:
+            props[str(k)] = sub
     return {
         "$schema": _SCHEMA_URI,
         "title": f"ptm.Telemetry.{name}",
@@ -241,6 +299,17 @@ def _dumps_plain(obj: Any) -> bytes:
     return _PLAIN_ENCODER.encode(obj).encode("utf-8")
 
 
+def _summary_body(summary: Optional[dict[str, Any]], tick: int, time_s: float, wall_s: float,
+                  closed_by: str) -> dict[str, Any]:
+    body = {k: v for k, v in (summary or {"status": "UNKNOWN", "error": "run log closed without on_end"}).items()
+            if not str(k).startswith("_")}
+    body.setdefault("ticks", tick)
+    body.setdefault("time_s", time_s)
+    body["wall_time_s"] = wall_s
+    body["closed_by"] = closed_by
+    return to_jsonable(body)
+
+
 class _Sink:
     """The open writer and what is needed to finish it; shared with the finaliser."""
 
@@ -263,30 +332,30 @@ class _Sink:
             self.closed = True
             try:
                 if self.summary_channel is not None:
-                    body = {k: v for k, v in (summary or {"status": "UNKNOWN",
-                            "error": "run log closed without on_end"}).items() if not str(k).startswith("_")}
-                    body.setdefault("ticks", self.tick)
-                    body.setdefault("time_s", self.time_s)
-                    body["wall_time_s"] = time.monotonic() - self.t0_wall
-                    body["closed_by"] = closed_by
+                    body = _summary_body(summary, self.tick, self.time_s, time.monotonic() - self.t0_wall, closed_by)
                     t = _ns(self.time_s)
-                    self.writer.add_message(self.summary_channel, t, _dumps(to_jsonable(body)), t)
+                    self.writer.add_message(self.summary_channel, t, _dumps(body), t)
                 self.writer.finish()
             finally:
                 self.file.close()
 
 
 class RunLogger:
-    """Run observer writing the MCAP run log (channels in the module docstring).
+    """Run observer writing the run's channels to an MCAP file and/or a live Foxglove server.
 
     Args:
         path: output file (``.mcap``); parent directories are created. Overwritten if present.
+            ``None``: no file (only ``live``).
         snapshots: write ``/tree/snapshot`` every tick (the viewer's replay needs it).
         telemetry: write ``/telemetry/<name>`` from ``RunState.telemetry()``.
         flush_interval_s: wall-clock seconds between flushes of the writer (each flush closes a
             compressed chunk; smaller means less lost if the process is killed, larger files).
         compression: ``"zstd"`` (default), ``"lz4"`` or ``"none"``.
         metadata: extra fields merged into ``/run/metadata`` ``extra`` (e.g. the CLI arguments).
+        foxglove: also write Foxglove's well-known channels ``/tf``, ``/scene`` and ``/log``
+            (:mod:`.foxglove`; needs the ``foxglove-sdk`` package, imported at ``on_start``;
+            without it they are skipped with a warning).
+        live: a :class:`~.foxglove.FoxgloveLive` server that gets every message too.
 
     The observer never raises out of its hooks: an error is logged once, kept in ``errors`` and
     logging stops; ``on_end`` still tries to finish the file.
@@ -294,35 +363,43 @@ class RunLogger:
 
     def __init__(
         self,
-        path: Union[str, Path],
+        path: Union[str, Path, None],
         *,
         snapshots: bool = True,
         telemetry: bool = True,
         flush_interval_s: float = 1.0,
         compression: str = "zstd",
         metadata: Optional[dict[str, Any]] = None,
+        foxglove: bool = True,
+        live: Any = None,
     ) -> None:
-        self.path = Path(path)
+        self.path = Path(path) if path is not None else None
         self.snapshots = snapshots
         self.telemetry = telemetry
         self.flush_interval_s = flush_interval_s
         self.compression = {"zstd": CompressionType.ZSTD, "lz4": CompressionType.LZ4,
                             "none": CompressionType.NONE}[compression]
         self.metadata = dict(metadata or {})
+        self.foxglove = foxglove
+        self.live = live
         self.errors: list[str] = []
         self._sink: Optional[_Sink] = None
         self._finalizer: Optional[weakref.finalize] = None
-        self._channels: dict[str, int] = {}
+        self._channels: dict[str, tuple[Optional[int], Any]] = {}
         self._events_seen = 0
         self._builder: Optional[SnapshotBuilder] = None
+        self._wellknown: Any = None
         self._last_flush = 0.0
         self._failed = False
+        self._open_ = False
+        self._t0_wall = time.monotonic()
+        self._tick = 0
+        self._time_s = 0.0
 
     # -- observer hooks ----------------------------------------------------------------------
     def on_start(self, run: Any) -> None:
         try:
-            self._open()
-            assert self._sink is not None
+            self._open(run)
             if self.snapshots:
                 self._builder = shared_builder(run.tree)
             extra = dict(run.extra)
@@ -335,55 +412,79 @@ class RunLogger:
                 "format_version": FORMAT_VERSION,
                 "py_trees_manipulation_version": __version__,
             }
-            w = self._sink.writer
-            w.add_metadata("run", {k: v if isinstance(v, str) else json.dumps(v) for k, v in meta.items()})
+            if self._sink is not None:
+                self._sink.writer.add_metadata(
+                    "run", {k: v if isinstance(v, str) else json.dumps(v) for k, v in meta.items()})
+                self._sink.time_s = float(run.time_s)
             t = _ns(run.time_s)
-            w.add_message(self._channels[TOPIC_METADATA], t, _dumps(meta), t)
-            self._sink.time_s = float(run.time_s)
+            self._emit(TOPIC_METADATA, t, _dumps(meta))
+            self._time_s = float(run.time_s)
+            if self._wellknown is not None:
+                self._emit(TOPIC_SCENE, t, self._wellknown.scene_update(run.time_s))
+                self._emit(TOPIC_TF, t, self._wellknown.transforms(run.time_s))
             self._events_seen = 0
             self._write_events(run)
         except Exception as exc:  # noqa: BLE001 - observers must not raise
             self._fail(exc)
 
     def on_tick(self, run: Any) -> None:
-        if self._failed or self._sink is None or self._sink.closed:
+        if self._failed or not self._open_ or self.closed:
             return
         try:
+            self._tick, self._time_s = int(run.tick), float(run.time_s)
             sink = self._sink
-            sink.tick, sink.time_s = int(run.tick), float(run.time_s)
+            if sink is not None:
+                sink.tick, sink.time_s = self._tick, self._time_s
             t = _ns(run.time_s)
-            w = sink.writer
+            emit = self._emit
             self._write_events(run)
             if self.telemetry:
                 head = {"time_s": float(run.time_s), "tick": int(run.tick)}
                 for name, values in run.telemetry().items():
-                    chan = self._channels.get(TELEMETRY_PREFIX + name)
-                    if chan is None:
+                    topic = TELEMETRY_PREFIX + name
+                    if topic not in self._channels:
+                        raw = dict(head)
+                        raw.update(values)
+                        self._register(topic, telemetry_schema(name, raw))
                         body = dict(head)
                         body.update(to_jsonable(values))
-                        chan = self._register(TELEMETRY_PREFIX + name, telemetry_schema(name, body))
                         data = _dumps(body)
                     else:
                         data = _telemetry_json(head, values)
-                    w.add_message(chan, t, data, t)
+                    emit(topic, t, data)
+            wk = self._wellknown
+            snap = None
             if self.snapshots:
                 if self._builder is None:
                     self._builder = shared_builder(run.tree)
-                data = self._builder.build_json(tick=run.tick, timestamp=run.time_s)
-                w.add_message(self._channels[TOPIC_SNAPSHOT], t, data, t, sequence=int(run.tick))
+                snap = self._builder.build(tick=run.tick, timestamp=run.time_s)
+            if wk is not None:
+                emit(TOPIC_TF, t, wk.transforms(run.time_s))
+                if snap is not None:
+                    statuses = ((b["name"], b["status"], b["details"]) for b in snap["behaviours"].values())
+                else:
+                    statuses = ((b.name, b.status.value, b.feedback_message or "") for b in run.tree.root.iterate())
+                for data in wk.status_logs(statuses, run.time_s):
+                    emit(TOPIC_LOG, t, data)
+            if snap is not None:
+                assert self._builder is not None
+                emit(TOPIC_SNAPSHOT, t, self._builder.build_record_json(tick=run.tick, timestamp=run.time_s),
+                     sequence=int(run.tick))
             now = time.monotonic()
-            if now - self._last_flush >= self.flush_interval_s:
-                w.flush()
+            if sink is not None and now - self._last_flush >= self.flush_interval_s:
+                sink.writer.flush()
                 self._last_flush = now
         except Exception as exc:  # noqa: BLE001
             self._fail(exc)
 
     def on_end(self, run: Any, summary: dict[str, Any]) -> None:
-        if self._sink is None:
+        if not self._open_:
             return
         try:
-            if not self._failed and not self._sink.closed:
-                self._sink.tick, self._sink.time_s = int(run.tick), float(run.time_s)
+            if not self._failed and not self.closed:
+                self._tick, self._time_s = int(run.tick), float(run.time_s)
+                if self._sink is not None:
+                    self._sink.tick, self._sink.time_s = self._tick, self._time_s
                 self._write_events(run)
         except Exception as exc:  # noqa: BLE001
             self._fail(exc)
@@ -396,52 +497,96 @@ class RunLogger:
 
     @property
     def closed(self) -> bool:
-        return self._sink is None or self._sink.closed
+        if self._sink is not None:
+            return self._sink.closed
+        return not self._open_
 
     # -- internals ---------------------------------------------------------------------------
-    def _open(self) -> None:
-        if self._sink is not None and not self._sink.closed:
+    def _open(self, run: Any) -> None:
+        if self._open_ and not self.closed:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._channels = {}
-        self._sink = _Sink(self.path, self.compression, chunk_size=512 * 1024)
-        self._finalizer = weakref.finalize(self, _Sink.close, self._sink, None, "finaliser")
+        self._sink = None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._sink = _Sink(self.path, self.compression, chunk_size=512 * 1024)
+            self._finalizer = weakref.finalize(self, _Sink.close, self._sink, None, "finaliser")
+        self._open_ = True
+        self._t0_wall = time.monotonic()
         self._register(TOPIC_METADATA, METADATA_SCHEMA)
         self._register(TOPIC_EVENTS, EVENT_SCHEMA)
         if self.snapshots:
             self._register(TOPIC_SNAPSHOT, SNAPSHOT_SCHEMA)
-        self._sink.summary_channel = self._register(TOPIC_SUMMARY, SUMMARY_SCHEMA)
+        self._register(TOPIC_SUMMARY, SUMMARY_SCHEMA)
+        if self._sink is not None:
+            self._sink.summary_channel = self._channels[TOPIC_SUMMARY][0]
+        self._wellknown = None
+        if self.foxglove:
+            try:
+                from py_trees_manipulation.viewer.foxglove import WellKnownChannels
+
+                self._wellknown = WellKnownChannels(run.backend)
+            except ImportError as exc:
+                logger.warning("run log: no Foxglove well-known channels (/tf, /scene, /log): %s "
+                               "(pip install foxglove-sdk)", exc)
+            else:
+                for topic, schema in self._wellknown.schemas().items():
+                    self._register_raw(topic, schema.name, schema.encoding, bytes(schema.data), "protobuf")
         self._last_flush = time.monotonic()
 
-    def _register(self, topic: str, schema: dict[str, Any]) -> int:
-        assert self._sink is not None
-        w = self._sink.writer
-        sid = w.register_schema(name=schema["title"], encoding="jsonschema", data=_dumps(schema))
-        cid = w.register_channel(topic=topic, message_encoding="json", schema_id=sid)
-        self._channels[topic] = cid
-        return cid
+    def _register(self, topic: str, schema: dict[str, Any]) -> None:
+        self._register_raw(topic, schema["title"], "jsonschema", _dumps(schema), "json")
+
+    def _register_raw(self, topic: str, name: str, encoding: str, data: bytes, message_encoding: str) -> None:
+        cid = None
+        if self._sink is not None:
+            w = self._sink.writer
+            sid = w.register_schema(name=name, encoding=encoding, data=data)
+            cid = w.register_channel(topic=topic, message_encoding=message_encoding, schema_id=sid)
+        live = None
+        if self.live is not None:
+            live = self.live.add_channel(topic, name, encoding, data, message_encoding)
+        self._channels[topic] = (cid, live)
+
+    def _emit(self, topic: str, t: int, data: bytes, sequence: int = 0) -> None:
+        cid, live = self._channels[topic]
+        if cid is not None:
+            self._sink.writer.add_message(cid, t, data, t, sequence=sequence)  # type: ignore[union-attr]
+        if live is not None:
+            self.live.log(live, data, t)
 
     def _write_events(self, run: Any) -> None:
-        assert self._sink is not None
         events = run.events
         if self._events_seen > len(events):  # the list was replaced or cleared
             self._events_seen = 0
+        wk = self._wellknown
         for ev in events[self._events_seen:]:
             body = {"time_s": float(run.time_s), "source": "", "text": "", "tick": int(run.tick)}
             body.update(to_jsonable(dict(ev)))
             t = _ns(body["time_s"] if isinstance(body["time_s"], (int, float)) else run.time_s)
-            self._sink.writer.add_message(self._channels[TOPIC_EVENTS], t, _dumps(body), t)
+            self._emit(TOPIC_EVENTS, t, _dumps(body))
+            if wk is not None:
+                self._emit(TOPIC_LOG, t, wk.event_log(body, run.time_s))
         self._events_seen = len(events)
 
     def _fail(self, exc: BaseException) -> None:
         msg = f"{type(exc).__name__}: {exc}"
         self.errors.append(msg)
         if not self._failed:
-            logger.warning("run log %s: logging stopped after error: %s", self.path, msg)
+            logger.warning("run log %s: logging stopped after error: %s", self.path or "(live)", msg)
         self._failed = True
 
     def _close(self, summary: Optional[dict[str, Any]], closed_by: str) -> None:
+        if not self._open_:
+            return
+        if self.live is not None and TOPIC_SUMMARY in self._channels and not self.closed:
+            try:
+                body = _summary_body(summary, self._tick, self._time_s, time.monotonic() - self._t0_wall, closed_by)
+                self.live.log(self._channels[TOPIC_SUMMARY][1], _dumps(body), _ns(self._time_s))
+            except Exception as exc:  # noqa: BLE001
+                self._fail(exc)
         if self._sink is None:
+            self._open_ = False
             return
         try:
             self._sink.close(summary, closed_by)
@@ -537,9 +682,11 @@ def read_run_log(path: Union[str, Path], *, snapshots: bool = True) -> RunLog:
                     topic = chan.topic
                     if topic == TOPIC_SNAPSHOT and not snapshots:
                         continue
+                    if chan.message_encoding != "json":
+                        continue  # Foxglove's well-known channels (protobuf)
                     body = json.loads(record.data)
                     if topic == TOPIC_SNAPSHOT:
-                        log.snapshots.append(body)
+                        log.snapshots.append(snapshot_from_record(body) if is_record(body) else body)
                     elif topic.startswith(TELEMETRY_PREFIX):
                         log.telemetry.setdefault(topic[len(TELEMETRY_PREFIX):], []).append(body)
                     elif topic == TOPIC_EVENTS:

@@ -43,13 +43,33 @@ Behaviour::
       "type": "Sequence" | "Selector" | "Parallel" | "Decorator" | "Behaviour",
       "class_name": "py_trees.composites.Sequence",
       "parent": "<id>" | null, "visited": true, "is_active": true,
-      "parameters": {...}             # constructor-level parameters, JSON values
+      "parameters": {...},            # constructor-level parameters, JSON values
+      "units": {"speed_mps": "m/s"}   # the declared unit of each parameter that has one
     }
+
+Record layout (:meth:`SnapshotBuilder.build_record_json`, the run log's ``/tree/snapshot``): the same
+content in a shape Foxglove's JSON-schema parser reads (every object has declared ``properties``,
+no maps keyed by id, no ``null`` unions; :data:`RECORD_SCHEMA`)::
+
+    {"timestamp", "tick", "changed", "root", "visited_path",
+     "behaviours": [{"id", "name", "status", "colour", "children", "details", "type", "class_name",
+                     "parent" ("" for the root), "visited", "is_active",
+                     "parameters": [{"name", "value" (JSON text), "unit", "frame"}],
+                     "blackboard": [{"key", "access" ("r" | "w" | "x")}]}, ...],   # tree order
+     "blackboard": {"entries": [{"key", "value" (JSON text), "text", "read", "write",
+                                 "exclusive"}, ...]},                                # key order
+     "activity": [...],
+     "activity_items": [{"key", "client_name", "client_id", "activity_type",
+                         "previous_value" (JSON text), "current_value" (JSON text)}]}
+
+:func:`snapshot_from_record` turns a record back into the snapshot above (``data`` rebuilt).
 
 Parameters: a behaviour that has a ``parameters`` or ``params`` mapping attribute (the validated
 parameters of :class:`py_trees_manipulation.behaviors.base.ManipulationBehaviour`) reports it; otherwise its public instance attributes with simple values (numbers, strings, bools,
 short numeric lists, poses), minus py_trees' own bookkeeping. Composites report ``memory``;
-Parallel reports ``policy`` and ``synchronise``.
+Parallel reports ``policy`` and ``synchronise``. Units and frames come from the parameter
+declarations (:class:`~py_trees_manipulation.behaviors.params.Param`): the behaviour class's
+``all_params()``, or the composite/decorator table of the node's ``spec.type``.
 
 JSON values (:func:`to_jsonable`): numpy arrays become lists, numpy scalars numbers, a ``(4, 4)``
 homogeneous transform becomes ``{"position": [x, y, z], "orientation": [w, x, y, z]}``
@@ -230,6 +250,31 @@ def behaviour_parameters(behaviour: py_trees.behaviour.Behaviour) -> dict[str, A
     return params
 
 
+def behaviour_units(behaviour: py_trees.behaviour.Behaviour) -> dict[str, tuple[str, str]]:
+    """``{parameter: (unit, frame)}`` of the parameters whose declaration has a unit or a frame
+    (``""`` where it has none): from the class's ``all_params()`` (registered behaviours) or the
+    composite/decorator table of the node's ``spec.type``; ``{}`` for anything else."""
+    decl: Any = None
+    all_params = getattr(type(behaviour), "all_params", None)
+    if callable(all_params):
+        try:
+            decl = all_params()
+        except Exception:  # noqa: BLE001 - a snapshot never fails on a broken declaration
+            decl = None
+    if not isinstance(decl, Mapping):
+        spec_type = getattr(getattr(behaviour, "spec", None), "type", None)
+        if spec_type is not None:
+            from py_trees_manipulation.trees.nodes import COMPOSITES, DECORATORS
+
+            decl = COMPOSITES.get(spec_type) or DECORATORS.get(spec_type)
+    out: dict[str, tuple[str, str]] = {}
+    for key, p in (decl or {}).items():
+        unit, frame = getattr(p, "unit", None) or "", getattr(p, "frame", None) or ""
+        if unit or frame:
+            out[str(key)] = (str(unit), str(frame))
+    return out
+
+
 def _preorder(root: py_trees.behaviour.Behaviour) -> list[py_trees.behaviour.Behaviour]:
     """Behaviours top-down, parents before children, children left to right."""
     out, stack = [], [root]
@@ -312,6 +357,10 @@ class SnapshotBuilder:
         self._last_json: Optional[bytes] = None
         self._last_fragments: list[bytes] = []
         self._last_values_json: list[tuple[bytes, bytes, bytes]] = []
+        # caches behind build_record_json(): per behaviour (entry, fragment); per key (value JSON, fragment)
+        self._record_behaviours: dict[str, tuple[dict[str, Any], bytes]] = {}
+        self._record_values: dict[bytes, tuple[bytes, bytes]] = {}
+        self._last_record: Optional[bytes] = None
 
     def _static_part(self, b: py_trees.behaviour.Behaviour) -> dict[str, Any]:
         child_ids = tuple(c.id for c in b.children)
@@ -325,6 +374,8 @@ class SnapshotBuilder:
         access: dict[str, str] = {}
         for client in b.blackboards:
             access.update(_access_of(client))
+        params = behaviour_parameters(b)
+        units = behaviour_units(b)
         static = {
             "id": str(b.id),
             "name": b.name,
@@ -333,12 +384,23 @@ class SnapshotBuilder:
             "colour": COLOURS[kind],
             "children": [str(c) for c in child_ids],
             "parent": str(b.parent.id) if b.parent is not None else None,
-            "parameters": behaviour_parameters(b),
+            "parameters": params,
+            "units": {k: u for k, (u, _) in units.items() if u and k in params},
             "access": access,
             # derived once: what every snapshot of this behaviour repeats
             "access_copy": dict(access),
             "access_lines": [f"{a}: {k}" for k, a in sorted(access.items())],
             "key_json": _json_bytes(str(b.id)),
+            # the record layout's static fields (build_record_json)
+            "record_static": _json_bytes({
+                "id": str(b.id), "name": b.name, "colour": COLOURS[kind],
+                "children": [str(c) for c in child_ids],
+                "type": kind, "class_name": class_name,
+                "parent": str(b.parent.id) if b.parent is not None else "",
+                "parameters": [{"name": k, "value": _json_text(v), "unit": units.get(k, ("", ""))[0],
+                                "frame": units.get(k, ("", ""))[1]} for k, v in params.items()],
+                "blackboard": [{"key": k, "access": a} for k, a in sorted(access.items())],
+            })[:-1],
         }
         self._static[b.id] = (shape_key, static)
         return static
@@ -411,6 +473,7 @@ class SnapshotBuilder:
                 "visited": is_visited,
                 "is_active": status != "INVALID",
                 "parameters": st["parameters"],
+                "units": st["units"],
             }
             frag = st["key_json"] + b":" + _json_bytes(entry)
             dyn_cache[bid] = (st, status, feedback, is_visited, entry, frag)
@@ -438,6 +501,7 @@ class SnapshotBuilder:
         self._last_visited = visited_ids
         self._last_key, self._last = key, snap
         self._last_json = None
+        self._last_record = None
         self._last_fragments = fragments
         return snap
 
@@ -472,6 +536,68 @@ class SnapshotBuilder:
         ]
         self._last_json = b"".join(parts)
         return self._last_json
+
+    def build_record_json(self, tick: int = 0, timestamp: float = 0.0) -> bytes:
+        """``build(tick, timestamp)`` in the record layout (module docstring), as compact UTF-8 JSON.
+
+        The layout Foxglove's JSON-schema parser reads (the run log's ``/tree/snapshot``);
+        :func:`snapshot_from_record` gives the snapshot back. Assembled, like :meth:`build_json`,
+        from cached fragments of what did not change since the last tick; cached per tick.
+
+        Raises:
+            ValueError: ``timestamp`` is not finite.
+        """
+        snap = self.build(tick=tick, timestamp=timestamp)
+        if self._last_record is not None:
+            return self._last_record
+        behaviours = snap["behaviours"]
+        cache = self._record_behaviours
+        frags = []
+        for st in self._statics:
+            bid = st["id"]
+            entry = behaviours[bid]
+            hit = cache.get(bid)
+            if hit is not None and hit[0] is entry:
+                frags.append(hit[1])
+                continue
+            frag = b"".join((st["record_static"], b',"status":"', entry["status"].encode(), b'","details":',
+                             _json_bytes(entry["details"]), b',"visited":',
+                             b"true" if entry["visited"] else b"false", b',"is_active":',
+                             b"true" if entry["is_active"] else b"false", b"}"))
+            cache[bid] = (entry, frag)
+            frags.append(frag)
+        if len(cache) > 2 * len(self._statics) + 16:  # behaviours removed from the tree
+            keep = {st["id"] for st in self._statics}
+            for gone in [k for k in cache if k not in keep]:
+                del cache[gone]
+        clients = snap["blackboard"]["clients"]
+        values = self._record_values
+        entries = []
+        for (kj, vj, tj), c in zip(self._last_values_json, clients.values()):  # both in key order
+            hit = values.get(kj)
+            if hit is None or hit[0] is not vj:
+                hit = (vj, b'{"key":' + kj + b',"value":' + _json_bytes(vj.decode("utf-8")) + b',"text":' + tj)
+                values[kj] = hit
+            entries.append(hit[1] + b',"read":' + _json_bytes(c.get("read", [])) + b',"write":'
+                           + _json_bytes(c.get("write", [])) + b',"exclusive":' + _json_bytes(c.get("exclusive", []))
+                           + b"}")
+        if len(values) > 2 * len(entries) + 16:
+            keep_keys = {kj for kj, _, _ in self._last_values_json}
+            for gone in [k for k in values if k not in keep_keys]:
+                del values[gone]
+        items = [dict(i, previous_value=_json_text(i["previous_value"]), current_value=_json_text(i["current_value"]))
+                 for i in snap["activity_items"]]
+        self._last_record = b"".join([
+            b'{"timestamp":', _json_bytes(snap["timestamp"]),
+            b',"tick":', b"%d" % snap["tick"],
+            b',"changed":"', snap["changed"].encode(), b'","root":', _json_bytes(snap["root"]),
+            b',"visited_path":', _json_bytes(snap["visited_path"]),
+            b',"behaviours":[', b",".join(frags),
+            b'],"blackboard":{"entries":[', b",".join(entries),
+            b']},"activity":', _json_bytes(snap["activity"]),
+            b',"activity_items":', _json_bytes(items), b"}",
+        ])
+        return self._last_record
 
     def _value_entry(self, key: str, value: Any) -> tuple[Any, str, bytes, bytes]:
         """``(JSON value, short text, JSON bytes of both)`` of one blackboard value, cached while the
@@ -569,6 +695,71 @@ def _json_bytes(obj: Any) -> bytes:
     """Compact strict JSON (``allow_nan=False``), UTF-8 (one shared encoder: ``json.dumps`` with
     options builds a new one per call)."""
     return _ENCODER.encode(obj).encode("utf-8")
+
+
+def _json_text(value: Any) -> str:
+    """A JSON value as compact JSON text (the record layout's ``value`` strings)."""
+    return _ENCODER.encode(value)
+
+
+def is_record(snapshot: Mapping[str, Any]) -> bool:
+    """True for a snapshot in the record layout (``behaviours`` is a list)."""
+    return isinstance(snapshot.get("behaviours"), list)
+
+
+def _loads_or_text(text: Any) -> Any:
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def snapshot_from_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The snapshot (module docstring, keyed by id, with the py_trees_js ``data``) of a record
+    (:meth:`SnapshotBuilder.build_record_json`, parsed). A snapshot already keyed by id (run logs
+    of format 1) is returned unchanged."""
+    if not is_record(record):
+        return dict(record)
+    behaviours: dict[str, Any] = {}
+    access_of: dict[str, dict[str, str]] = {}
+    for b in record.get("behaviours", []):
+        params = {p["name"]: _loads_or_text(p.get("value")) for p in b.get("parameters", [])}
+        units = {p["name"]: p["unit"] for p in b.get("parameters", []) if p.get("unit")}
+        access = {a["key"]: a["access"] for a in b.get("blackboard", [])}
+        data: dict[str, Any] = {"Class": b.get("class_name", ""), "Type": b.get("type", "Behaviour"),
+                                "Feedback": b.get("details", "")}
+        if params:
+            data["Parameters"] = params
+        if access:
+            data["Blackboard"] = [f"{a}: {k}" for k, a in sorted(access.items())]
+            access_of[b["id"]] = access
+        behaviours[b["id"]] = {
+            "id": b["id"], "name": b.get("name", ""), "status": b.get("status", "INVALID"),
+            "colour": b.get("colour", COLOURS["Behaviour"]), "children": list(b.get("children", [])),
+            "details": b.get("details", ""), "data": data, "type": b.get("type", "Behaviour"),
+            "class_name": b.get("class_name", ""), "parent": b.get("parent") or None,
+            "visited": bool(b.get("visited", False)), "is_active": bool(b.get("is_active", False)),
+            "parameters": params, "units": units,
+        }
+    bb = record.get("blackboard") or {}
+    entries = bb.get("entries", [])
+    blackboard = {
+        "behaviours": access_of,
+        "data": {e["key"]: e.get("text", "") for e in entries},
+        "values": {e["key"]: _loads_or_text(e.get("value")) for e in entries},
+        "clients": {e["key"]: {"read": list(e.get("read", [])), "write": list(e.get("write", [])),
+                               "exclusive": list(e.get("exclusive", []))} for e in entries},
+    }
+    items = [dict(i, previous_value=_loads_or_text(i.get("previous_value")),
+                  current_value=_loads_or_text(i.get("current_value"))) for i in record.get("activity_items", [])]
+    return {
+        "timestamp": record.get("timestamp", 0.0), "tick": record.get("tick", 0),
+        "changed": record.get("changed", "true"), "root": record.get("root", ""),
+        "behaviours": behaviours, "visited_path": list(record.get("visited_path", [])),
+        "blackboard": blackboard, "activity": list(record.get("activity", [])), "activity_items": items,
+    }
 
 
 _BUILDERS: "weakref.WeakKeyDictionary[Any, SnapshotBuilder]" = weakref.WeakKeyDictionary()

@@ -131,3 +131,73 @@ def test_live_page_during_a_sim_run(tmp_path):
         shutil.copy(shot, out)
     log = read_run_log(log_path)
     assert log.complete and len(log.snapshots) == result["r"].summary["ticks"]
+
+
+def _largest_example():
+    from py_trees_manipulation.trees.loader import load_task
+
+    sizes = {}
+    for path in sorted(EXAMPLE.parent.glob("*.yaml")):
+        sizes[path] = sum(1 for _ in load_task(str(path)).tree.walk())
+    return max(sizes, key=lambda p: (sizes[p], p.name)), max(sizes.values())
+
+
+def test_largest_example_tree_opens_whole_and_readable(tmp_path):
+    """At 1400x900 every top-level node (the root and its children) is inside the tree pane, with
+    node names of at least 10 px; deeper subtrees may be collapsed to get there."""
+    from py_trees_manipulation.trees.factory import build_tree
+    from py_trees_manipulation.trees.loader import load_task
+    from py_trees_manipulation.viewer import ViewerServer
+    from py_trees_manipulation.viewer.snapshot import SnapshotBuilder
+
+    path, n_nodes = _largest_example()
+    assert n_nodes >= 20
+    py_trees.blackboard.Blackboard.clear()
+    task = load_task(str(path))
+    tree = build_tree(task)
+    snap = SnapshotBuilder(tree).build(tick=0, timestamp=0.0)
+    root = snap["behaviours"][snap["root"]]
+    top = [root["name"]] + [snap["behaviours"][c]["name"] for c in root["children"]]
+    server = ViewerServer(mode="replay", source=str(path))
+    server.publish(snap)
+    server.end({"status": "SUCCESS"})
+    try:
+        with playwright_sync.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROME_ARGS, headless=True)
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(server.url)
+            page.wait_for_selector(f'.node[data-node-name="{root["name"]}"]', timeout=20000)
+            page.wait_for_function("window.ptmViewer.zoom() > 0 && document.querySelectorAll('.node').length > 1")
+            pane = page.eval_on_selector("#tree-scroll", "(e) => { const r = e.getBoundingClientRect();"
+                                         " return [r.left, r.top, r.right, r.bottom]; }")
+            assert pane[2] <= 1400 and pane[3] <= 900
+            for name in top:
+                box = page.eval_on_selector(f'.node[data-node-name="{name}"]',
+                                            "(e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }")
+                assert pane[0] - 0.5 <= box[0] and box[2] <= pane[2] + 0.5, (name, box, pane)
+                assert pane[1] - 0.5 <= box[1] and box[3] <= pane[3] + 0.5, (name, box, pane)
+                px = page.eval_on_selector(f'.node[data-node-name="{name}"] .name',
+                                           "(e) => parseFloat(getComputedStyle(e).fontSize) * window.ptmViewer.zoom()")
+                assert px >= 10.0, (name, px)
+            # the names are drawn, not cut to nothing: the root's name is fully visible
+            width = page.eval_on_selector(f'.node[data-node-name="{root["name"]}"] .name', "(e) => e.scrollWidth - e.clientWidth")
+            assert width <= 1
+            # a parameter with its unit in the details
+            page.click(f'.node[data-node-name="{top[1]}"]')
+            page.wait_for_selector("#details [data-field='type']")
+            page.screenshot(path=str(tmp_path / "largest.png"))
+            # zoom and pan move the tree; fit brings it back
+            z0 = page.evaluate("window.ptmViewer.zoom()")
+            page.click("#zoom-in")
+            assert page.evaluate("window.ptmViewer.zoom()") > z0
+            page.click("#fit")
+            assert page.evaluate("window.ptmViewer.zoom()") == pytest.approx(z0)
+            browser.close()
+    finally:
+        server.close()
+        py_trees.blackboard.Blackboard.clear()
+    out = os.environ.get("PTM_VIEWER_SCREENSHOT_LARGEST")
+    if out:
+        import shutil
+
+        shutil.copy(tmp_path / "largest.png", out)

@@ -59,7 +59,7 @@ def test_plugin_behaviour_loads_validates_and_appears_in_schema_and_docs(install
     with pytest.raises(TreeLoadError, match=r"wave.yaml:2:.*30 is above the maximum 10"):
         load_task(str(task_file))
     body = schema.task_schema()["$defs"]["typed_node"]["properties"]["WaveHello"]
-    assert body["required"] == ["times"] and body["properties"]["amplitude_m"]["x-unit"] == "m"
+    assert body["required"] == ["times"] and "in m" in body["properties"]["amplitude_m"]["description"]
     v = schema.validator()
     assert v.is_valid({"tree": {"WaveHello": {"times": 2}}})
     assert not v.is_valid({"tree": {"WaveHello": {"times": 0}}})

@@ -62,16 +62,23 @@ def test_complete_run_contents(tmp_path):
 
 
 def test_channels_are_json_with_json_schemas(tmp_path):
-    """What Foxglove needs: json messages on every channel, each with a jsonschema schema."""
+    """Our channels: json messages, each with a jsonschema schema; Foxglove's well-known ones
+    beside them in protobuf."""
     path = tmp_path / "run.mcap"
     _run(path, 5)
     with open(path, "rb") as f:
         reader = make_reader(f)
         summary = reader.get_summary()
         topics = {c.topic: c for c in summary.channels.values()}
-        assert set(topics) == {"/run/metadata", "/events", "/tree/snapshot", "/summary",
-                               "/telemetry/gripper/panda", "/telemetry/object/mug", "/telemetry/door/door"}
-        for chan in topics.values():
+        ours = {"/run/metadata", "/events", "/tree/snapshot", "/summary",
+                "/telemetry/gripper/panda", "/telemetry/object/mug", "/telemetry/door/door"}
+        wellknown = {"/tf": "foxglove.FrameTransforms", "/scene": "foxglove.SceneUpdate", "/log": "foxglove.Log"}
+        assert set(topics) == ours | set(wellknown)
+        for topic, name in wellknown.items():
+            assert topics[topic].message_encoding == "protobuf"
+            schema = summary.schemas[topics[topic].schema_id]
+            assert (schema.name, schema.encoding) == (name, "protobuf")
+        for chan in (topics[t] for t in ours):
             assert chan.message_encoding == "json"
             schema = summary.schemas[chan.schema_id]
             assert schema.encoding == "jsonschema"

@@ -407,3 +407,39 @@ def test_ptm_run_prints_the_log_with_its_replay_command(tmp_path, capsys, monkey
     assert lines[2] == "run log: runs/w.mcap (replay: ptm view runs/w.mcap)"
     assert lines[3] == "viewer closed at the end of the run (no terminal); replay the run with: ptm view runs/w.mcap"
     assert read_run_log(tmp_path / "runs" / "w.mcap").summary["status"] == "SUCCESS"
+
+
+def test_report_event_labels_are_whole(tmp_path):
+    """Long event texts are not cut: numbered markers on the plot, the whole text in the key below."""
+    from py_trees_manipulation.viewer.report import _event_lines, read_run_log, write_report
+
+    long_text = ("slip detected on the left fingertip: tangential force 3.2 N over 0.8 of the normal force, "
+                 "raising the grip set-point from 5.0 N to 7.5 N (slip_servo)")
+
+    class Slip:
+        def on_start(self, run):
+            pass
+
+        def on_tick(self, run):
+            if run.tick == 15:
+                run.events.append({"time_s": run.time_s, "source": "tactile", "text": long_text})
+
+        def on_end(self, run, summary):
+            pass
+
+    from py_trees_manipulation.viewer import demo
+    from py_trees_manipulation.viewer.runlog import RunLogger
+
+    path = tmp_path / "run.mcap"
+    demo.run_loop(demo.demo_tree(), demo.FakeBackend(dt=0.05), [Slip(), RunLogger(path)], 30, source="x.yaml")
+    log = read_run_log(path)
+    lines = _event_lines(log)
+    joined = " ".join(line.strip() for line in lines)
+    assert "[tactile] " + long_text in joined
+    assert joined.startswith("1 ") and " 2 " in joined  # the demo's "tick 10" event is number 1
+    out = write_report(path, tmp_path / "r")
+    forces = tmp_path / "r" / "forces.png"
+    assert forces in out
+    from matplotlib import image
+
+    assert image.imread(str(forces)).shape[0] > 4.2 * 110  # the key makes the figure taller than the plot

@@ -1,10 +1,20 @@
 // ptm viewer: our own front end (no third-party code).
 // Receives py_trees_js-style snapshots over Server-Sent Events (/events) and draws the tree
-// top-down, the blackboard, the activity log and a timeline to scrub back through ticks.
+// (top-down or left-to-right, whichever shows more of it), the blackboard, the activity log and
+// a timeline to scrub back through ticks.
+//
+// Fitting: the tree opens whole in view at a readable size. "Fit" (and the first snapshot) picks
+// the orientation with the larger scale; while that scale is below MIN_ZOOM (node names under
+// 10 px) it collapses the deepest expanded subtree and tries again; the zoom never goes below
+// MIN_ZOOM (a tree still too big is then shown from its root; pan to see the rest). Pan: drag
+// the background; zoom: the wheel (around the pointer) or the + / - buttons.
 "use strict";
 
 (function () {
-  const NODE_W = 160, NODE_H = 58, GAP_X = 18, GAP_Y = 44;
+  const NODE_W = 160, NODE_H = 58;
+  const GAP = { td: { breadth: 18, depth: 44 }, lr: { breadth: 10, depth: 48 } };
+  const MARGIN = 16;
+  const MIN_ZOOM = 10 / 13, MAX_ZOOM = 2.5; // node names are 13 px at zoom 1
   const ACTIVITY_MAX = 200;
 
   const state = {
@@ -15,6 +25,10 @@
     ended: false,
     summary: null,
     collapsed: new Set(),
+    orientation: "td",  // td: top-down, lr: left-to-right
+    zoom: 1,
+    pan: { x: MARGIN, y: MARGIN },
+    fitted: false,      // fitted to the first snapshot yet
     selected: null,     // behaviour id
     events: [],
     renderQueued: false,
@@ -35,27 +49,114 @@
     return state.index >= 0 && state.index < state.snaps.length ? state.snaps[state.index].snap : null;
   }
 
-  // ---------------------------------------------------------------- layout (tidy, top-down)
-  function layout(snap) {
+  // ---------------------------------------------------------------- layout (tidy)
+  // Leaves take consecutive slots along the breadth axis; a parent sits at the middle of its
+  // children; depth is the level. top-down: x = breadth, y = depth; left-to-right: the other way.
+  function layout(snap, orientation, collapsed) {
+    const o = orientation || state.orientation;
+    const hidden = collapsed || state.collapsed;
+    const td = o === "td";
+    const bStep = (td ? NODE_W : NODE_H) + GAP[o].breadth;
+    const dStep = (td ? NODE_H : NODE_W) + GAP[o].depth;
     const pos = new Map();
-    let nextX = 0;
+    let next = 0, maxDepth = 0;
     function place(id, depth) {
       const b = snap.behaviours[id];
       if (!b) return null;
-      const kids = state.collapsed.has(id) ? [] : (b.children || []).filter((c) => snap.behaviours[c]);
-      let x;
+      const kids = hidden.has(id) ? [] : (b.children || []).filter((c) => snap.behaviours[c]);
+      let at;
       if (kids.length === 0) {
-        x = nextX;
-        nextX += NODE_W + GAP_X;
+        at = next;
+        next += bStep;
       } else {
         const xs = kids.map((c) => place(c, depth + 1));
-        x = (xs[0] + xs[xs.length - 1]) / 2;
+        at = (xs[0] + xs[xs.length - 1]) / 2;
       }
-      pos.set(id, { x: x, y: depth * (NODE_H + GAP_Y) });
-      return x;
+      maxDepth = Math.max(maxDepth, depth);
+      pos.set(id, td ? { x: at, y: depth * dStep } : { x: depth * dStep, y: at });
+      return at;
     }
     if (snap.root) place(snap.root, 0);
+    const breadth = Math.max(0, next - GAP[o].breadth);
+    const depthSize = maxDepth * dStep + (td ? NODE_H : NODE_W);
+    pos.width = td ? breadth : depthSize;
+    pos.height = td ? depthSize : breadth;
     return pos;
+  }
+
+  // ---------------------------------------------------------------- fit, pan and zoom
+  const pane = () => $("#tree-scroll");
+
+  function applyTransform() {
+    treeEl.style.transform = `translate(${state.pan.x}px, ${state.pan.y}px) scale(${state.zoom})`;
+  }
+
+  function fitScale(pos) {
+    const p = pane();
+    const w = Math.max(1, p.clientWidth - 2 * MARGIN), h = Math.max(1, p.clientHeight - 2 * MARGIN);
+    return Math.min(1, w / Math.max(1, pos.width), h / Math.max(1, pos.height));
+  }
+
+  function depthOf(snap, id) {
+    let d = 0;
+    for (let b = snap.behaviours[id]; b && b.parent; b = snap.behaviours[b.parent]) d += 1;
+    return d;
+  }
+
+  // Collapse deepest subtrees until the whole tree fits at a readable zoom; then centre it.
+  function fit() {
+    const snap = current();
+    if (!snap) return;
+    state.collapsed.clear();
+    const composites = Object.values(snap.behaviours)
+      .filter((b) => (b.children || []).length && b.id !== snap.root)
+      .sort((a, b) => depthOf(snap, b.id) - depthOf(snap, a.id) || (b.children.length - a.children.length));
+    let best = null;
+    for (let i = 0; ; i++) {
+      for (const o of ["td", "lr"]) {
+        const pos = layout(snap, o, state.collapsed);
+        const scale = fitScale(pos);
+        if (!best || scale > best.scale + 1e-9) best = { o, pos, scale };
+      }
+      if (best.scale >= MIN_ZOOM || i >= composites.length) break;
+      // the deepest expanded composite that is not inside an already collapsed one
+      const next = composites.find((b) => !state.collapsed.has(b.id) && !hasCollapsedAncestor(snap, b.id));
+      if (!next) break;
+      state.collapsed.add(next.id);
+      best = null;
+    }
+    state.orientation = best.o;
+    state.zoom = Math.max(MIN_ZOOM, best.scale);
+    const p = pane();
+    const w = best.pos.width * state.zoom, h = best.pos.height * state.zoom;
+    state.pan = {
+      x: w <= p.clientWidth - 2 * MARGIN ? (p.clientWidth - w) / 2 : MARGIN,
+      y: h <= p.clientHeight - 2 * MARGIN ? (p.clientHeight - h) / 2 : MARGIN,
+    };
+    if (w > p.clientWidth - 2 * MARGIN && best.o === "td") {
+      // too wide even so: show the root and its first children (pan for the rest)
+      const r = best.pos.get(snap.root);
+      state.pan.x = Math.min(MARGIN, p.clientWidth / 2 - (r.x + NODE_W / 2) * state.zoom);
+    }
+    state.fitted = true;
+    applyTransform();
+    queueRender();
+  }
+
+  function hasCollapsedAncestor(snap, id) {
+    for (let b = snap.behaviours[id]; b && b.parent; b = snap.behaviours[b.parent]) {
+      if (state.collapsed.has(b.parent)) return true;
+    }
+    return false;
+  }
+
+  function zoomAt(factor, cx, cy) {
+    const z = Math.min(MAX_ZOOM, Math.max(0.2, state.zoom * factor));
+    const k = z / state.zoom;
+    state.pan.x = cx - (cx - state.pan.x) * k;
+    state.pan.y = cy - (cy - state.pan.y) * k;
+    state.zoom = z;
+    applyTransform();
   }
 
   function countHidden(snap, id) {
@@ -79,8 +180,14 @@
     ];
     if (b.details) lines.push(`feedback: ${b.details}`);
     const params = b.parameters || (b.data && b.data.Parameters) || {};
-    for (const [k, v] of Object.entries(params)) lines.push(`${k}: ${JSON.stringify(v)}`);
+    for (const [k, v] of Object.entries(params)) lines.push(`${k}: ${withUnit(v, (b.units || {})[k])}`);
     return lines.join("\n");
+  }
+
+  // A parameter value with its declared unit: 0.05 m/s, [0, 0, 0.1] m, "{object_pose}".
+  function withUnit(v, unit) {
+    const text = typeof v === "string" ? v : JSON.stringify(v);
+    return unit && (typeof v === "number" || Array.isArray(v)) ? `${text} ${unit}` : text;
   }
 
   // ---------------------------------------------------------------- tree rendering
@@ -142,9 +249,17 @@
         const q = pos.get(c);
         if (!q) continue;
         const child = snap.behaviours[c];
-        const x1 = p.x + NODE_W / 2, y1 = p.y + NODE_H, x2 = q.x + NODE_W / 2, y2 = q.y;
-        const ym = (y1 + y2) / 2;
-        parts.push(`<path d="M${x1},${y1} V${ym} H${x2} V${y2}" data-status="${child.status}"` +
+        let d;
+        if (state.orientation === "td") {
+          const x1 = p.x + NODE_W / 2, y1 = p.y + NODE_H, x2 = q.x + NODE_W / 2, y2 = q.y;
+          const ym = (y1 + y2) / 2;
+          d = `M${x1},${y1} V${ym} H${x2} V${y2}`;
+        } else {
+          const x1 = p.x + NODE_W, y1 = p.y + NODE_H / 2, x2 = q.x, y2 = q.y + NODE_H / 2;
+          const xm = (x1 + x2) / 2;
+          d = `M${x1},${y1} H${xm} V${y2} H${x2}`;
+        }
+        parts.push(`<path d="${d}" data-status="${child.status}"` +
           ` class="${child.visited ? "visited" : ""}"></path>`);
       }
     }
@@ -175,10 +290,11 @@
     if (Object.keys(params).length) {
       box.appendChild(el("h3", null, "Parameters"));
       const t = el("table", { id: "parameters" });
+      const units = b.units || {};
       for (const [k, v] of Object.entries(params)) {
         const tr = el("tr", { "data-param": k });
         tr.appendChild(el("td", null, k));
-        tr.appendChild(el("td", null, typeof v === "string" ? v : JSON.stringify(v)));
+        tr.appendChild(el("td", { class: "value" }, withUnit(v, units[k])));
         t.appendChild(tr);
       }
       box.appendChild(t);
@@ -277,6 +393,7 @@
     const snap = current();
     renderChrome(snap);
     if (!snap) return;
+    if (!state.fitted) { fit(); return; }
     renderTree(snap);
     renderDetails(snap);
     renderBlackboard(snap);
@@ -324,12 +441,34 @@
     }
     queueRender();
   });
-  $("#fit").addEventListener("click", () => {
-    const pane = $("#tree-scroll");
-    const w = treeEl.offsetWidth, h = treeEl.offsetHeight;
-    const s = Math.min(1, (pane.clientWidth - 32) / w, (pane.clientHeight - 32) / h);
-    treeEl.style.transform = treeEl.style.transform ? "" : `scale(${s})`;
+  $("#fit").addEventListener("click", fit);
+  $("#zoom-in").addEventListener("click", () => zoomAt(1.25, pane().clientWidth / 2, pane().clientHeight / 2));
+  $("#zoom-out").addEventListener("click", () => zoomAt(0.8, pane().clientWidth / 2, pane().clientHeight / 2));
+  $("#orientation").addEventListener("click", () => {
+    state.orientation = state.orientation === "td" ? "lr" : "td";
+    queueRender();
   });
+  pane().addEventListener("wheel", (ev) => {
+    ev.preventDefault();
+    const r = pane().getBoundingClientRect();
+    zoomAt(Math.exp(-ev.deltaY * 0.0015), ev.clientX - r.left, ev.clientY - r.top);
+  }, { passive: false });
+  let drag = null;
+  pane().addEventListener("pointerdown", (ev) => {
+    if (ev.button !== 0 || ev.target.closest(".node")) return;
+    drag = { x: ev.clientX, y: ev.clientY, px: state.pan.x, py: state.pan.y };
+    pane().setPointerCapture(ev.pointerId);
+    pane().classList.add("panning");
+  });
+  pane().addEventListener("pointermove", (ev) => {
+    if (!drag) return;
+    state.pan.x = drag.px + ev.clientX - drag.x;
+    state.pan.y = drag.py + ev.clientY - drag.y;
+    applyTransform();
+  });
+  const endDrag = () => { drag = null; pane().classList.remove("panning"); };
+  pane().addEventListener("pointerup", endDrag);
+  pane().addEventListener("pointercancel", endDrag);
   const dim = $("#show-unvisited");
   const applyDim = () => treeEl.classList.toggle("dim-unvisited", dim.checked);
   dim.addEventListener("change", applyDim);
@@ -385,6 +524,10 @@
     index: () => state.index,
     live: () => state.live,
     snapshot: (i) => (i === undefined ? current() : state.snaps[i] && state.snaps[i].snap),
+    zoom: () => state.zoom,
+    orientation: () => state.orientation,
+    collapsed: () => [...state.collapsed],
+    fit: fit,
   };
 
   connect();
