@@ -26,8 +26,12 @@ Signals, per finger (index 0 = left, 1 = right):
 Units: our frames are **newtons per cell** (the simulator produces them directly; for raw counts
 use :func:`newtons_from_counts`). Frames include the sensor's own offset: zeroing removes it.
 
-Filters are designed with ``scipy.signal`` and run as streaming ``lfilter`` calls with carried
-state (:class:`StreamingFilter`). Differences from the robot (each fixes a listed defect):
+Filters are first-order designs in closed form (bilinear transform with pre-warping: the same
+coefficients as ``scipy.signal.butter`` / ``cheby1`` to rounding, checked in
+``tests/unit/test_tactile.py``; scipy itself is not imported, so building a scene does not pay for
+it) and run as streaming direct-form II transposed recursions with carried state
+(:class:`StreamingFilter`, the recursion of ``scipy.signal.lfilter``). Differences from the robot
+(each fixes a listed defect):
 
 - The pressure high-pass defaults to ``butter(1, 5 Hz, 'highpass', fs=24.39 Hz)`` (bilinear with
   pre-warping: exactly -3 dB at 5 Hz, unit gain at Nyquist). The robot's backward-Euler
@@ -86,14 +90,6 @@ CONTROL_PERIOD = 0.001
 """s; the realtime loop period (1 kHz)."""
 
 
-def _signal():
-    """``scipy.signal``, imported on first use: it takes about a second to import, and commands
-    that only read task files (validate, render, schema) never design a filter."""
-    from scipy import signal
-
-    return signal
-
-
 def pad_index(row: int, col: int) -> int:
     """Cell index of pad cell ``(row, col)``; row 0..4 along the finger (0 at the tip), col 0..2.
 
@@ -145,6 +141,63 @@ def check_frame(name: str, frame: Sequence[float]) -> NDArray[np.float64]:
 FilterCoefficients = tuple[NDArray[np.float64], NDArray[np.float64]]
 
 
+def _prewarped(f_hz: float, fs: float) -> float:
+    """Analog angular frequency that the bilinear transform at ``fs`` maps onto ``f_hz``, rad/s."""
+    return 2.0 * fs * math.tan(math.pi * f_hz / fs)
+
+
+def butter_first_order(cutoff_hz: float, sample_rate_hz: float, btype: str = "lowpass") -> FilterCoefficients:
+    """First-order Butterworth low- or high-pass, bilinear with pre-warping: exactly -3 dB at the
+    cut-off (``scipy.signal.butter(1, cutoff_hz, btype, fs=sample_rate_hz)``, without scipy).
+
+    With ``K = tan(pi fc / fs)``: low-pass ``b = K / (1 + K) [1, 1]``, high-pass
+    ``b = 1 / (1 + K) [1, -1]``, both ``a = [1, (K - 1) / (K + 1)]``.
+
+    Raises:
+        ValueError: cut-off not in (0, fs/2) or an unknown ``btype``.
+    """
+    if not 0.0 < cutoff_hz < sample_rate_hz / 2.0:
+        raise ValueError(f"cut-off must be in (0, fs/2) = (0, {sample_rate_hz / 2.0:g}) Hz, got {cutoff_hz} Hz")
+    k = math.tan(math.pi * cutoff_hz / sample_rate_hz)
+    a = np.array([1.0, (k - 1.0) / (k + 1.0)])
+    if btype == "lowpass":
+        g = k / (1.0 + k)
+        return np.array([g, g]), a
+    if btype == "highpass":
+        g = 1.0 / (1.0 + k)
+        return np.array([g, -g]), a
+    raise ValueError(f"btype must be 'lowpass' or 'highpass', got {btype!r}")
+
+
+def cheby1_first_order_bandpass(ripple_db: float, low_hz: float, high_hz: float,
+                                sample_rate_hz: float) -> FilterCoefficients:
+    """Band-pass from a first-order Chebyshev-I low-pass prototype (``scipy.signal.cheby1(1,
+    ripple_db, [low_hz, high_hz], 'bandpass', fs=sample_rate_hz)``, without scipy).
+
+    The prototype ``H(s) = (1/eps) / (s + 1/eps)`` (``eps = sqrt(10^(ripple/10) - 1)``: the band
+    edges are the ``-ripple_db`` points) goes through ``s -> (s^2 + w0^2) / (s bw)`` with the
+    pre-warped edges ``w1, w2`` (``w0^2 = w1 w2``, ``bw = w2 - w1``) and the bilinear transform
+    ``s = c (z - 1) / (z + 1)``, ``c = 2 fs``. With ``q = c bw / eps``:
+    ``b = [q, 0, -q] / d2``, ``a = [1, 2 (w0^2 - c^2) / d2, (c^2 - q + w0^2) / d2]``,
+    ``d2 = c^2 + q + w0^2``.
+
+    Raises:
+        ValueError: not ``0 < low < high < fs/2``, or ``ripple_db <= 0``.
+    """
+    if not 0.0 < low_hz < high_hz < sample_rate_hz / 2.0:
+        raise ValueError(f"band must satisfy 0 < low < high < fs/2, got [{low_hz}, {high_hz}] Hz "
+                         f"at fs = {sample_rate_hz} Hz")
+    if not ripple_db > 0.0:
+        raise ValueError(f"ripple must be > 0 dB, got {ripple_db}")
+    eps = math.sqrt(10.0 ** (ripple_db / 10.0) - 1.0)
+    w1, w2 = _prewarped(low_hz, sample_rate_hz), _prewarped(high_hz, sample_rate_hz)
+    w0sq, c = w1 * w2, 2.0 * sample_rate_hz
+    q = c * (w2 - w1) / eps
+    d2 = c * c + q + w0sq
+    return (np.array([q / d2, 0.0, -q / d2]),
+            np.array([1.0, 2.0 * (w0sq - c * c) / d2, (c * c - q + w0sq) / d2]))
+
+
 def design_pressure_highpass(cutoff_hz: float = 5.0, frame_period: float = PRESSURE_FRAME_PERIOD,
                              method: str = "butter") -> FilterCoefficients:
     """First-order high-pass for pressure frames (the FA-I channel ``F~``).
@@ -152,34 +205,31 @@ def design_pressure_highpass(cutoff_hz: float = 5.0, frame_period: float = PRESS
     Args:
         cutoff_hz: cut-off, Hz (5 Hz on the PR2).
         frame_period: frame period, s (0.041 s on the PR2).
-        method: ``"butter"`` (default): ``scipy.signal.butter(1, cutoff, 'highpass', fs)``, -3 dB
-            exactly at the cut-off. ``"backward_euler"``: the robot's
-            ``y[k] = g (y[k-1] + x[k] - x[k-1])`` with ``g = 1 / (1 + 2 pi fc dt)`` (0.437 at
-            5 Hz / 41 ms; maximum gain only 0.61, reference B15).
+        method: ``"butter"`` (default): first-order Butterworth (``butter(1, cutoff, 'highpass',
+            fs)``, :func:`butter_first_order`), -3 dB exactly at the cut-off. ``"backward_euler"``:
+            the robot's ``y[k] = g (y[k-1] + x[k] - x[k-1])`` with ``g = 1 / (1 + 2 pi fc dt)``
+            (0.437 at 5 Hz / 41 ms; maximum gain only 0.61, reference B15).
 
     Returns:
         ``(b, a)`` transfer-function coefficients.
     """
-    fs = 1.0 / frame_period
     if method == "butter":
-        b, a = _signal().butter(1, cutoff_hz, btype="highpass", fs=fs)
-    elif method == "backward_euler":
+        return butter_first_order(cutoff_hz, 1.0 / frame_period, "highpass")
+    if method == "backward_euler":
         g = 1.0 / (1.0 + 2.0 * math.pi * cutoff_hz * frame_period)
-        b, a = np.array([g, -g]), np.array([1.0, -g])
-    else:
-        raise ValueError(f"method must be 'butter' or 'backward_euler', got {method!r}")
-    return np.asarray(b, dtype=np.float64), np.asarray(a, dtype=np.float64)
+        return np.array([g, -g]), np.array([1.0, -g])
+    raise ValueError(f"method must be 'butter' or 'backward_euler', got {method!r}")
 
 
 def design_pressure_bandpass(band_hz: tuple[float, float] = (0.8, 5.0),
                              frame_period: float = PRESSURE_FRAME_PERIOD) -> FilterCoefficients:
-    """``cheby1(1, 0.5 dB, band, 'bandpass', fs=1/frame_period)``: the pad-force band-pass ``Fbp``.
+    """``cheby1(1, 0.5 dB, band, 'bandpass', fs=1/frame_period)``: the pad-force band-pass ``Fbp``
+    (:func:`cheby1_first_order_bandpass`).
 
     With the PR2 values: b = [0.6323, 0, -0.6323], a = [1, -0.6294, -0.2647]; the band edges are
     the -0.5 dB points (Chebyshev-I ripple), the -3 dB band is 0.32-8.4 Hz.
     """
-    b, a = _signal().cheby1(1, 0.5, list(band_hz), btype="bandpass", fs=1.0 / frame_period)
-    return np.asarray(b, dtype=np.float64), np.asarray(a, dtype=np.float64)
+    return cheby1_first_order_bandpass(0.5, band_hz[0], band_hz[1], 1.0 / frame_period)
 
 
 def design_accelerometer_bandpass(sample_rate_hz: float = 3000.0, low_hz: float = 5.0,
@@ -195,8 +245,7 @@ def design_accelerometer_bandpass(sample_rate_hz: float = 3000.0, low_hz: float 
     if not 0 < low_hz < high_hz < sample_rate_hz / 2:
         raise ValueError(f"accelerometer band must satisfy 0 < low < high < fs/2, got "
                          f"[{low_hz}, {high_hz}] Hz at fs = {sample_rate_hz} Hz")
-    b, a = _signal().cheby1(1, 0.5, [low_hz, high_hz], btype="bandpass", fs=sample_rate_hz)
-    return np.asarray(b, dtype=np.float64), np.asarray(a, dtype=np.float64)
+    return cheby1_first_order_bandpass(0.5, low_hz, high_hz, sample_rate_hz)
 
 
 def design_velocity_lowpass(cutoff_hz: float = 5.0, sample_rate_hz: float = 1000.0) -> FilterCoefficients:
@@ -204,18 +253,33 @@ def design_velocity_lowpass(cutoff_hz: float = 5.0, sample_rate_hz: float = 1000
 
     PR2: b = [0.0155, 0.0155], a = [1, -0.9691].
     """
-    b, a = _signal().butter(1, cutoff_hz, fs=sample_rate_hz)
-    return np.asarray(b, dtype=np.float64), np.asarray(a, dtype=np.float64)
+    return butter_first_order(cutoff_hz, sample_rate_hz, "lowpass")
+
+
+def steady_state_unit(b: NDArray[np.float64], a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Direct-form II transposed state for a constant unit input (``scipy.signal.lfilter_zi``).
+
+    ``b``, ``a`` normalised (``a[0] = 1``) and of equal length ``n + 1``. With the DC gain
+    ``G = sum(b) / sum(a)``: ``z[n-1] = b[n] - a[n] G`` and ``z[i] = b[i+1] - a[i+1] G + z[i+1]``.
+    """
+    n = len(a) - 1
+    gain = float(np.sum(b) / np.sum(a))
+    z = np.zeros(n)
+    acc = 0.0
+    for i in range(n - 1, -1, -1):
+        acc += float(b[i + 1]) - float(a[i + 1]) * gain
+        z[i] = acc
+    return z
 
 
 class StreamingFilter:
     """A linear filter applied sample by sample (or block by block) to ``channels`` signals.
 
-    Wraps ``scipy.signal.lfilter`` with its ``zi`` state carried between calls, so feeding a signal
-    in pieces gives exactly the same output as filtering it at once. For few channels
-    (``channels <= 4``), :meth:`step` runs the same direct-form II transposed recursion as
-    ``lfilter`` in plain Python floats, because one ``lfilter`` call costs tens of microseconds, too
-    much for every 1 kHz cycle; the results are identical to rounding.
+    The direct-form II transposed recursion of ``scipy.signal.lfilter`` with its ``zi`` state
+    carried between calls, so feeding a signal in pieces gives exactly the same output as filtering
+    it at once (checked against ``lfilter`` in the tests; scipy is not imported here). For few
+    channels (``channels <= 4``), :meth:`step` runs it in plain Python floats (cheapest for every
+    1 kHz cycle); for more, as a few numpy operations over all channels at once.
 
     Args:
         b, a: transfer-function coefficients (e.g. from the ``design_*`` functions).
@@ -232,7 +296,7 @@ class StreamingFilter:
         self.a = np.pad(a, (0, n - len(a))) / a[0]
         self.channels = int(channels)
         self.order = n - 1
-        self._zi_unit = _signal().lfilter_zi(self.b, self.a)  # steady state for a unit input
+        self._zi_unit = steady_state_unit(self.b, self.a)  # steady state for a unit input
         self._fast = self.channels <= self.FAST_MAX_CHANNELS
         self._bl = [float(v) for v in self.b]
         self._al = [float(v) for v in self.a]
@@ -298,28 +362,35 @@ class StreamingFilter:
         if self._fast:
             xs = np.asarray(x, dtype=np.float64).reshape(self.channels).tolist()
             return np.array([self.step_scalar(v, c) for c, v in enumerate(xs)])
-        if 1 <= self.order <= 2:
-            # the direct-form II transposed recursion on all channels at once: a few vector
-            # operations instead of one lfilter call (the pressure filters: 44 channels per frame)
-            xv = np.asarray(x, dtype=np.float64).reshape(self.channels)
-            b, a, z = self._bl, self._al, self._zi
-            y = b[0] * xv + z[0]
-            if self.order == 1:
-                z[0] = b[1] * xv - a[1] * y
-            else:
-                z[0] = b[1] * xv - a[1] * y + z[1]
-                z[1] = b[2] * xv - a[2] * y
-            return y
-        xs = np.asarray(x, dtype=np.float64).reshape(1, self.channels)
-        y, self._zi = _signal().lfilter(self.b, self.a, xs, axis=0, zi=self._zi)
-        return y[0]
+        xv = np.asarray(x, dtype=np.float64).reshape(self.channels)
+        return self._step_vector(xv)
+
+    def _step_vector(self, xv: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The direct-form II transposed recursion on all channels at once (state ``self._zi``): a
+        few vector operations (the pressure filters: 44 channels per frame)."""
+        b, a, z = self._bl, self._al, self._zi
+        if self.order == 0:
+            return b[0] * xv
+        y = b[0] * xv + z[0]
+        last = self.order - 1
+        for i in range(last):
+            z[i] = b[i + 1] * xv - a[i + 1] * y + z[i + 1]
+        z[last] = b[last + 1] * xv - a[last + 1] * y
+        return y
 
     def filter_block(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         """Filter ``n`` consecutive samples, shape (n, channels); returns shape (n, channels)."""
         xs = np.asarray(x, dtype=np.float64).reshape(-1, self.channels)
-        y, zi = _signal().lfilter(self.b, self.a, xs, axis=0, zi=self.zi)
-        self.zi = zi
-        return y
+        fast = self._fast
+        if fast:                     # run the vector recursion on the fast path's state
+            self._zi = self.zi.copy()
+        out = np.empty_like(xs)
+        for k in range(xs.shape[0]):
+            out[k] = self._step_vector(xs[k])
+        if fast:
+            z = self._zi
+            self._z = [[float(z[i, c]) for i in range(self.order)] for c in range(self.channels)]
+        return out
 
 
 # ------------------------------------------------------------------------------------------------
