@@ -451,10 +451,23 @@ def detect_side_impact(edge_forces_hp: NDArray[np.float64], threshold: float = 0
 # ------------------------------------------------------------------------------------------------
 
 class PressureObserver:
-    """Both fingertip arrays: zeroing, pad sums, high-pass and band-pass, broken-sensor check.
+    """Both fingertip arrays: zeroing, pad sums, high-pass and band-pass, sensor-loss checks.
 
-    Call :meth:`step` every control cycle; it does work only when a new frame arrives. All
-    outputs are held between frames (piecewise constant over each ~41 ms frame).
+    Call :meth:`step` every control cycle; it does work only when a new frame arrives (and counts
+    the time since each finger's last frame). All outputs are held between frames (piecewise
+    constant over each ~41 ms frame).
+
+    **Sensor loss** (per finger, :attr:`lost`, re-evaluated every cycle; a finger recovers as soon
+    as its frames are sound again):
+
+    - *dropout*: the raw pad sum is exactly 0 (the PR2's broken-sensor test, :attr:`broken`) or
+      every one of the 22 cells reads exactly 0 (jsk_robot#977: a sensor that dropped out). A real
+      array never does: every cell carries an offset and noise.
+    - *frozen*: the same frame, bit for bit, for ``frozen_time`` seconds (0: check off). A live
+      array's noise changes some cell every frame; a stuck driver repeats the last one. Off by
+      default because a noise-free source (a synthetic trace, a PR2 whose counts do not move)
+      repeats frames legitimately; the simulator turns it on with its sensor noise.
+    - *stopped*: no frame for ``timeout`` seconds (0: check off) after the first one.
 
     Args:
         frame_period: s between frames the filters are designed for (0.041 s).
@@ -462,6 +475,8 @@ class PressureObserver:
         hp_method: ``"butter"`` or ``"backward_euler"`` (see :func:`design_pressure_highpass`).
         bp_band_hz: band-pass band, Hz ((0.8, 5)).
         zero_on_first_frame: take the first frame as the zero offset (as the PR2 does at start-up).
+        timeout: s without a frame after which a finger's sensor counts as lost (0: never).
+        frozen_time: s of bit-identical frames after which it counts as lost (0: never).
 
     Attributes (arrays indexed [finger, cell], finger 0 = left, 1 = right):
         raw: shape (2, 22), last frame as received, N.
@@ -471,15 +486,21 @@ class PressureObserver:
         pad_force, pad_force_hp, pad_force_bp: shape (2,), pad sums of the above, N.
         pad_force_left, pad_force_right: ``pad_force`` as Python floats (cheap per-cycle reads), N.
         edge_forces_hp: shape (2, 7), high-passed edge cells, N.
-        broken: shape (2,) bool: the finger's raw pad sum is exactly 0 (no sensor).
+        broken: shape (2,) bool: the finger's raw pad sum is exactly 0 (the PR2's test).
+        lost: shape (2,) bool: the finger's sensor is lost (dropout, frozen or stopped, above).
+        any_lost: ``lost.any()`` as a Python bool (the cheap per-cycle read).
+        good_pad_force: shape (2,), each finger's pad force from its last sound frame, N.
+        since_frame: shape (2,), s since each finger's last frame.
         frames: number of frames received.
         new_frame: the last :meth:`step` processed a new frame.
     """
 
     def __init__(self, frame_period: float = PRESSURE_FRAME_PERIOD, hp_cutoff_hz: float = 5.0,
                  hp_method: str = "butter", bp_band_hz: tuple[float, float] = (0.8, 5.0),
-                 zero_on_first_frame: bool = True):
+                 zero_on_first_frame: bool = True, timeout: float = 0.0, frozen_time: float = 0.0):
         self.frame_period = frame_period
+        self.timeout = float(timeout)
+        self.frozen_time = float(frozen_time)
         self.hp = StreamingFilter(*design_pressure_highpass(hp_cutoff_hz, frame_period, hp_method),
                                   channels=2 * NUM_CELLS)
         self.bp = StreamingFilter(*design_pressure_bandpass(bp_band_hz, frame_period), channels=2 * NUM_CELLS)
@@ -495,6 +516,12 @@ class PressureObserver:
         self.pad_force_bp = np.zeros(2)
         self.edge_forces_hp = np.zeros((2, NUM_EDGE_CELLS))
         self.broken = np.zeros(2, dtype=bool)
+        self.lost = np.zeros(2, dtype=bool)
+        self.any_lost = False
+        self.good_pad_force = np.zeros(2)
+        self.since_frame = [0.0, 0.0]
+        self._dropout = [False, False]
+        self._same_for = [0.0, 0.0]      # s the finger's frame has not changed
         self.frames = 0
         self.new_frame = False
         self._zero_left_s = 0.0
@@ -540,13 +567,25 @@ class PressureObserver:
             True if a new frame was processed.
         """
         self.new_frame = left is not None or right is not None
+        since = self.since_frame
+        same = self._same_for
         if self.new_frame:
-            if left is not None:
-                self.raw[LEFT] = check_frame("left pressure frame", left)
-            if right is not None:
-                self.raw[RIGHT] = check_frame("right pressure frame", right)
+            for i, frame in ((LEFT, left), (RIGHT, right)):
+                if frame is None:
+                    since[i] += dt
+                    same[i] += dt
+                    continue
+                arr = check_frame("left pressure frame" if i == LEFT else "right pressure frame", frame)
+                if self.frames and np.array_equal(arr, self.raw[i]):
+                    same[i] += dt
+                else:
+                    same[i] = 0.0
+                self.raw[i] = arr
+                since[i] = 0.0
             self.frames += 1
-            self.broken = self.raw[:, PAD_CELLS].sum(axis=1) == 0.0
+            pad = self.raw[:, PAD_CELLS].sum(axis=1)
+            self.broken = pad == 0.0
+            self._dropout = [bool(self.broken[i]) or not self.raw[i].any() for i in (LEFT, RIGHT)]
             if self.frames == 1 and self.zero_on_first_frame:
                 self.set_zero()
             else:
@@ -557,12 +596,50 @@ class PressureObserver:
             if self.zeroing:
                 self._zero_sum += self.raw
                 self._zero_count += 1
+        else:
+            since[0] += dt
+            since[1] += dt
+            same[0] += dt
+            same[1] += dt
+        self._update_lost()
         if self.zeroing:
             self._zero_left_s -= dt
             if self._zero_left_s <= 1e-12:
                 self._zero_left_s = 0.0
                 self.set_zero(self._zero_sum / self._zero_count if self._zero_count else None)
         return self.new_frame
+
+    def _update_lost(self) -> None:
+        if not self.frames:
+            return
+        lost_l = self._dropout[0] or self._stopped(0) or self._frozen(0)
+        lost_r = self._dropout[1] or self._stopped(1) or self._frozen(1)
+        if self.new_frame:
+            if not lost_l:
+                self.good_pad_force[LEFT] = self.pad_force_left
+            if not lost_r:
+                self.good_pad_force[RIGHT] = self.pad_force_right
+        if lost_l or lost_r or self.any_lost:
+            self.lost = np.array([lost_l, lost_r])
+            self.any_lost = bool(lost_l or lost_r)
+
+    def _stopped(self, i: int) -> bool:
+        return 0.0 < self.timeout < self.since_frame[i]
+
+    def _frozen(self, i: int) -> bool:
+        # unchanged for frozen_time, and frames did arrive since the last change (else: stopped)
+        same = self._same_for[i]
+        return 0.0 < self.frozen_time <= same + 1e-9 and self.since_frame[i] + 1e-9 < same
+
+    def loss_reason(self, finger: int) -> str:
+        """Why ``finger``'s sensor is lost (empty when it is not): which check, with its figures."""
+        if not self.lost[finger]:
+            return ""
+        if self._dropout[finger]:
+            return "all cells read 0" if not self.raw[finger].any() else "the raw pad sum is exactly 0"
+        if self._stopped(finger):
+            return f"no frame for {self.since_frame[finger]:.2f} s"
+        return f"the same frame for {self._same_for[finger]:.2f} s (frozen)"
 
     def _recompute_static(self) -> None:
         self.forces = self.raw - self.offset
@@ -691,6 +768,11 @@ class EventDetector:
         """A command has been received."""
         return self.command is not None
 
+    @property
+    def uses_tactile(self) -> bool:
+        """Armed with trigger conditions that read the fingertips (all but ``ACC``)."""
+        return self.command is not None and self.command.trigger_conditions != PR2GripperEventDetectorCommand.ACC
+
     def clear(self) -> None:
         """Clear the latched events."""
         self.acceleration_event = False
@@ -712,7 +794,7 @@ class EventDetector:
             return False
         if acceleration.peak_norm > cmd.acceleration_trigger_magnitude:
             self.acceleration_event = True
-        if pressure.new_frame and pressure.frames > 1:
+        if pressure.new_frame and pressure.frames > 1 and not pressure.any_lost:  # no events from a lost sensor
             if detect_slip(pressure.pad_force, pressure.pad_force_hp, pressure.pad_force_bp,
                            cmd.slip_trigger_magnitude, self.slip_bp_force_limit,
                            self.slip_min_threshold, self.slip_max_threshold).any():
