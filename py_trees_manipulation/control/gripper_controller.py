@@ -48,6 +48,15 @@ Where we differ from the robot (each a documented defect of the original, refere
   commanded, zeroing averages the window, high-pass exactly -3 dB at 5 Hz by default).
 - B13: slip raises the force by ``slip_force_increase`` (1.08) once per slipping pressure frame,
   not by 1.002 per millisecond (same ~x1.085 per 41 ms frame, but independent of the frame rate).
+- B16: after the slip servo raised its force and the grip has followed it, a band-passed force that
+  is positive and only decaying (the 0.8-5 Hz filter's memory of that increase, which decays
+  x0.92 per frame, about 0.7 s from 1.5 N to 0.18 N) no longer vetoes slip
+  (``slip_bp_memory_waiver``). On the robot every increase blinds the slip test for that long, so
+  a sustained slip raises the force by one x1.08 step per second or less, too slow to catch a
+  heavier object before it slides out; here about one step per 0.15-0.35 s.
+- B12: SlipServo's "empty" close needs the mean pad force under 0.95 N for
+  ``gripper_empty_time`` (0.1 s; robot: at once, so a 1.2 N hold that dips for one frame as the
+  lift starts is closed on at -100 N), and closes with at most ``fingertip_force_limit`` when set.
 - FindContact and ForceServo abort ("closed on nothing") when the gap closes to ``drop_position``
   without contact; on the robot they close forever.
 - The gripper_action stall threshold defaults to 1 mm/s (robot: 1e-6 m/s, which a simulated
@@ -92,6 +101,7 @@ from .tactile import (
     design_velocity_lowpass,
     detect_contact,
     detect_slip,
+    slip_thresholds,
 )
 
 RT = PR2GripperSensorRTState
@@ -134,12 +144,17 @@ class ControllerParams:
         force_servo_gain_close, force_servo_gain_open: m/(N s) (0.0016, 0.0008).
         force_servo_velocity_limit: m/s (0.5). force_servo_integrator_window: anti-windup, m (0.03).
         slip_force_increase: factor per slipping pressure frame (1.08; robot 1.002 per ms, B13).
+        slip_bp_memory_waiver: once the grip has reached the raised set-point, a positive, decaying
+            band-passed force does not veto slip (True; robot False, B16).
         slip_motion_limit: slip-servo slip gain ``s`` (0.007). slip_force_limit: slip-servo band-pass
             limit, N (0.18). slip_min_threshold, slip_max_threshold: clamp of ``s |F|``, N (0.048, 0.2).
         event_slip_force_limit: event-detector band-pass limit, N (0.2).
         side_impact_threshold: edge-cell high-passed force for a side impact, N (0.2).
         drop_position: gap at or below which the gripper is empty, m (0.003).
-        drop_effort: effort commanded while SlipServo thinks the gripper is empty, N (-100).
+        drop_effort: effort commanded while SlipServo thinks the gripper is empty, N (-100; at
+            most ``fingertip_force_limit`` when that is set, B12).
+        gripper_empty_time: s the mean pad force must stay under ``force_lightest - 0.25`` before
+            the gripper counts as empty (0.1; robot 0, B12).
         contact_settle_time: FindContact brake time after contact, s (0.05).
         force_stable_time: consecutive time in tolerance for force_achieved, s (0.25).
         zeroing_time: fingertip zeroing window, s (0.25).
@@ -188,6 +203,7 @@ class ControllerParams:
     force_servo_velocity_limit: float = 0.5
     force_servo_integrator_window: float = 0.03
     slip_force_increase: float = 1.08
+    slip_bp_memory_waiver: bool = True
     slip_motion_limit: float = 0.007
     slip_force_limit: float = 0.18
     slip_min_threshold: float = 0.048
@@ -196,6 +212,7 @@ class ControllerParams:
     side_impact_threshold: float = 0.2
     drop_position: float = 0.003
     drop_effort: float = -100.0
+    gripper_empty_time: float = 0.1
     contact_settle_time: float = 0.05
     force_stable_time: float = 0.25
     zeroing_time: float = 0.25
@@ -236,7 +253,7 @@ class ControllerParams:
                      "slip_min_threshold", "slip_max_threshold", "event_slip_force_limit",
                      "side_impact_threshold", "drop_position", "contact_settle_time", "force_stable_time",
                      "find_contact_min_time", "force_servo_min_time", "event_detector_min_time",
-                     "stall_velocity_threshold", "sensor_timeout", "sensor_frozen_time"):
+                     "stall_velocity_threshold", "sensor_timeout", "sensor_frozen_time", "gripper_empty_time"):
             value = getattr(self, name)
             if not value >= 0:
                 raise ValueError(f"ControllerParams.{name} must be >= 0, got {value}")
@@ -482,9 +499,12 @@ class Pr2GripperController:
         self.right_contact = False
         self.contact_conditions_met = False
         self.slip_detected = False
+        self._slip_settled = False          # the grip has reached the slip servo's set-point
+        self._slip_bp_prev = np.zeros(2)
         self.fingertip_force_limit_reached = False
         self.deformation_limit_reached = False
         self.gripper_empty = False
+        self._light_time = 0.0              # s the mean pad force has been under force_lightest - 0.25
 
     def _reinit(self) -> None:
         """The robot's reinit on every command except event_detector (applied at the next step,
@@ -878,19 +898,40 @@ class Pr2GripperController:
         p = self.params
         pr = self.pressure
         if new_frame and pr.frames > 1:
-            self.slip_detected = bool(detect_slip(pr.pad_force, pr.pad_force_hp, pr.pad_force_bp,
-                                                  p.slip_motion_limit, p.slip_force_limit,
-                                                  p.slip_min_threshold, p.slip_max_threshold).any())
+            d = slip_thresholds(pr.pad_force, p.slip_motion_limit, p.slip_min_threshold, p.slip_max_threshold)
+            vibration = np.abs(pr.pad_force_hp) > d
+            bp = pr.pad_force_bp
+            quiet = np.abs(bp) < p.slip_force_limit
+            if not self._slip_settled and min(pr.pad_force_left, pr.pad_force_right) >= (
+                    max(self.slip_force, p.force_lightest) - p.force_servo_force_tolerance):
+                self._slip_settled = True     # the grip has reached the raised set-point
+            if self._slip_settled and p.slip_bp_memory_waiver:
+                # a positive band-passed force that only decays is the filter's memory of our own
+                # increase, which the force has already followed: it does not veto
+                quiet = quiet | ((bp > 0.0) & (bp <= self._slip_bp_prev + 1e-12))
+            self._slip_bp_prev = bp.copy()
+            self.slip_detected = bool((vibration & quiet).any())
             if self.slip_detected:
+                self._slip_settled = False
                 self.slip_force *= p.slip_force_increase
         if p.fingertip_force_limit >= 0 and self.slip_force >= p.fingertip_force_limit:
             self.slip_force = p.fingertip_force_limit
             self.fingertip_force_limit_reached = True
         out = self._force_servo_step(dt, x, v, self.slip_force)
-        if 0.5 * (pr.pad_force_left + pr.pad_force_right) < p.force_lightest - 0.25 or x <= p.drop_position:
+        light = 0.5 * (pr.pad_force_left + pr.pad_force_right) < p.force_lightest - 0.25
+        if light:
+            self._light_time += dt
+        else:
+            self._light_time = 0.0
+        # B12: empty once the grip stayed light for gripper_empty_time (a light hold dips under
+        # 0.95 N for a frame when the lift starts; the robot then closes at -100 N at once)
+        if (light and self._light_time >= p.gripper_empty_time - 1e-9) or x <= p.drop_position:
             self.gripper_empty = True
             self.marker = x
-            out = ActuatorCommand(True, p.drop_effort, out.position, out.velocity, 0.0, self.max_effort,
+            effort = p.drop_effort
+            if p.fingertip_force_limit >= 0:   # B12: the "empty" close respects the force limit too
+                effort = max(effort, -max(p.fingertip_force_limit, p.force_lightest))
+            out = ActuatorCommand(True, effort, out.position, out.velocity, 0.0, self.max_effort,
                                   p.position_gain, p.velocity_gain, override=True)
         else:
             self.gripper_empty = False

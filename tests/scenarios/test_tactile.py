@@ -129,7 +129,9 @@ def test_release_on_touch_down_sets_the_block_down():
     assert m["object_dropped"] is False
     assert abs(m["object_lift_m"]) < 0.005    # back on the table top
     weight = 0.2 * 9.81
-    assert weight < m["place_impact_n"] < 6 * weight  # a set-down, not a fall from 10 cm
+    # a set-down: the arm presses the block on the table until the slip is felt (3-7 x its weight,
+    # the firmer the hold chosen by Grab the more); a fall from 10 cm gives about 45 x
+    assert weight < m["place_impact_n"] < 10 * weight
 
 
 def release_on_acc(arm_after_s):
@@ -197,7 +199,7 @@ def test_release_on_acc_armed_with_the_motion_start_fires_on_the_arms_own_jolt()
     h, height, impact = release_on_acc(arm_after_s=0.0)
     assert h.status.name == "SUCCEEDED", h.text
     assert height > 0.08
-    assert impact > 6 * 0.2 * 9.81
+    assert impact > 20 * 0.2 * 9.81
 
 
 # ---- hardness --------------------------------------------------------------------------------------------
