@@ -639,7 +639,7 @@ class PressureObserver:
             return "all cells read 0" if not self.raw[finger].any() else "the raw pad sum is exactly 0"
         if self._stopped(finger):
             return f"no frame for {self.since_frame[finger]:.2f} s"
-        return f"the same frame for {self._same_for[finger]:.2f} s (frozen)"
+        return f"frozen: the same frame for {self._same_for[finger]:.2f} s"
 
     def _recompute_static(self) -> None:
         self.forces = self.raw - self.offset

@@ -112,19 +112,43 @@ while it holds) without dropping the object.
 more than that normal force for ``crush_time_s``: an event ``tactile: <name> crushed`` is emitted
 and it turns yolk yellow.
 
-Metrics: ``max_fingertip_force_n`` (largest normal force one finger put on movable objects, sampled
-every ``sample_period_s``, N), ``crushed`` (any fragile object crushed) and ``crushed_objects``,
-``slip_events`` (ground truth: onsets of a gripped object slipping faster than
-``slip_event_speed_mps`` at the pads), ``slip_detections`` (onsets of slip seen by the controller),
-``sensor_losses`` (fingertip sensor losses the controllers acted on), with a target object
-``place_impact_n`` (peak normal force between the target and any non-robot
-body after the gripper lifted it, N; the static weight of a set-down object is included, so a gentle
-place reads about ``m g``, a drop many times that). Telemetry ``gripper/<name>`` adds
-``left_fingertip_force_n``, ``right_fingertip_force_n`` (the controller's zeroed pad forces while it
-runs; otherwise the pad cells of the latest contact sample, so a plain ``GripperCommand`` grasp reads
-its squeeze too), ``force_setpoint_n`` (the force servo's set-point; for a plain ``gripper_action``
-the motors' force limit) and ``mode`` (the realtime state name, or ``GRIPPER_ACTION``). ``backend.extensions["tactile"].grippers[name].controller`` is the
-controller (e.g. ``grab_contact_force``, ``grab_hold_force``).
+Metrics:
+
+- ``max_fingertip_force_n``: largest normal force one finger put on movable objects, sampled every
+  ``sample_period_s``, N. ``crushed`` (any fragile object crushed) and ``crushed_objects``.
+- ``slip_events``: ground-truth slip episodes: a gripped object slipping faster than
+  ``slip_event_speed_mps`` at the pads; an episode ends after one frame period without slip (the
+  detector's resolution). ``slip_events_detected``: episodes during which (or within that frame
+  period after) the controller flagged slip; ``slip_events_missed``: episodes while it listened
+  (SlipServo, or a slip-triggered event armed) that it did not flag. ``slip_detections``: onsets
+  of the controller's slip flag.
+- ``sensor_losses``: fingertip sensor losses the controllers acted on.
+- With a target object: ``place_impact_n`` (peak normal force between the target and any non-robot
+  body after the gripper lifted it, N; the static weight of a set-down object is included, so a
+  gentle place reads about ``m g``, a drop many times that); ``pad_force_imbalance_n`` (the largest
+  |left - right| pad force on the target, over samples where both pads touch it, averaged over one
+  frame period, N: for a held object it is what its acceleration and a table contact explain, a
+  few newtons; a palm pressing the object into the table while one finger pushes it shows tens);
+  ``grip_needed_n`` (``m g / (2 mu)``: the static grip per pad that holds the target, ``mu`` the
+  product of its and the pads' lateral friction; lifting with acceleration ``a`` needs
+  ``m (g + a) / (2 mu)``), ``grip_force_limit_n`` (the first gripper's ``fingertip_force_limit``,
+  else ``max_effort_n``) and ``grip_margin`` (their ratio: below about 1.3 the lift's acceleration
+  is not held).
+
+Telemetry ``gripper/<name>`` adds ``left_fingertip_force_n``, ``right_fingertip_force_n`` (the
+controller's zeroed pad forces while it runs; otherwise the pad cells of the latest contact sample,
+so a plain ``GripperCommand`` grasp reads its squeeze too), ``force_setpoint_n`` (the force servo's
+set-point; for a plain ``gripper_action`` the motors' force limit) and ``mode`` (the realtime state
+name, or ``GRIPPER_ACTION``). ``backend.extensions["tactile"].grippers[name].controller`` is the
+controller (e.g. ``grab_contact_force``, ``grab_hold_force``, ``sensor_lost_reason``);
+``backend.extensions["tactile"].add_fault(SensorFault(...))`` injects a fault from a script.
+
+**Frame phase.** The fingertip frames run free of the controller on the robot, so where they fall
+as FindContact closes is arbitrary, and the contact force it stops at (hence Grab's hardness-chosen
+hold) depends on it: up to ``close_speed * frame_period_s`` of extra squeeze (0.8 mm, 2.6 N on the
+egg of ``examples/fragile_grasp.yaml``). When FindContact starts closing the next frame comes after
+a random part of a frame period (drawn from the scene seed), so a run's forces depend on its seed
+but not on the tree's tick rate or when the goal was sent.
 """
 
 from __future__ import annotations
@@ -432,6 +456,7 @@ class GripperTactile:
         self._gt_slipping = False
         self._episode_open = False       # a ground-truth slip episode is going on
         self._episode_detected = False   # ... and the controller has seen slip during it
+        self._episode_listened = False   # ... and it was listening (SlipServo, or a slip event armed)
         self._quiet_since: Optional[float] = None
         self._imb: list[float] = []       # left - right target pad force, the last frame period's samples
         self._imb_len = max(1, int(round(self.cfg.frame_period_s / self.cfg.sample_period_s)))
@@ -577,7 +602,12 @@ class GripperTactile:
         if slipping:
             if not self._episode_open:          # a new slip episode (ground truth)
                 self._episode_open, self._episode_detected = True, self._slip_flag
+                self._episode_listened = False
                 ext.slip_events += 1
+            if not self._episode_listened and installed:
+                ctl = self.controller
+                self._episode_listened = ctl.state == RT.SLIP_SERVO or (
+                    ctl.event_action is not None and not ctl.event_action.done and ctl.events.uses_tactile)
             self._quiet_since = None
         elif self._episode_open:
             now = ext.backend.now()
@@ -603,7 +633,9 @@ class GripperTactile:
         """The slip episode is over (one frame period without slip, or the object let go)."""
         if self._episode_open and self._episode_detected:
             self.ext.slip_events_detected += 1
-        self._episode_open = self._episode_detected = False
+        elif self._episode_open and self._episode_listened:
+            self.ext.slip_events_missed += 1
+        self._episode_open = self._episode_detected = self._episode_listened = False
         self._quiet_since = None
 
     def make_frame(self) -> None:
@@ -944,6 +976,7 @@ class TactileSensing:
         self.slip_events = 0
         self.slip_detections = 0
         self.slip_events_detected = 0
+        self.slip_events_missed = 0
         self.place_impact = 0.0
         self._motion_cache: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
         for i, f in enumerate(self.cfg.faults):
@@ -1092,6 +1125,9 @@ class TactileSensing:
             "slip_detections": self.slip_detections,
             "slip_events_detected": self.slip_events_detected + sum(
                 1 for g in self.grippers.values() if g._episode_open and g._episode_detected),
+            "slip_events_missed": self.slip_events_missed + sum(
+                1 for g in self.grippers.values() if g._episode_open and g._episode_listened
+                and not g._episode_detected),
             "sensor_losses": sum(g.controller.sensor_loss_count for g in self.grippers.values()),
         }
         if self._target is not None:
@@ -1125,6 +1161,19 @@ class TactileSensing:
 
     def telemetry(self) -> dict[str, dict[str, Any]]:
         return {f"gripper/{name}": g.telemetry() for name, g in self.grippers.items()}
+
+    def add_fault(self, fault: SensorFault) -> None:
+        """Inject a fingertip fault from a script (as a ``tactile.faults`` entry; ``at_s`` is sim
+        time and may be now or later).
+
+        Raises:
+            ValueError: ``fault.gripper`` names no gripper of the scene.
+        """
+        if fault.gripper is not None and fault.gripper not in self.grippers:
+            raise ValueError(f"no gripper {fault.gripper!r}; grippers: {', '.join(sorted(self.grippers))}")
+        for name, g in self.grippers.items():
+            if fault.gripper in (None, name):
+                g.faults.append(fault)
 
     def close(self) -> None:
         self._remove_hook()
