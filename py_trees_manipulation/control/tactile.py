@@ -463,7 +463,8 @@ class PressureObserver:
     - *dropout*: the raw pad sum is exactly 0 (the PR2's broken-sensor test, :attr:`broken`) or
       every one of the 22 cells reads exactly 0 (jsk_robot#977: a sensor that dropped out). A real
       array never does: every cell carries an offset and noise.
-    - *frozen*: the same frame, bit for bit, for ``frozen_time`` seconds (0: check off). A live
+    - *frozen*: the same frame, bit for bit, for ``frozen_time`` seconds (0: check off; seen when
+      a frame arrives). A live
       array's noise changes some cell every frame; a stuck driver repeats the last one. Off by
       default because a noise-free source (a synthetic trace, a PR2 whose counts do not move)
       repeats frames legitimately; the simulator turns it on with its sensor noise.
@@ -612,6 +613,10 @@ class PressureObserver:
     def _update_lost(self) -> None:
         if not self.frames:
             return
+        if not self.new_frame and not self.any_lost:   # between frames only a timeout can start
+            t = self.timeout
+            if t <= 0.0 or (self.since_frame[0] <= t and self.since_frame[1] <= t):
+                return
         lost_l = self._dropout[0] or self._stopped(0) or self._frozen(0)
         lost_r = self._dropout[1] or self._stopped(1) or self._frozen(1)
         if self.new_frame:
