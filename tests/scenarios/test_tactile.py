@@ -326,6 +326,24 @@ def test_dropout_during_force_servo_on_the_can_aborts_and_never_squeezes_harder(
     assert any("sensor lost" in e["text"] for e in events)
 
 
+def test_a_noise_fault_degrades_one_fingertip_and_is_not_a_loss():
+    from py_trees_manipulation.sim.tactile_sensor import SensorFault
+
+    with SimBackend({"robots": [{"name": "panda"}]}) as sim:
+        h = sim.grippers["panda"].send_goal("find_contact", gs.PR2GripperFindContactCommand())
+        g = sim.extensions["tactile"].grippers["panda"]
+        sim.extensions["tactile"].add_fault(SensorFault(at_s=sim.now(), finger="left", kind="noise", amplitude_n=0.2))
+        frames = []
+        for _ in range(12):
+            sim.advance(0.041)
+            frames.append(g.last_frames.copy())
+        pads = np.array(frames)[:, :, 7:]                  # (frames, finger, 15 pad cells)
+        assert pads[:, 0].std() > 0.08 and pads[:, 1].std() < 0.01   # left noisy (clipped at 0), right not
+        assert not g.controller.sensor_lost and not h.done            # still closing: noise is not a loss
+        with pytest.raises(ValueError, match="no gripper 'other'"):
+            sim.extensions["tactile"].add_fault(SensorFault(at_s=0.0, finger="left", kind="noise", gripper="other"))
+
+
 def test_tactile_faults_are_validated_with_their_path():
     base = {"robots": [{"name": "panda"}]}
     cfg = parse_scene({**base, "tactile": {"faults": [{"at_s": 5, "finger": "both", "kind": "noise",
