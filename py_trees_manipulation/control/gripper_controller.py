@@ -100,7 +100,6 @@ from .tactile import (
     StreamingFilter,
     design_velocity_lowpass,
     detect_contact,
-    detect_slip,
     slip_thresholds,
 )
 
