@@ -1,10 +1,14 @@
 """Tactile grasp control in the real simulator (headless): the PR2 gripper sensor actions on the Panda.
 
-Examples: fragile_grasp.yaml (Grab lifts an egg intact; a full-effort GripperCommand crushes it),
-slip_servo.yaml (SlipServo raises the grip as a heavy slippery can slips and keeps it through a
-shake; a fixed 7 N ForceServo drops it), place_on_contact.yaml (Release on SLIP_AND_ACC, or ACC
-alone, sets a block down), pick_and_lift.yaml (a plain GripperCommand grasp's fingertip telemetry). Hardness: Grab's hold force F_hold = F_contact / close_speed * hardness_gain is larger
-for a stiff object than for a soft one of the same size and mass.
+Examples: fragile_grasp.yaml (a full-effort GripperCommand crushes the egg; the tactile Grab's
+force does not depend on the tick rate; the Grab lifting it intact and a dropout during its hold:
+fragile_grasp.scenario.yaml), slip_servo.yaml (SlipServo raises the grip as a heavy slippery can
+slips, feels every slip episode and keeps it through a shake, the pads balanced; a fixed 7 N
+ForceServo drops it; masses, frictions and a dropout: slip_servo.scenario.yaml),
+place_on_contact.yaml (Release on SLIP_AND_ACC, or ACC alone, sets a block down), pick_and_lift.yaml
+(a plain GripperCommand grasp's fingertip telemetry and pad balance). Hardness: Grab's hold force
+F_hold = F_contact / close_speed * hardness_gain is larger for a stiff object than for a soft one of
+the same size and mass. Sensor faults: a dropout during ForceServo on the can, noise, validation.
 """
 
 from __future__ import annotations
