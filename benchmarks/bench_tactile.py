@@ -28,9 +28,16 @@ steps each), so a machine whose load changes during the run slows every case ali
 the median per case over the rounds, in thread CPU time (other processes on a busy machine do not
 count).
 
+With ``--startup`` it instead times what the tactile extension costs a fresh process: a
+``python -c`` that imports the simulator and builds a scene with the Panda (the tactile extension
+and its PR2 controller, whose filters are designed at construction), CPU time (user + system of
+the child), median of ``--repeat`` runs, and whether scipy got imported (it no longer is: the
+filters are designed in closed form; it cost about 1 s of CPU per process).
+
 Usage::
 
     python benchmarks/bench_tactile.py [--steps 2000] [--repeat 9]
+    python benchmarks/bench_tactile.py --startup [--repeat 9]
 """
 
 from __future__ import annotations
@@ -143,11 +150,42 @@ def measure(sims: list[SimBackend], steps: int, repeat: int) -> tuple[list[list[
     return totals, physics
 
 
+STARTUP_CODE = (
+    "import sys\n"
+    "from py_trees_manipulation.sim import SimBackend\n"
+    "with SimBackend({'robots': [{'name': 'panda'}]}) as sim:\n"
+    "    assert 'tactile' in sim.extensions\n"
+    "print(int(any(m.split('.')[0] == 'scipy' for m in sys.modules)))\n"
+)
+
+
+def startup(repeat: int) -> None:
+    """CPU time of a fresh process that imports the simulator and builds a scene (see the docstring)."""
+    import subprocess
+    import sys
+
+    cpu, scipy_seen = [], set()
+    for _ in range(repeat):
+        before = os.times()
+        out = subprocess.run([sys.executable, "-c", STARTUP_CODE], capture_output=True, text=True, check=True)
+        after = os.times()
+        cpu.append((after.children_user - before.children_user) + (after.children_system - before.children_system))
+        scipy_seen.add(out.stdout.strip().splitlines()[-1] == "1")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"fresh process: import the simulator and build a scene with the Panda (tactile extension and PR2 "
+          f"controller): {statistics.median(cpu):.2f} s CPU, median of {repeat} (min {min(cpu):.2f} s; load "
+          f"average {load:.2f} on {os.cpu_count()} CPUs); scipy imported: {'yes' if True in scipy_seen else 'no'}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=2000, help="physics steps per case and round")
     ap.add_argument("--repeat", type=int, default=7, help="interleaved rounds (each case: one timed, one split)")
+    ap.add_argument("--startup", action="store_true", help="time a fresh process building a scene instead")
     args = ap.parse_args()
+    if args.startup:
+        startup(args.repeat)
+        return
     sims = []
     for _label, enabled, mode, expect in CASES:
         sim = make(enabled)

@@ -72,7 +72,10 @@ class GraspFixAttach(_GraspFixBehaviour):
     """Wait until GraspFix welds the object to the arm (the plugin's attach, on demand).
 
     RUNNING while the criterion counts gripping updates; SUCCESS once the object (or, without
-    ``object``, anything) is attached to ``arm``; FAILURE on ``timeout_s`` with the reason and the
+    ``object``, anything) is attached to ``arm`` (with ``handover`` also once another arm holds
+    ``object`` and this arm's grip count is over ``grip_count_threshold``: GraspFix moves the weld
+    in the update in which the holder's fingers open, so the object never hangs on friction
+    alone); FAILURE on ``timeout_s`` with the reason and the
     fingers' mean normal forces in the last update window, e.g. ``no opposing contacts on box after
     2.0 s (panda_leftfinger 0.0 N, panda_rightfinger 3.1 N)``, or at once when the arm already
     holds another object (one object per arm). While it runs the arm may attach (without scene
@@ -83,6 +86,7 @@ class GraspFixAttach(_GraspFixBehaviour):
         object: the object to attach; default: whatever the arm grips.
         timeout_s: give up after this much backend time, seconds.
         skip: do nothing and succeed at once (compare a run without GraspFix).
+        handover: the receiving arm of a hand-to-hand transfer (needs ``object``; see above).
 
     Blackboard:
         writes ``event_key``: ``{"arm", "object", "attached": True, "time_s", "reason"}``.
@@ -100,6 +104,8 @@ class GraspFixAttach(_GraspFixBehaviour):
         "object": Param("str", None, "object to attach (default: any object the arm grips)", refers_to="object"),
         "timeout_s": Param("float", 3.0, "fail after this much backend time", unit="s", min=0.0),
         "skip": Param("bool", False, "succeed at once without attaching (to compare a run without GraspFix)"),
+        "handover": Param("bool", False, "receiving a handover: succeed once ready to take the object "
+                                         "when its holder opens"),
         "event_key": Param("key", None, "blackboard key for the attach event"),
     }
 
@@ -138,13 +144,19 @@ class GraspFixAttach(_GraspFixBehaviour):
             self.write_output("event_key", ev)
             self.feedback_message = f"attached {held} to {arm} at {ev['time_s']:.3f} s"
             return Status.SUCCESS
+        thr = self.ext.criterion.params.grip_count_threshold
+        if self.param("handover") and obj is not None:
+            holder = self.ext.holder(obj)
+            if holder is not None and holder != arm and self.ext.grip_count(arm, obj) > thr:
+                self.feedback_message = (f"{arm} grips {obj} held by {holder} (count {self.ext.grip_count(arm, obj)}): "
+                                         f"it takes {obj} when {holder} opens")
+                return Status.SUCCESS
         elapsed = self.now() - self._start
         timeout = self.param("timeout_s")
         if elapsed > timeout:
             return self.fail(self._diagnosis(arm, obj, elapsed))
         target = obj or self._best_object(arm)
         if target is not None:
-            thr = self.ext.criterion.params.grip_count_threshold
             self.feedback_message = (f"{arm} grips {target}: count {self.ext.grip_count(arm, target)} "
                                      f"(attach above {thr})")
         return Status.RUNNING
@@ -176,6 +188,9 @@ class GraspFixAttach(_GraspFixBehaviour):
 
     def terminate(self, new_status: Status) -> None:
         if self._requested and self.ext is not None:
+            if new_status == Status.SUCCESS and self.param("handover") \
+                    and self.ext.held_object(self._arm_name()) is None:
+                return   # ready for a handover: the request stands until the holder opens
             self.ext.cancel_attach(self._arm_name())
             self._requested = False
 

@@ -8,7 +8,11 @@ the PR2 command fields with their names and units; constants are written by name
 
 Common to all: RUNNING while the goal runs; the latest ``PR2Gripper<X>Data`` (feedback while running,
 the result's data at the end) goes to ``data_key``; the result message to ``result_key``; a goal
-REJECTED (broken fingertip sensor), ABORTED or pre-empted by someone else is FAILURE with the reason;
+REJECTED (a fingertip sensor lost), ABORTED or pre-empted by someone else is FAILURE with the reason.
+A fingertip sensor lost while FindContact, ForceServo, SlipServo, Grab or a tactile EventDetector /
+Release runs (all cells 0, frames stopped or frozen) aborts the goal: FAILURE with e.g.
+``slip_servo aborted: left fingertip sensor lost during the hold (all cells read 0); holding the gap
+at 45.7 mm with at most 1.54 N`` (the controller holds the gap with at most the last good force);
 when the tree pre-empts the behaviour the goal is cancelled (in the simulator the gripper then holds
 in its current mode, see :mod:`py_trees_manipulation.sim.tactile_sensor`).
 
@@ -111,8 +115,8 @@ class FindContact(_GripperSensorAction):
     contact gap.
 
     Status: RUNNING while closing; SUCCESS when ``contact_conditions_met``; FAILURE when the gripper
-    closes on nothing (the gap reaches 3 mm without contact: ABORTED), when the goal is REJECTED
-    (broken or missing fingertip sensor) or pre-empted.
+    closes on nothing (the gap reaches 3 mm without contact: ABORTED), when a fingertip sensor is
+    lost (ABORTED while closing, REJECTED before) or on pre-emption.
 
     Args:
         contact_conditions: ``BOTH`` (default), ``LEFT``, ``RIGHT`` or ``EITHER``.
@@ -149,8 +153,9 @@ class ForceServo(_GripperSensorAction):
 
     Status: RUNNING while the force settles; SUCCESS when ``force_achieved`` (within 0.3 N, gap
     still, for 0.25 s); FAILURE when the gripper closes to 3 mm without reaching the force (ABORTED:
-    nothing to squeeze), on REJECTED (broken sensor), pre-emption or ``timeout_s``. The gripper keeps
-    squeezing after SUCCESS.
+    nothing to squeeze), on a lost fingertip sensor (ABORTED while squeezing, REJECTED before),
+    pre-emption or ``timeout_s``. The gripper keeps squeezing after SUCCESS (a sensor lost then stops
+    the squeeze, but no goal is left to report it: hold with SlipServo to hear of it).
 
     Args:
         fingertip_force: force per fingertip pad, N (>= 0; the controller's minimum is 1.2 N). "10 N
@@ -183,7 +188,9 @@ class SlipServo(_GripperSensorAction):
     ticks it); SUCCESS after ``duration_s`` only when it is given (the goal is then cancelled: the
     simulator keeps slip-servoing, a real PR2 stops the motor, so prefer the Parallel below);
     FAILURE when ``fail_when_empty`` and the controller reports ``gripper_empty`` (the object is
-    gone) for ``empty_time_s``, on REJECTED (broken sensor) or pre-emption by another goal.
+    gone) for ``empty_time_s``, when a fingertip sensor is lost during the hold (ABORTED, with the
+    reason; the gripper keeps its gap with at most the last good force), on REJECTED or pre-emption
+    by another goal.
 
     Example (the PR2 way, exportable to BT.CPP: the hold runs beside the carry, and the parallel
     succeeds when the carry does; see ``examples/slip_servo.yaml``):
@@ -247,8 +254,8 @@ class Grab(_GripperSensorAction):
 
     Status: RUNNING through the steps; SUCCESS once the force is achieved and the slip servo holds
     (it keeps holding after SUCCESS); FAILURE when a step fails (the gripper could not open, closed on
-    nothing, or did not reach the force in time; the robot reports success anyway, bug B6), on
-    REJECTED (broken sensor) or pre-emption.
+    nothing, or did not reach the force in time; the robot reports success anyway, bug B6), on a lost
+    fingertip sensor (ABORTED, or REJECTED before it starts) or pre-emption.
 
     Args:
         hardness_gain: m/s (the message says N/(m/s^2), but the formula needs m/s); "try 0.03". Soft
@@ -276,7 +283,8 @@ class EventDetector(_GripperSensorAction):
     the table while it is lowered. Does not move the gripper.
 
     Status: RUNNING until the trigger conditions are met; SUCCESS then (no sooner than 0.1 s);
-    FAILURE on pre-emption or ``timeout_s``.
+    FAILURE when a fingertip sensor is lost while a tactile condition is armed (ABORTED), on
+    pre-emption or ``timeout_s``.
 
     Args:
         trigger_conditions: ``FINGER_SIDE_IMPACT_OR_ACC`` (default), ``SLIP_AND_ACC``,
@@ -324,7 +332,9 @@ class Release(_GripperSensorAction):
 
     Status: RUNNING while waiting; SUCCESS when the event fired and the gripper opens; FAILURE when no
     event came within the controller's ``release_timeout`` (30 s; ABORTED and the gripper stays
-    closed; the robot waits forever, bug B7), on pre-emption or ``timeout_s``.
+    closed; the robot waits forever, bug B7), when a fingertip sensor is lost while a tactile
+    condition is armed (ABORTED, the gripper stays closed: a dead sensor never opens it), on
+    pre-emption or ``timeout_s``.
 
     Example:
         .. code-block:: yaml

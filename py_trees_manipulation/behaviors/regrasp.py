@@ -60,6 +60,7 @@ from ..geometry.poses import Pose, invert, pose_from_spec, pose_from_xyz_rpy, ro
 from ..planning.constraint_graph import ConstraintGraphFactory, Rule
 from ..planning.regrasp import NoPlanError, RegraspPlan, RegraspPlanner, RegraspStep
 from .base import ManipulationBehaviour
+from .grasp_fix import GraspFixAttach
 from .motion import GripperCommand, MoveCartesian, MoveToPose
 from .params import REQUIRED, Param
 
@@ -508,6 +509,10 @@ class ExecuteRegraspPlan(_RegraspBase):
       back along the TCP z axis);
     - ``handover`` release: open -> retreat.
 
+    With GraspFix in the scene (``grasp_fix:``), a grasp also waits for the weld (GraspFixAttach);
+    in a handover the receiver waits until it is ready to take the object (``handover``), and the
+    giver's release waits, after opening, until the weld has passed to the receiver.
+
     The placement is the object's first contact-surface pose, the next one after a failure.
     In the simulator the grasp state is checked after each step (sensed from contacts); a step
     whose subtree fails or whose check fails is marked infeasible
@@ -714,6 +719,10 @@ class ExecuteRegraspPlan(_RegraspBase):
                 GripperCommand(name=f"{tag}: close", gripper=gripper, position=0.0, max_effort=h.max_effort_n,
                                expect_object=True),
             ]
+            gf_arm = self._grasp_fix_arm(arm)
+            if gf_arm is not None:   # GraspFix welds it (a handover: once the holder opens)
+                nodes.append(GraspFixAttach(name=f"{tag}: weld", arm=gf_arm, object=step.object, timeout_s=3.0,
+                                            handover=step.kind == "handover"))
             if step.kind == "grasp":
                 nodes.append(MoveCartesian(name=f"{tag}: lift", arm=arm, delta=[0.0, 0.0, cfg.lift_m], speed_mps=v))
         else:
@@ -733,16 +742,31 @@ class ExecuteRegraspPlan(_RegraspBase):
                                   speed_mps=min(v, 0.05), max_force_n=cfg.place_force_n),
                 ]
                 T_tcp = T_place
-            nodes += [
-                GripperCommand(name=f"{tag}: open", gripper=gripper, position=h.open_m),
-                MoveCartesian(name=f"{tag}: retreat", arm=arm, target=_along_z(T_tcp, -cfg.retreat_m), speed_mps=v),
-            ]
+            nodes.append(GripperCommand(name=f"{tag}: open", gripper=gripper, position=h.open_m))
+            if step.kind == "handover":
+                receiver = next((g for g, hh in zip(cfg.factory.grippers, step.state_to)
+                                 if hh is not None and cfg.factory.object_from_handle[hh]
+                                 == cfg.factory.object_from_handle[step.handle_index]), None)
+                gf_arm = self._grasp_fix_arm(cfg.grippers[receiver][0]) if receiver is not None else None
+                if gf_arm is not None:   # the weld passed to the receiver as the fingers opened
+                    nodes.append(GraspFixAttach(name=f"{tag}: handed over", arm=gf_arm, object=step.object,
+                                                timeout_s=2.0))
+            nodes.append(MoveCartesian(name=f"{tag}: retreat", arm=arm, target=_along_z(T_tcp, -cfg.retreat_m),
+                                       speed_mps=v))
         seq = py_trees.composites.Sequence(name=step.transition, memory=True, children=nodes)
         for node in seq.iterate():
             node.setup(backend=self.backend)
         seq.parent = self
         self.children = [seq]
         return seq
+
+
+    def _grasp_fix_arm(self, robot: str) -> Optional[str]:
+        """The GraspFix arm of ``robot`` when the scene has GraspFix (``grasp_fix:``), else None."""
+        ext = getattr(self.backend, "extensions", {}).get("grasp_fix")
+        if ext is None:
+            return None
+        return next((a for a in ext.arm_names if ext.robot_of(a) == robot), None)
 
 
 def _failed_leaf(root: py_trees.behaviour.Behaviour) -> Optional[py_trees.behaviour.Behaviour]:

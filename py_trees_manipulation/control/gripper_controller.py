@@ -41,10 +41,22 @@ Where we differ from the robot (each a documented defect of the original, refere
 - B7: Release aborts after ``release_timeout`` (and then does not open); the robot waits forever.
 - B8: an action whose mode is overridden ends PREEMPTED with a reason (the robot drops it silently);
   commands refused for a broken sensor are REJECTED (the robot logs and the client hangs).
+- A fingertip sensor lost *during* an action (all cells 0, frames stopped or frozen) ends it
+  ABORTED and holds the gap with at most the last good force (the robot keeps servoing on the
+  dead reading); see :class:`Pr2GripperController`, "Sensor loss".
 - B10/B11/B14/B15: see :mod:`.tactile` (every accelerometer sample tested, detector inactive until
   commanded, zeroing averages the window, high-pass exactly -3 dB at 5 Hz by default).
 - B13: slip raises the force by ``slip_force_increase`` (1.08) once per slipping pressure frame,
   not by 1.002 per millisecond (same ~x1.085 per 41 ms frame, but independent of the frame rate).
+- B16: after the slip servo raised its force and the grip has followed it, a band-passed force that
+  is positive and only decaying (the 0.8-5 Hz filter's memory of that increase, which decays
+  x0.92 per frame, about 0.7 s from 1.5 N to 0.18 N) no longer vetoes slip
+  (``slip_bp_memory_waiver``). On the robot every increase blinds the slip test for that long, so
+  a sustained slip raises the force by one x1.08 step per second or less, too slow to catch a
+  heavier object before it slides out; here about one step per 0.15-0.35 s.
+- B12: SlipServo's "empty" close needs the mean pad force under 0.95 N for
+  ``gripper_empty_time`` (0.1 s; robot: at once, so a 1.2 N hold that dips for one frame as the
+  lift starts is closed on at -100 N), and closes with at most ``fingertip_force_limit`` when set.
 - FindContact and ForceServo abort ("closed on nothing") when the gap closes to ``drop_position``
   without contact; on the robot they close forever.
 - The gripper_action stall threshold defaults to 1 mm/s (robot: 1e-6 m/s, which a simulated
@@ -88,12 +100,13 @@ from .tactile import (
     StreamingFilter,
     design_velocity_lowpass,
     detect_contact,
-    detect_slip,
+    slip_thresholds,
 )
 
 RT = PR2GripperSensorRTState
 
 MOTION_ACTIONS = frozenset({"gripper_action", "find_contact", "force_servo", "slip_servo", "grab"})
+TACTILE_MOTION_ACTIONS = MOTION_ACTIONS - {"gripper_action"}
 EVENT_ACTIONS = frozenset({"event_detector", "release"})
 
 
@@ -130,12 +143,17 @@ class ControllerParams:
         force_servo_gain_close, force_servo_gain_open: m/(N s) (0.0016, 0.0008).
         force_servo_velocity_limit: m/s (0.5). force_servo_integrator_window: anti-windup, m (0.03).
         slip_force_increase: factor per slipping pressure frame (1.08; robot 1.002 per ms, B13).
+        slip_bp_memory_waiver: once the grip has reached the raised set-point, a positive, decaying
+            band-passed force does not veto slip (True; robot False, B16).
         slip_motion_limit: slip-servo slip gain ``s`` (0.007). slip_force_limit: slip-servo band-pass
             limit, N (0.18). slip_min_threshold, slip_max_threshold: clamp of ``s |F|``, N (0.048, 0.2).
         event_slip_force_limit: event-detector band-pass limit, N (0.2).
         side_impact_threshold: edge-cell high-passed force for a side impact, N (0.2).
         drop_position: gap at or below which the gripper is empty, m (0.003).
-        drop_effort: effort commanded while SlipServo thinks the gripper is empty, N (-100).
+        drop_effort: effort commanded while SlipServo thinks the gripper is empty, N (-100; at
+            most ``fingertip_force_limit`` when that is set, B12).
+        gripper_empty_time: s the mean pad force must stay under ``force_lightest - 0.25`` before
+            the gripper counts as empty (0.1; robot 0, B12).
         contact_settle_time: FindContact brake time after contact, s (0.05).
         force_stable_time: consecutive time in tolerance for force_achieved, s (0.25).
         zeroing_time: fingertip zeroing window, s (0.25).
@@ -150,8 +168,17 @@ class ControllerParams:
         (0.1 s): an action cannot succeed sooner.
         stall_velocity_threshold: m/s (1e-3; robot 1e-6). stall_time: s (0.1).
         grab_open_timeout (4 s), grab_find_contact_timeout (5 s), grab_force_servo_timeout (6 s).
-        release_timeout: s (30; ``math.inf`` waits forever, as the robot). check_broken_sensor: refuse tactile commands when a
-            finger's raw pad sum is exactly 0 (True).
+        release_timeout: s (30; ``math.inf`` waits forever, as the robot).
+
+    Sensor loss (not on the robot, whose broken-sensor test only refuses new commands):
+        check_broken_sensor: refuse tactile commands while a fingertip sensor is lost, and end a
+            running one (True). The robot only refuses, on a raw left pad sum of exactly 0.
+        sensor_timeout: s without a pressure frame after which a finger's sensor is lost (0.2, five
+            PR2 frames; 0: never; must exceed ``pressure_frame_period``).
+        sensor_frozen_time: s of bit-identical frames after which it is lost (0: check off, the
+            default: a noise-free source repeats frames legitimately; the simulator sets 0.25 s).
+        A dropout (raw pad sum exactly 0, or all 22 cells exactly 0) is a loss at once. See
+        :class:`Pr2GripperController` ("Sensor loss") for what the controller then does.
     """
 
     close_speed: float = 0.02
@@ -175,6 +202,7 @@ class ControllerParams:
     force_servo_velocity_limit: float = 0.5
     force_servo_integrator_window: float = 0.03
     slip_force_increase: float = 1.08
+    slip_bp_memory_waiver: bool = True
     slip_motion_limit: float = 0.007
     slip_force_limit: float = 0.18
     slip_min_threshold: float = 0.048
@@ -183,6 +211,7 @@ class ControllerParams:
     side_impact_threshold: float = 0.2
     drop_position: float = 0.003
     drop_effort: float = -100.0
+    gripper_empty_time: float = 0.1
     contact_settle_time: float = 0.05
     force_stable_time: float = 0.25
     zeroing_time: float = 0.25
@@ -203,6 +232,8 @@ class ControllerParams:
     grab_force_servo_timeout: float = 6.0
     release_timeout: float = 30.0
     check_broken_sensor: bool = True
+    sensor_timeout: float = 0.2
+    sensor_frozen_time: float = 0.0
 
     _POSITIVE = ("close_speed", "force_lightest", "hp_force_trigger", "force_servo_force_tolerance",
                  "force_servo_velocity_tolerance", "position_servo_position_tolerance", "position_open",
@@ -221,7 +252,7 @@ class ControllerParams:
                      "slip_min_threshold", "slip_max_threshold", "event_slip_force_limit",
                      "side_impact_threshold", "drop_position", "contact_settle_time", "force_stable_time",
                      "find_contact_min_time", "force_servo_min_time", "event_detector_min_time",
-                     "stall_velocity_threshold"):
+                     "stall_velocity_threshold", "sensor_timeout", "sensor_frozen_time", "gripper_empty_time"):
             value = getattr(self, name)
             if not value >= 0:
                 raise ValueError(f"ControllerParams.{name} must be >= 0, got {value}")
@@ -229,6 +260,9 @@ class ControllerParams:
             raise ValueError(f"ControllerParams.hp_method must be 'butter' or 'backward_euler', got {self.hp_method!r}")
         if self.publish_skip < 1:
             raise ValueError(f"ControllerParams.publish_skip must be >= 1, got {self.publish_skip}")
+        if 0 < self.sensor_timeout <= self.pressure_frame_period:
+            raise ValueError(f"ControllerParams.sensor_timeout ({self.sensor_timeout} s) must exceed the pressure "
+                             f"frame period ({self.pressure_frame_period} s), or be 0 (off)")
 
     @classmethod
     def panda(cls, **overrides: Any) -> "ControllerParams":
@@ -379,14 +413,41 @@ class Pr2GripperController:
     Per cycle: :meth:`step` returns the :class:`ActuatorCommand`. Feedback: :meth:`feedback` (the
     PR2 ``*Data`` message of an action), :attr:`rtstate`, and the ``*_data()`` methods.
 
+    **Sensor loss** (not on the robot: its broken-sensor test only refuses new commands, so a
+    fingertip that drops out during a hold, jsk_robot#977, leaves ForceServo squeezing at full
+    effort on a 0 N reading and SlipServo closing at -100 N on an "empty" gripper). When a
+    fingertip sensor is lost (:class:`~.tactile.PressureObserver`: all cells 0, frames that stop
+    arriving for ``sensor_timeout``, or frozen for ``sensor_frozen_time``), in the cycle it is seen
+    and before the control law runs:
+
+    - FIND_CONTACT, FORCE_SERVO and SLIP_SERVO stop at once: POSITION_SERVO holding the current gap
+      with the effort clipped to the last good pad force (the larger finger's, from the last sound
+      frame, at least ``force_lightest``): the grip never rises, and the object is not let go;
+    - a running FindContact, ForceServo, SlipServo or Grab ends ABORTED with the reason, e.g.
+      ``"left fingertip sensor lost during the hold (all cells read 0); holding the gap at 52.1 mm
+      with at most 5.42 N"``;
+    - an EventDetector or Release armed on a tactile condition (all but ``ACC``) ends ABORTED
+      (Release: "the gripper was left closed"), and no slip or side-impact event is taken from a
+      lost sensor;
+    - new tactile commands are REJECTED with the reason until the sensor is sound again.
+
+    :attr:`sensor_lost`, :attr:`sensor_lost_reason` and :attr:`sensor_loss_count` tell a host.
+    ``check_broken_sensor=False`` turns all of this off.
+
     Args:
         params: :class:`ControllerParams` (robot defaults; :meth:`ControllerParams.panda`).
+
+    Attributes:
+        sensor_lost: a fingertip sensor is lost now (and the loss was acted on).
+        sensor_lost_reason: the reason given for the current loss ("" when none).
+        sensor_loss_count: losses seen so far.
     """
 
     def __init__(self, params: Optional[ControllerParams] = None):
         self.params = params if params is not None else ControllerParams()
         p = self.params
-        self.pressure = PressureObserver(p.pressure_frame_period, p.hp_cutoff_hz, p.hp_method, p.bp_band_hz)
+        self.pressure = PressureObserver(p.pressure_frame_period, p.hp_cutoff_hz, p.hp_method, p.bp_band_hz,
+                                         timeout=p.sensor_timeout, frozen_time=p.sensor_frozen_time)
         self.acceleration = AccelerationObserver(p.accelerometer_rate_hz)
         self.events = EventDetector(p.side_impact_threshold, p.event_slip_force_limit,
                                     p.slip_min_threshold, p.slip_max_threshold)
@@ -415,6 +476,9 @@ class Pr2GripperController:
         self._stall_time = 0.0
         self._find_contact_start = 0.0
         self._phase_start = 0.0
+        self.sensor_lost = False
+        self.sensor_lost_reason = ""
+        self.sensor_loss_count = 0
         self._reinit_values()
 
     # ---- state ---------------------------------------------------------------------------------
@@ -434,9 +498,12 @@ class Pr2GripperController:
         self.right_contact = False
         self.contact_conditions_met = False
         self.slip_detected = False
+        self._slip_settled = False          # the grip has reached the slip servo's set-point
+        self._slip_bp_prev = np.zeros(2)
         self.fingertip_force_limit_reached = False
         self.deformation_limit_reached = False
         self.gripper_empty = False
+        self._light_time = 0.0              # s the mean pad force has been under force_lightest - 0.25
 
     def _reinit(self) -> None:
         """The robot's reinit on every command except event_detector (applied at the next step,
@@ -480,13 +547,51 @@ class Pr2GripperController:
         self.state = RT.SLIP_SERVO
 
     def _broken_reason(self) -> str:
-        if not self.params.check_broken_sensor:
+        if not self.params.check_broken_sensor or not self.pressure.any_lost:
             return ""
-        names = [n for n, b in zip(("left", "right"), self.pressure.broken) if b]
-        if not names:
-            return ""
-        return (f"fingertip pressure sensor broken or missing on the {' and '.join(names)} finger "
-                f"(raw pad sum exactly 0)")
+        return f"{self._lost_fingers()} fingertip pressure sensor lost ({self._loss_details()})"
+
+    def _lost_fingers(self) -> str:
+        return " and ".join(n for n, b in zip(("left", "right"), self.pressure.lost) if b)
+
+    def _loss_details(self) -> str:
+        pr = self.pressure
+        return "; ".join(f"{n}: {pr.loss_reason(i)}" if pr.lost.all() else pr.loss_reason(i)
+                         for i, n in enumerate(("left", "right")) if pr.lost[i])
+
+    def _check_sensor_loss(self) -> None:
+        """Sensor loss (:attr:`PressureObserver.lost`), once per loss: stop raising force at once
+        and end the tactile actions that depend on the sensor (class docstring, "Sensor loss")."""
+        pr = self.pressure
+        if not pr.any_lost:
+            if self.sensor_lost:
+                self.sensor_lost, self.sensor_lost_reason = False, ""
+            return
+        if self.sensor_lost or not self.params.check_broken_sensor:
+            return
+        p = self.params
+        self.sensor_lost = True
+        self.sensor_loss_count += 1
+        s = self.state
+        squeezing = s in (RT.FIND_CONTACT, RT.FORCE_SERVO, RT.SLIP_SERVO) or self._pending_find_contact is not None
+        during = ("during the hold" if s in (RT.FORCE_SERVO, RT.SLIP_SERVO) else
+                  "while closing to find contact" if s == RT.FIND_CONTACT else "")
+        a = self.motion_action
+        if not during:
+            during = f"during {a.name}" + (f" ({a.phase})" if a.phase else "") if a is not None and not a.done else ""
+        reason = f"{self._lost_fingers()} fingertip sensor lost{' ' + during if during else ''} ({self._loss_details()})"
+        if squeezing:
+            limit = max(float(pr.good_pad_force.max()), p.force_lightest)
+            self._pending_find_contact = None
+            self._rt_position(self.gap, limit)
+            reason += f"; holding the gap at {self.gap * 1000:.1f} mm with at most {limit:.2f} N"
+        self.sensor_lost_reason = reason
+        if a is not None and not a.done and a.name in TACTILE_MOTION_ACTIONS:
+            self._end_motion(GoalStatus.ABORTED, reason)
+        e = self.event_action
+        if e is not None and not e.done and self.events.uses_tactile:
+            text = reason if e.name != "release" else reason + "; the gripper was left closed"
+            self._end_event(GoalStatus.ABORTED, text)
 
     # ---- action-level commands ------------------------------------------------------------------
     def _start_motion(self, name: str, goal: Any, tactile: bool) -> ActionState:
@@ -665,8 +770,9 @@ class Pr2GripperController:
     def step(self, dt: float, sensor: SensorSample) -> ActuatorCommand:
         """Run one control cycle on ``sensor``; returns the command to apply for the next ``dt``.
 
-        Order: observers (pressure, accelerometer, velocity low-pass), pending zeroing/commands,
-        the current mode's control law, the event detector, then the action layer.
+        Order: observers (pressure, accelerometer, velocity low-pass), the sensor-loss check,
+        pending zeroing/commands, the current mode's control law, the event detector, then the
+        action layer.
 
         Args:
             dt: cycle length, s (0.001 on the robot).
@@ -691,6 +797,8 @@ class Pr2GripperController:
         else:
             self.acceleration.step(acc)
         self.gap_velocity_lp = self._vlp.step_scalar(v)
+        if self.pressure.any_lost or self.sensor_lost:
+            self._check_sensor_loss()
 
         if self._pending_find_contact is not None and not self.pressure.zeroing:
             cmd, self._pending_find_contact = self._pending_find_contact, None
@@ -789,19 +897,40 @@ class Pr2GripperController:
         p = self.params
         pr = self.pressure
         if new_frame and pr.frames > 1:
-            self.slip_detected = bool(detect_slip(pr.pad_force, pr.pad_force_hp, pr.pad_force_bp,
-                                                  p.slip_motion_limit, p.slip_force_limit,
-                                                  p.slip_min_threshold, p.slip_max_threshold).any())
+            d = slip_thresholds(pr.pad_force, p.slip_motion_limit, p.slip_min_threshold, p.slip_max_threshold)
+            vibration = np.abs(pr.pad_force_hp) > d
+            bp = pr.pad_force_bp
+            quiet = np.abs(bp) < p.slip_force_limit
+            if not self._slip_settled and min(pr.pad_force_left, pr.pad_force_right) >= (
+                    max(self.slip_force, p.force_lightest) - p.force_servo_force_tolerance):
+                self._slip_settled = True     # the grip has reached the raised set-point
+            if self._slip_settled and p.slip_bp_memory_waiver:
+                # a positive band-passed force that only decays is the filter's memory of our own
+                # increase, which the force has already followed: it does not veto
+                quiet = quiet | ((bp > 0.0) & (bp <= self._slip_bp_prev + 1e-12))
+            self._slip_bp_prev = bp.copy()
+            self.slip_detected = bool((vibration & quiet).any())
             if self.slip_detected:
+                self._slip_settled = False
                 self.slip_force *= p.slip_force_increase
         if p.fingertip_force_limit >= 0 and self.slip_force >= p.fingertip_force_limit:
             self.slip_force = p.fingertip_force_limit
             self.fingertip_force_limit_reached = True
         out = self._force_servo_step(dt, x, v, self.slip_force)
-        if 0.5 * (pr.pad_force_left + pr.pad_force_right) < p.force_lightest - 0.25 or x <= p.drop_position:
+        light = 0.5 * (pr.pad_force_left + pr.pad_force_right) < p.force_lightest - 0.25
+        if light:
+            self._light_time += dt
+        else:
+            self._light_time = 0.0
+        # B12: empty once the grip stayed light for gripper_empty_time (a light hold dips under
+        # 0.95 N for a frame when the lift starts; the robot then closes at -100 N at once)
+        if (light and self._light_time >= p.gripper_empty_time - 1e-9) or x <= p.drop_position:
             self.gripper_empty = True
             self.marker = x
-            out = ActuatorCommand(True, p.drop_effort, out.position, out.velocity, 0.0, self.max_effort,
+            effort = p.drop_effort
+            if p.fingertip_force_limit >= 0:   # B12: the "empty" close respects the force limit too
+                effort = max(effort, -max(p.fingertip_force_limit, p.force_lightest))
+            out = ActuatorCommand(True, effort, out.position, out.velocity, 0.0, self.max_effort,
                                   p.position_gain, p.velocity_gain, override=True)
         else:
             self.gripper_empty = False

@@ -26,8 +26,12 @@ Signals, per finger (index 0 = left, 1 = right):
 Units: our frames are **newtons per cell** (the simulator produces them directly; for raw counts
 use :func:`newtons_from_counts`). Frames include the sensor's own offset: zeroing removes it.
 
-Filters are designed with ``scipy.signal`` and run as streaming ``lfilter`` calls with carried
-state (:class:`StreamingFilter`). Differences from the robot (each fixes a listed defect):
+Filters are first-order designs in closed form (bilinear transform with pre-warping: the same
+coefficients as ``scipy.signal.butter`` / ``cheby1`` to rounding, checked in
+``tests/unit/test_tactile.py``; scipy itself is not imported, so building a scene does not pay for
+it) and run as streaming direct-form II transposed recursions with carried state
+(:class:`StreamingFilter`, the recursion of ``scipy.signal.lfilter``). Differences from the robot
+(each fixes a listed defect):
 
 - The pressure high-pass defaults to ``butter(1, 5 Hz, 'highpass', fs=24.39 Hz)`` (bilinear with
   pre-warping: exactly -3 dB at 5 Hz, unit gain at Nyquist). The robot's backward-Euler
@@ -86,14 +90,6 @@ CONTROL_PERIOD = 0.001
 """s; the realtime loop period (1 kHz)."""
 
 
-def _signal():
-    """``scipy.signal``, imported on first use: it takes about a second to import, and commands
-    that only read task files (validate, render, schema) never design a filter."""
-    from scipy import signal
-
-    return signal
-
-
 def pad_index(row: int, col: int) -> int:
     """Cell index of pad cell ``(row, col)``; row 0..4 along the finger (0 at the tip), col 0..2.
 
@@ -145,6 +141,63 @@ def check_frame(name: str, frame: Sequence[float]) -> NDArray[np.float64]:
 FilterCoefficients = tuple[NDArray[np.float64], NDArray[np.float64]]
 
 
+def _prewarped(f_hz: float, fs: float) -> float:
+    """Analog angular frequency that the bilinear transform at ``fs`` maps onto ``f_hz``, rad/s."""
+    return 2.0 * fs * math.tan(math.pi * f_hz / fs)
+
+
+def butter_first_order(cutoff_hz: float, sample_rate_hz: float, btype: str = "lowpass") -> FilterCoefficients:
+    """First-order Butterworth low- or high-pass, bilinear with pre-warping: exactly -3 dB at the
+    cut-off (``scipy.signal.butter(1, cutoff_hz, btype, fs=sample_rate_hz)``, without scipy).
+
+    With ``K = tan(pi fc / fs)``: low-pass ``b = K / (1 + K) [1, 1]``, high-pass
+    ``b = 1 / (1 + K) [1, -1]``, both ``a = [1, (K - 1) / (K + 1)]``.
+
+    Raises:
+        ValueError: cut-off not in (0, fs/2) or an unknown ``btype``.
+    """
+    if not 0.0 < cutoff_hz < sample_rate_hz / 2.0:
+        raise ValueError(f"cut-off must be in (0, fs/2) = (0, {sample_rate_hz / 2.0:g}) Hz, got {cutoff_hz} Hz")
+    k = math.tan(math.pi * cutoff_hz / sample_rate_hz)
+    a = np.array([1.0, (k - 1.0) / (k + 1.0)])
+    if btype == "lowpass":
+        g = k / (1.0 + k)
+        return np.array([g, g]), a
+    if btype == "highpass":
+        g = 1.0 / (1.0 + k)
+        return np.array([g, -g]), a
+    raise ValueError(f"btype must be 'lowpass' or 'highpass', got {btype!r}")
+
+
+def cheby1_first_order_bandpass(ripple_db: float, low_hz: float, high_hz: float,
+                                sample_rate_hz: float) -> FilterCoefficients:
+    """Band-pass from a first-order Chebyshev-I low-pass prototype (``scipy.signal.cheby1(1,
+    ripple_db, [low_hz, high_hz], 'bandpass', fs=sample_rate_hz)``, without scipy).
+
+    The prototype ``H(s) = (1/eps) / (s + 1/eps)`` (``eps = sqrt(10^(ripple/10) - 1)``: the band
+    edges are the ``-ripple_db`` points) goes through ``s -> (s^2 + w0^2) / (s bw)`` with the
+    pre-warped edges ``w1, w2`` (``w0^2 = w1 w2``, ``bw = w2 - w1``) and the bilinear transform
+    ``s = c (z - 1) / (z + 1)``, ``c = 2 fs``. With ``q = c bw / eps``:
+    ``b = [q, 0, -q] / d2``, ``a = [1, 2 (w0^2 - c^2) / d2, (c^2 - q + w0^2) / d2]``,
+    ``d2 = c^2 + q + w0^2``.
+
+    Raises:
+        ValueError: not ``0 < low < high < fs/2``, or ``ripple_db <= 0``.
+    """
+    if not 0.0 < low_hz < high_hz < sample_rate_hz / 2.0:
+        raise ValueError(f"band must satisfy 0 < low < high < fs/2, got [{low_hz}, {high_hz}] Hz "
+                         f"at fs = {sample_rate_hz} Hz")
+    if not ripple_db > 0.0:
+        raise ValueError(f"ripple must be > 0 dB, got {ripple_db}")
+    eps = math.sqrt(10.0 ** (ripple_db / 10.0) - 1.0)
+    w1, w2 = _prewarped(low_hz, sample_rate_hz), _prewarped(high_hz, sample_rate_hz)
+    w0sq, c = w1 * w2, 2.0 * sample_rate_hz
+    q = c * (w2 - w1) / eps
+    d2 = c * c + q + w0sq
+    return (np.array([q / d2, 0.0, -q / d2]),
+            np.array([1.0, 2.0 * (w0sq - c * c) / d2, (c * c - q + w0sq) / d2]))
+
+
 def design_pressure_highpass(cutoff_hz: float = 5.0, frame_period: float = PRESSURE_FRAME_PERIOD,
                              method: str = "butter") -> FilterCoefficients:
     """First-order high-pass for pressure frames (the FA-I channel ``F~``).
@@ -152,34 +205,31 @@ def design_pressure_highpass(cutoff_hz: float = 5.0, frame_period: float = PRESS
     Args:
         cutoff_hz: cut-off, Hz (5 Hz on the PR2).
         frame_period: frame period, s (0.041 s on the PR2).
-        method: ``"butter"`` (default): ``scipy.signal.butter(1, cutoff, 'highpass', fs)``, -3 dB
-            exactly at the cut-off. ``"backward_euler"``: the robot's
-            ``y[k] = g (y[k-1] + x[k] - x[k-1])`` with ``g = 1 / (1 + 2 pi fc dt)`` (0.437 at
-            5 Hz / 41 ms; maximum gain only 0.61, reference B15).
+        method: ``"butter"`` (default): first-order Butterworth (``butter(1, cutoff, 'highpass',
+            fs)``, :func:`butter_first_order`), -3 dB exactly at the cut-off. ``"backward_euler"``:
+            the robot's ``y[k] = g (y[k-1] + x[k] - x[k-1])`` with ``g = 1 / (1 + 2 pi fc dt)``
+            (0.437 at 5 Hz / 41 ms; maximum gain only 0.61, reference B15).
 
     Returns:
         ``(b, a)`` transfer-function coefficients.
     """
-    fs = 1.0 / frame_period
     if method == "butter":
-        b, a = _signal().butter(1, cutoff_hz, btype="highpass", fs=fs)
-    elif method == "backward_euler":
+        return butter_first_order(cutoff_hz, 1.0 / frame_period, "highpass")
+    if method == "backward_euler":
         g = 1.0 / (1.0 + 2.0 * math.pi * cutoff_hz * frame_period)
-        b, a = np.array([g, -g]), np.array([1.0, -g])
-    else:
-        raise ValueError(f"method must be 'butter' or 'backward_euler', got {method!r}")
-    return np.asarray(b, dtype=np.float64), np.asarray(a, dtype=np.float64)
+        return np.array([g, -g]), np.array([1.0, -g])
+    raise ValueError(f"method must be 'butter' or 'backward_euler', got {method!r}")
 
 
 def design_pressure_bandpass(band_hz: tuple[float, float] = (0.8, 5.0),
                              frame_period: float = PRESSURE_FRAME_PERIOD) -> FilterCoefficients:
-    """``cheby1(1, 0.5 dB, band, 'bandpass', fs=1/frame_period)``: the pad-force band-pass ``Fbp``.
+    """``cheby1(1, 0.5 dB, band, 'bandpass', fs=1/frame_period)``: the pad-force band-pass ``Fbp``
+    (:func:`cheby1_first_order_bandpass`).
 
     With the PR2 values: b = [0.6323, 0, -0.6323], a = [1, -0.6294, -0.2647]; the band edges are
     the -0.5 dB points (Chebyshev-I ripple), the -3 dB band is 0.32-8.4 Hz.
     """
-    b, a = _signal().cheby1(1, 0.5, list(band_hz), btype="bandpass", fs=1.0 / frame_period)
-    return np.asarray(b, dtype=np.float64), np.asarray(a, dtype=np.float64)
+    return cheby1_first_order_bandpass(0.5, band_hz[0], band_hz[1], 1.0 / frame_period)
 
 
 def design_accelerometer_bandpass(sample_rate_hz: float = 3000.0, low_hz: float = 5.0,
@@ -195,8 +245,7 @@ def design_accelerometer_bandpass(sample_rate_hz: float = 3000.0, low_hz: float 
     if not 0 < low_hz < high_hz < sample_rate_hz / 2:
         raise ValueError(f"accelerometer band must satisfy 0 < low < high < fs/2, got "
                          f"[{low_hz}, {high_hz}] Hz at fs = {sample_rate_hz} Hz")
-    b, a = _signal().cheby1(1, 0.5, [low_hz, high_hz], btype="bandpass", fs=sample_rate_hz)
-    return np.asarray(b, dtype=np.float64), np.asarray(a, dtype=np.float64)
+    return cheby1_first_order_bandpass(0.5, low_hz, high_hz, sample_rate_hz)
 
 
 def design_velocity_lowpass(cutoff_hz: float = 5.0, sample_rate_hz: float = 1000.0) -> FilterCoefficients:
@@ -204,18 +253,33 @@ def design_velocity_lowpass(cutoff_hz: float = 5.0, sample_rate_hz: float = 1000
 
     PR2: b = [0.0155, 0.0155], a = [1, -0.9691].
     """
-    b, a = _signal().butter(1, cutoff_hz, fs=sample_rate_hz)
-    return np.asarray(b, dtype=np.float64), np.asarray(a, dtype=np.float64)
+    return butter_first_order(cutoff_hz, sample_rate_hz, "lowpass")
+
+
+def steady_state_unit(b: NDArray[np.float64], a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Direct-form II transposed state for a constant unit input (``scipy.signal.lfilter_zi``).
+
+    ``b``, ``a`` normalised (``a[0] = 1``) and of equal length ``n + 1``. With the DC gain
+    ``G = sum(b) / sum(a)``: ``z[n-1] = b[n] - a[n] G`` and ``z[i] = b[i+1] - a[i+1] G + z[i+1]``.
+    """
+    n = len(a) - 1
+    gain = float(np.sum(b) / np.sum(a))
+    z = np.zeros(n)
+    acc = 0.0
+    for i in range(n - 1, -1, -1):
+        acc += float(b[i + 1]) - float(a[i + 1]) * gain
+        z[i] = acc
+    return z
 
 
 class StreamingFilter:
     """A linear filter applied sample by sample (or block by block) to ``channels`` signals.
 
-    Wraps ``scipy.signal.lfilter`` with its ``zi`` state carried between calls, so feeding a signal
-    in pieces gives exactly the same output as filtering it at once. For few channels
-    (``channels <= 4``), :meth:`step` runs the same direct-form II transposed recursion as
-    ``lfilter`` in plain Python floats, because one ``lfilter`` call costs tens of microseconds, too
-    much for every 1 kHz cycle; the results are identical to rounding.
+    The direct-form II transposed recursion of ``scipy.signal.lfilter`` with its ``zi`` state
+    carried between calls, so feeding a signal in pieces gives exactly the same output as filtering
+    it at once (checked against ``lfilter`` in the tests; scipy is not imported here). For few
+    channels (``channels <= 4``), :meth:`step` runs it in plain Python floats (cheapest for every
+    1 kHz cycle); for more, as a few numpy operations over all channels at once.
 
     Args:
         b, a: transfer-function coefficients (e.g. from the ``design_*`` functions).
@@ -232,7 +296,7 @@ class StreamingFilter:
         self.a = np.pad(a, (0, n - len(a))) / a[0]
         self.channels = int(channels)
         self.order = n - 1
-        self._zi_unit = _signal().lfilter_zi(self.b, self.a)  # steady state for a unit input
+        self._zi_unit = steady_state_unit(self.b, self.a)  # steady state for a unit input
         self._fast = self.channels <= self.FAST_MAX_CHANNELS
         self._bl = [float(v) for v in self.b]
         self._al = [float(v) for v in self.a]
@@ -298,28 +362,35 @@ class StreamingFilter:
         if self._fast:
             xs = np.asarray(x, dtype=np.float64).reshape(self.channels).tolist()
             return np.array([self.step_scalar(v, c) for c, v in enumerate(xs)])
-        if 1 <= self.order <= 2:
-            # the direct-form II transposed recursion on all channels at once: a few vector
-            # operations instead of one lfilter call (the pressure filters: 44 channels per frame)
-            xv = np.asarray(x, dtype=np.float64).reshape(self.channels)
-            b, a, z = self._bl, self._al, self._zi
-            y = b[0] * xv + z[0]
-            if self.order == 1:
-                z[0] = b[1] * xv - a[1] * y
-            else:
-                z[0] = b[1] * xv - a[1] * y + z[1]
-                z[1] = b[2] * xv - a[2] * y
-            return y
-        xs = np.asarray(x, dtype=np.float64).reshape(1, self.channels)
-        y, self._zi = _signal().lfilter(self.b, self.a, xs, axis=0, zi=self._zi)
-        return y[0]
+        xv = np.asarray(x, dtype=np.float64).reshape(self.channels)
+        return self._step_vector(xv)
+
+    def _step_vector(self, xv: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The direct-form II transposed recursion on all channels at once (state ``self._zi``): a
+        few vector operations (the pressure filters: 44 channels per frame)."""
+        b, a, z = self._bl, self._al, self._zi
+        if self.order == 0:
+            return b[0] * xv
+        y = b[0] * xv + z[0]
+        last = self.order - 1
+        for i in range(last):
+            z[i] = b[i + 1] * xv - a[i + 1] * y + z[i + 1]
+        z[last] = b[last + 1] * xv - a[last + 1] * y
+        return y
 
     def filter_block(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         """Filter ``n`` consecutive samples, shape (n, channels); returns shape (n, channels)."""
         xs = np.asarray(x, dtype=np.float64).reshape(-1, self.channels)
-        y, zi = _signal().lfilter(self.b, self.a, xs, axis=0, zi=self.zi)
-        self.zi = zi
-        return y
+        fast = self._fast
+        if fast:                     # run the vector recursion on the fast path's state
+            self._zi = self.zi.copy()
+        out = np.empty_like(xs)
+        for k in range(xs.shape[0]):
+            out[k] = self._step_vector(xs[k])
+        if fast:
+            z = self._zi
+            self._z = [[float(z[i, c]) for i in range(self.order)] for c in range(self.channels)]
+        return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -380,10 +451,24 @@ def detect_side_impact(edge_forces_hp: NDArray[np.float64], threshold: float = 0
 # ------------------------------------------------------------------------------------------------
 
 class PressureObserver:
-    """Both fingertip arrays: zeroing, pad sums, high-pass and band-pass, broken-sensor check.
+    """Both fingertip arrays: zeroing, pad sums, high-pass and band-pass, sensor-loss checks.
 
-    Call :meth:`step` every control cycle; it does work only when a new frame arrives. All
-    outputs are held between frames (piecewise constant over each ~41 ms frame).
+    Call :meth:`step` every control cycle; it does work only when a new frame arrives (and counts
+    the time since each finger's last frame). All outputs are held between frames (piecewise
+    constant over each ~41 ms frame).
+
+    **Sensor loss** (per finger, :attr:`lost`, re-evaluated every cycle; a finger recovers as soon
+    as its frames are sound again):
+
+    - *dropout*: the raw pad sum is exactly 0 (the PR2's broken-sensor test, :attr:`broken`) or
+      every one of the 22 cells reads exactly 0 (jsk_robot#977: a sensor that dropped out). A real
+      array never does: every cell carries an offset and noise.
+    - *frozen*: the same frame, bit for bit, for ``frozen_time`` seconds (0: check off; seen when
+      a frame arrives). A live
+      array's noise changes some cell every frame; a stuck driver repeats the last one. Off by
+      default because a noise-free source (a synthetic trace, a PR2 whose counts do not move)
+      repeats frames legitimately; the simulator turns it on with its sensor noise.
+    - *stopped*: no frame for ``timeout`` seconds (0: check off) after the first one.
 
     Args:
         frame_period: s between frames the filters are designed for (0.041 s).
@@ -391,6 +476,8 @@ class PressureObserver:
         hp_method: ``"butter"`` or ``"backward_euler"`` (see :func:`design_pressure_highpass`).
         bp_band_hz: band-pass band, Hz ((0.8, 5)).
         zero_on_first_frame: take the first frame as the zero offset (as the PR2 does at start-up).
+        timeout: s without a frame after which a finger's sensor counts as lost (0: never).
+        frozen_time: s of bit-identical frames after which it counts as lost (0: never).
 
     Attributes (arrays indexed [finger, cell], finger 0 = left, 1 = right):
         raw: shape (2, 22), last frame as received, N.
@@ -400,15 +487,21 @@ class PressureObserver:
         pad_force, pad_force_hp, pad_force_bp: shape (2,), pad sums of the above, N.
         pad_force_left, pad_force_right: ``pad_force`` as Python floats (cheap per-cycle reads), N.
         edge_forces_hp: shape (2, 7), high-passed edge cells, N.
-        broken: shape (2,) bool: the finger's raw pad sum is exactly 0 (no sensor).
+        broken: shape (2,) bool: the finger's raw pad sum is exactly 0 (the PR2's test).
+        lost: shape (2,) bool: the finger's sensor is lost (dropout, frozen or stopped, above).
+        any_lost: ``lost.any()`` as a Python bool (the cheap per-cycle read).
+        good_pad_force: shape (2,), each finger's pad force from its last sound frame, N.
+        since_frame: shape (2,), s since each finger's last frame.
         frames: number of frames received.
         new_frame: the last :meth:`step` processed a new frame.
     """
 
     def __init__(self, frame_period: float = PRESSURE_FRAME_PERIOD, hp_cutoff_hz: float = 5.0,
                  hp_method: str = "butter", bp_band_hz: tuple[float, float] = (0.8, 5.0),
-                 zero_on_first_frame: bool = True):
+                 zero_on_first_frame: bool = True, timeout: float = 0.0, frozen_time: float = 0.0):
         self.frame_period = frame_period
+        self.timeout = float(timeout)
+        self.frozen_time = float(frozen_time)
         self.hp = StreamingFilter(*design_pressure_highpass(hp_cutoff_hz, frame_period, hp_method),
                                   channels=2 * NUM_CELLS)
         self.bp = StreamingFilter(*design_pressure_bandpass(bp_band_hz, frame_period), channels=2 * NUM_CELLS)
@@ -424,6 +517,12 @@ class PressureObserver:
         self.pad_force_bp = np.zeros(2)
         self.edge_forces_hp = np.zeros((2, NUM_EDGE_CELLS))
         self.broken = np.zeros(2, dtype=bool)
+        self.lost = np.zeros(2, dtype=bool)
+        self.any_lost = False
+        self.good_pad_force = np.zeros(2)
+        self.since_frame = [0.0, 0.0]
+        self._dropout = [False, False]
+        self._same_for = [0.0, 0.0]      # s the finger's frame has not changed
         self.frames = 0
         self.new_frame = False
         self._zero_left_s = 0.0
@@ -469,13 +568,25 @@ class PressureObserver:
             True if a new frame was processed.
         """
         self.new_frame = left is not None or right is not None
+        since = self.since_frame
+        same = self._same_for
         if self.new_frame:
-            if left is not None:
-                self.raw[LEFT] = check_frame("left pressure frame", left)
-            if right is not None:
-                self.raw[RIGHT] = check_frame("right pressure frame", right)
+            for i, frame in ((LEFT, left), (RIGHT, right)):
+                if frame is None:
+                    since[i] += dt
+                    same[i] += dt
+                    continue
+                arr = check_frame("left pressure frame" if i == LEFT else "right pressure frame", frame)
+                if self.frames and np.array_equal(arr, self.raw[i]):
+                    same[i] += dt
+                else:
+                    same[i] = 0.0
+                self.raw[i] = arr
+                since[i] = 0.0
             self.frames += 1
-            self.broken = self.raw[:, PAD_CELLS].sum(axis=1) == 0.0
+            pad = self.raw[:, PAD_CELLS].sum(axis=1)
+            self.broken = pad == 0.0
+            self._dropout = [bool(self.broken[i]) or not self.raw[i].any() for i in (LEFT, RIGHT)]
             if self.frames == 1 and self.zero_on_first_frame:
                 self.set_zero()
             else:
@@ -486,12 +597,54 @@ class PressureObserver:
             if self.zeroing:
                 self._zero_sum += self.raw
                 self._zero_count += 1
+        else:
+            since[0] += dt
+            since[1] += dt
+            same[0] += dt
+            same[1] += dt
+        self._update_lost()
         if self.zeroing:
             self._zero_left_s -= dt
             if self._zero_left_s <= 1e-12:
                 self._zero_left_s = 0.0
                 self.set_zero(self._zero_sum / self._zero_count if self._zero_count else None)
         return self.new_frame
+
+    def _update_lost(self) -> None:
+        if not self.frames:
+            return
+        if not self.new_frame and not self.any_lost:   # between frames only a timeout can start
+            t = self.timeout
+            if t <= 0.0 or (self.since_frame[0] <= t and self.since_frame[1] <= t):
+                return
+        lost_l = self._dropout[0] or self._stopped(0) or self._frozen(0)
+        lost_r = self._dropout[1] or self._stopped(1) or self._frozen(1)
+        if self.new_frame:
+            if not lost_l:
+                self.good_pad_force[LEFT] = self.pad_force_left
+            if not lost_r:
+                self.good_pad_force[RIGHT] = self.pad_force_right
+        if lost_l or lost_r or self.any_lost:
+            self.lost = np.array([lost_l, lost_r])
+            self.any_lost = bool(lost_l or lost_r)
+
+    def _stopped(self, i: int) -> bool:
+        return 0.0 < self.timeout < self.since_frame[i]
+
+    def _frozen(self, i: int) -> bool:
+        # unchanged for frozen_time, and frames did arrive since the last change (else: stopped)
+        same = self._same_for[i]
+        return 0.0 < self.frozen_time <= same + 1e-9 and self.since_frame[i] + 1e-9 < same
+
+    def loss_reason(self, finger: int) -> str:
+        """Why ``finger``'s sensor is lost (empty when it is not): which check, with its figures."""
+        if not self.lost[finger]:
+            return ""
+        if self._dropout[finger]:
+            return "all cells read 0" if not self.raw[finger].any() else "the raw pad sum is exactly 0"
+        if self._stopped(finger):
+            return f"no frame for {self.since_frame[finger]:.2f} s"
+        return f"frozen: the same frame for {self._same_for[finger]:.2f} s"
 
     def _recompute_static(self) -> None:
         self.forces = self.raw - self.offset
@@ -620,6 +773,11 @@ class EventDetector:
         """A command has been received."""
         return self.command is not None
 
+    @property
+    def uses_tactile(self) -> bool:
+        """Armed with trigger conditions that read the fingertips (all but ``ACC``)."""
+        return self.command is not None and self.command.trigger_conditions != PR2GripperEventDetectorCommand.ACC
+
     def clear(self) -> None:
         """Clear the latched events."""
         self.acceleration_event = False
@@ -641,7 +799,7 @@ class EventDetector:
             return False
         if acceleration.peak_norm > cmd.acceleration_trigger_magnitude:
             self.acceleration_event = True
-        if pressure.new_frame and pressure.frames > 1:
+        if pressure.new_frame and pressure.frames > 1 and not pressure.any_lost:  # no events from a lost sensor
             if detect_slip(pressure.pad_force, pressure.pad_force_hp, pressure.pad_force_bp,
                            cmd.slip_trigger_magnitude, self.slip_bp_force_limit,
                            self.slip_min_threshold, self.slip_max_threshold).any():

@@ -11,10 +11,12 @@ Differences from ROS, all at the Python boundary only:
 - Fixed arrays (``float64[22]``, ``float64[3]``) are tuples of floats; their length is checked.
 - ``__post_init__`` rejects values the robot would silently ignore or mis-handle:
 
-  * a negative ``fingertip_force`` (the robot treats it as 0; we raise ``ValueError``);
   * a ``contact_conditions`` / ``trigger_conditions`` / ``realtime_controller_state`` that is not
     one of the message's constants;
-  * negative or non-finite trigger magnitudes and ``hardness_gain``.
+  * negative or non-finite trigger magnitudes and ``hardness_gain``; a non-finite ``fingertip_force``.
+
+A negative ``fingertip_force`` is accepted and ignored, as the message documentation says (the
+controller servos to ``max(fingertip_force, 0)``, floored at ``force_lightest``).
 
 Defaults are ROS's zero-initialisation, which the message comments give a meaning
 (``contact_conditions = 0`` means BOTH, ``trigger_conditions = 0`` means
@@ -220,12 +222,14 @@ class PR2GripperForceServoCommand(RosMessage):
     """pr2_gripper_sensor_msgs/PR2GripperForceServoCommand: squeeze to a fingertip force.
 
     Attributes:
-        fingertip_force: force per fingertip pad, newtons (>= 0). The joint squeezes until *each*
-            finger reaches it. The controller never targets less than ``force_lightest`` (1.2 N).
-            Doc: "10 N can crack an egg or crush a soda can. 15 N can firmly pick up a can of soup."
+        fingertip_force: force per fingertip pad, newtons. The joint squeezes until *each*
+            finger reaches it. A negative value (an opening force) is ignored, as the message
+            documentation says: the controller uses 0, and never targets less than
+            ``force_lightest`` (1.2 N). Doc: "10 N can crack an egg or crush a soda can. 15 N can
+            firmly pick up a can of soup."
 
     Raises:
-        ValueError: negative or non-finite ``fingertip_force`` (the robot silently uses 0).
+        ValueError: a non-finite ``fingertip_force``.
     """
 
     ROS_TYPE: ClassVar[str] = "pr2_gripper_sensor_msgs/PR2GripperForceServoCommand"
@@ -234,9 +238,6 @@ class PR2GripperForceServoCommand(RosMessage):
 
     def __post_init__(self) -> None:
         _check_finite("fingertip_force", self.fingertip_force)
-        if self.fingertip_force < 0:
-            raise ValueError(f"fingertip_force must be >= 0 N (opening forces are not allowed), "
-                             f"got {self.fingertip_force}")
 
 
 @dataclass

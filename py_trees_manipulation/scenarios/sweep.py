@@ -312,14 +312,14 @@ def run_trial(job: SweepJob) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------------
 #: Modules the fork server imports once, before it forks any worker, so that every worker starts with
 #: the whole run stack loaded: the sweep and scenario code, the loader and runner, the simulator (with
-#: PyBullet), the behaviour registry (:func:`forkserver_preload` adds the built-in behaviours) and
-#: ``scipy.signal`` (the tactile pressure filters import it on first use: ~1.3 s, the largest part of
-#: a worker's start-up). Not matplotlib: only the parent plots. The fork server skips a module that
-#: fails to import, silently; tests/unit/test_sweep.py checks that every name resolves.
+#: PyBullet) and the behaviour registry (:func:`forkserver_preload` adds the built-in behaviours).
+#: Not scipy (the tactile filters are designed in closed form) nor matplotlib (only the parent
+#: plots). The fork server skips a module that fails to import, silently; tests/unit/test_sweep.py
+#: checks that every name resolves.
 FORKSERVER_PRELOAD = (
     __name__, "py_trees_manipulation.scenarios.scenario", "py_trees_manipulation.trees.loader",
     "py_trees_manipulation.trees.runner", "py_trees_manipulation.sim", "py_trees_manipulation.behaviors.registry",
-    "py_trees_manipulation.control.tactile", "scipy.signal", "importlib.metadata",
+    "py_trees_manipulation.control.tactile", "importlib.metadata",
 )
 
 

@@ -23,6 +23,11 @@ optional scene section ``tactile:`` tunes it::
         finger_contact_stiffness: 30000   # finger pad contact stiffness, N/m (default: the URDF's 30000)
         finger_contact_damping: 100   # finger pad contact damping, N s/m (default: the URDF's 1000)
         controller: {}                # other ControllerParams overrides (PR2 names: close_speed, ...)
+        faults:                       # injected fingertip faults (tests, scenario variants)
+          - {at_s: 5.0, finger: left, kind: dropout}     # finger: left | right | both
+          # kind: dropout (all cells 0) | frozen (last frame repeated) | stopped (no more frames)
+          #       | noise (+ Gaussian noise of amplitude_n per cell, default 0.05 N: degraded, not lost)
+          # optional: duration_s (default: to the end), gripper (default: every gripper)
 
 **Pressure arrays.** Each Panda finger carries a PR2-style array of 22 cells (layout in
 :mod:`~py_trees_manipulation.control.tactile`): the 3 x 5 pad covers the finger's inner pad face
@@ -38,13 +43,24 @@ installed, so the telemetry and metrics of a plain ``GripperCommand`` grasp read
 cell (a finger whose pad sums to exactly 0 counts as a broken sensor on the PR2), Gaussian noise of
 ``noise_n`` per cell, clipped at 0.
 
+**Sensor faults.** ``faults`` changes the frames the controller gets from sim time ``at_s`` on
+(an event ``tactile: <gripper>: fault injected: ...`` marks it). The controller treats a dropout at
+once, frames that stop for ``sensor_timeout`` (five frame periods, at least 0.2 s) and a frozen
+array after ``sensor_frozen_time`` (0.25 s; on because the cells carry ``noise_n``, so live frames
+never repeat; off with ``noise_n: 0``) as a lost sensor: the running tactile action ends ABORTED
+with the reason and the gripper holds its gap with at most the last good pad force
+(:class:`~py_trees_manipulation.control.gripper_controller.Pr2GripperController`, "Sensor loss";
+an event ``tactile: <gripper>: left fingertip sensor lost ...`` and the metric ``sensor_losses``).
+Noise is not a loss: the controller keeps servoing on the noisy signal.
+
 **Slip.** Rigid Coulomb contact makes no vibration, so slip is synthesised: at each sample the
 tangential speed of the touched body relative to the finger at each contact point is computed
 (``v_obj + w_obj x r - v_finger - w_finger x r``, normal part removed); the largest since the last
 frame gives a pad vibration of ``min(slip_gain * speed, slip_vibration_max)`` newtons with
 alternating sign from frame to frame (12.2 Hz, the frame Nyquist rate, where the 5 Hz high-pass has
 unit gain and the 0.8-5 Hz band-pass almost none), spread over the pad cells in proportion to their
-force. The default gain gives 0.1 N per pad at 10 mm/s, above the slip threshold
+force and at most the pad's force (a contact cannot vibrate by more than it presses with; no pad
+force, no vibration). The default gain gives 0.1 N per pad at 10 mm/s, above the slip threshold
 ``clamp(0.007 F, 0.048, 0.2)`` of a hold up to ~14 N. As on the robot, the slip test is blind for
 a few frames after the grip force changes (band-pass content over 0.18 N).
 
@@ -96,18 +112,43 @@ while it holds) without dropping the object.
 more than that normal force for ``crush_time_s``: an event ``tactile: <name> crushed`` is emitted
 and it turns yolk yellow.
 
-Metrics: ``max_fingertip_force_n`` (largest normal force one finger put on movable objects, sampled
-every ``sample_period_s``, N), ``crushed`` (any fragile object crushed) and ``crushed_objects``,
-``slip_events`` (ground truth: onsets of a gripped object slipping faster than
-``slip_event_speed_mps`` at the pads), ``slip_detections`` (onsets of slip seen by the controller),
-with a target object ``place_impact_n`` (peak normal force between the target and any non-robot
-body after the gripper lifted it, N; the static weight of a set-down object is included, so a gentle
-place reads about ``m g``, a drop many times that). Telemetry ``gripper/<name>`` adds
-``left_fingertip_force_n``, ``right_fingertip_force_n`` (the controller's zeroed pad forces while it
-runs; otherwise the pad cells of the latest contact sample, so a plain ``GripperCommand`` grasp reads
-its squeeze too), ``force_setpoint_n`` (the force servo's set-point; for a plain ``gripper_action``
-the motors' force limit) and ``mode`` (the realtime state name, or ``GRIPPER_ACTION``). ``backend.extensions["tactile"].grippers[name].controller`` is the
-controller (e.g. ``grab_contact_force``, ``grab_hold_force``).
+Metrics:
+
+- ``max_fingertip_force_n``: largest normal force one finger put on movable objects, sampled every
+  ``sample_period_s``, N. ``crushed`` (any fragile object crushed) and ``crushed_objects``.
+- ``slip_events``: ground-truth slip episodes: a gripped object slipping faster than
+  ``slip_event_speed_mps`` at the pads; an episode ends after one frame period without slip (the
+  detector's resolution). ``slip_events_detected``: episodes during which (or within that frame
+  period after) the controller flagged slip; ``slip_events_missed``: episodes while it listened
+  (SlipServo, or a slip-triggered event armed) that it did not flag. ``slip_detections``: onsets
+  of the controller's slip flag.
+- ``sensor_losses``: fingertip sensor losses the controllers acted on.
+- With a target object: ``place_impact_n`` (peak normal force between the target and any non-robot
+  body after the gripper lifted it, N; the static weight of a set-down object is included, so a
+  gentle place reads about ``m g``, a drop many times that); ``pad_force_imbalance_n`` (the largest
+  |left - right| pad force on the target, over samples where both pads touch it, averaged over one
+  frame period, N: for a held object it is what its acceleration and a table contact explain, a
+  few newtons; a palm pressing the object into the table while one finger pushes it shows tens);
+  ``grip_needed_n`` (``m g / (2 mu)``: the static grip per pad that holds the target, ``mu`` the
+  product of its and the pads' lateral friction; lifting with acceleration ``a`` needs
+  ``m (g + a) / (2 mu)``), ``grip_force_limit_n`` (the first gripper's ``fingertip_force_limit``,
+  else ``max_effort_n``) and ``grip_margin`` (their ratio: below about 1.3 the lift's acceleration
+  is not held).
+
+Telemetry ``gripper/<name>`` adds ``left_fingertip_force_n``, ``right_fingertip_force_n`` (the
+controller's zeroed pad forces while it runs; otherwise the pad cells of the latest contact sample,
+so a plain ``GripperCommand`` grasp reads its squeeze too), ``force_setpoint_n`` (the force servo's
+set-point; for a plain ``gripper_action`` the motors' force limit) and ``mode`` (the realtime state
+name, or ``GRIPPER_ACTION``). ``backend.extensions["tactile"].grippers[name].controller`` is the
+controller (e.g. ``grab_contact_force``, ``grab_hold_force``, ``sensor_lost_reason``);
+``backend.extensions["tactile"].add_fault(SensorFault(...))`` injects a fault from a script.
+
+**Frame phase.** The fingertip frames run free of the controller on the robot, so where they fall
+as FindContact closes is arbitrary, and the contact force it stops at (hence Grab's hardness-chosen
+hold) depends on it: up to ``close_speed * frame_period_s`` of extra squeeze (0.8 mm, 2.6 N on the
+egg of ``examples/fragile_grasp.yaml``). When FindContact starts closing the next frame comes after
+a random part of a frame period (drawn from the scene seed), so a run's forces depend on its seed
+but not on the tree's tick rate or when the goal was sent.
 """
 
 from __future__ import annotations
@@ -143,6 +184,7 @@ _CELL_W = 2 * PAD_HALF_WIDTH_M / PAD_COLS
 _CELL_L = PAD_LENGTH_M / PAD_ROWS
 
 CRUSHED_RGBA = (0.95, 0.8, 0.15, 1.0)
+PAD_FIRST = PAD_CELLS.start
 
 
 def cell_of(x: float, y: float, z: float, normal: Optional[tuple[float, float, float]] = None) -> int:
@@ -196,6 +238,41 @@ def _pad_cell(x: float, z: float) -> int:
 # ------------------------------------------------------------------------------------------------
 # scene section
 # ------------------------------------------------------------------------------------------------
+FAULT_KINDS = ("dropout", "frozen", "noise", "stopped")
+FAULT_FINGERS = ("left", "right", "both")
+
+
+@dataclass(frozen=True)
+class SensorFault:
+    """One ``tactile.faults[]`` entry: a fingertip array fault injected at sim time ``at_s``.
+
+    Attributes:
+        at_s: sim time the fault begins, s.
+        finger: ``left``, ``right`` or ``both``.
+        kind: ``dropout`` (every cell reads 0: jsk_robot#977), ``frozen`` (the last frame before
+            the fault, repeated), ``noise`` (Gaussian noise of ``amplitude_n`` per cell added to the
+            signal: a degraded sensor that still works) or ``stopped`` (no more frames).
+        duration_s: how long it lasts, s (None: to the end of the run).
+        amplitude_n: ``noise`` only: standard deviation per cell, N.
+        gripper: the gripper it applies to (None: every gripper).
+    """
+
+    at_s: float
+    finger: str
+    kind: str
+    duration_s: Optional[float] = None
+    amplitude_n: float = 0.05
+    gripper: Optional[str] = None
+
+    def active(self, t: float) -> bool:
+        """The fault is on at sim time ``t``."""
+        return t >= self.at_s - 1e-9 and (self.duration_s is None or t < self.at_s + self.duration_s - 1e-9)
+
+    def fingers(self) -> tuple[int, ...]:
+        """Finger indices (0 left, 1 right) it affects."""
+        return (0, 1) if self.finger == "both" else ((0,) if self.finger == "left" else (1,))
+
+
 @dataclass(frozen=True)
 class TactileConfig:
     """The ``tactile:`` scene section (see the module docstring for the meaning of each key)."""
@@ -216,11 +293,16 @@ class TactileConfig:
     finger_contact_stiffness: Optional[float] = None
     finger_contact_damping: Optional[float] = None
     controller: dict[str, Any] = field(default_factory=dict)
+    faults: tuple[SensorFault, ...] = ()
 
     def controller_params(self) -> ControllerParams:
-        """``ControllerParams.panda`` with the simulation gains, the frame period and the overrides."""
+        """``ControllerParams.panda`` with the simulation gains, the frame period, the sensor-loss
+        checks (``sensor_timeout`` five frame periods, at least 0.2 s; ``sensor_frozen_time``
+        0.25 s when the cells carry noise, whose frames never repeat) and the overrides."""
         values: dict[str, Any] = {"velocity_gain": self.velocity_gain, "friction_effort": self.friction_effort,
-                                  "pressure_frame_period": self.frame_period_s}
+                                  "pressure_frame_period": self.frame_period_s,
+                                  "sensor_timeout": max(0.2, 5.0 * self.frame_period_s),
+                                  "sensor_frozen_time": max(0.25, 6.0 * self.frame_period_s) if self.noise_n > 0 else 0.0}
         values.update(self.controller)
         return ControllerParams.panda(**values)
 
@@ -251,6 +333,8 @@ def parse_tactile(value: Any, path: tuple) -> TactileConfig:
             if not isinstance(v, bool):
                 raise SceneError(path + (key,), f"enabled must be true or false, got {v!r}")
             out[key] = v
+        elif key == "faults":
+            out[key] = _parse_faults(v, path + (key,))
         elif key == "controller":
             if not isinstance(v, dict):
                 raise SceneError(path + (key,), "controller must be a mapping of ControllerParams names")
@@ -268,6 +352,52 @@ def parse_tactile(value: Any, path: tuple) -> TactileConfig:
     if cfg.sample_period_s > cfg.frame_period_s:
         raise SceneError(path + ("sample_period_s",), "sample_period_s must not exceed frame_period_s")
     return cfg
+
+
+def _parse_faults(value: Any, path: tuple) -> tuple[SensorFault, ...]:
+    """``tactile.faults``: a list of ``{at_s, finger, kind[, duration_s, amplitude_n, gripper]}``."""
+    if not isinstance(value, list):
+        raise SceneError(path, "faults must be a list of {at_s: <s>, finger: left|right|both, "
+                               "kind: dropout|frozen|noise|stopped}")
+    known = [f.name for f in dataclasses.fields(SensorFault)]
+    out = []
+    for i, item in enumerate(value):
+        here = path + (i,)
+        if not isinstance(item, dict):
+            raise SceneError(here, f"a fault must be a mapping like {{at_s: 5.0, finger: left, kind: dropout}}, "
+                                   f"got {type(item).__name__}")
+        for key in item:
+            if key not in known:
+                import difflib
+
+                close = difflib.get_close_matches(str(key), known, n=1)
+                hint = f"did you mean {close[0]!r}?" if close else f"keys: {', '.join(known)}"
+                raise SceneError(here + (key,), f"unknown fault key {key!r}; {hint}")
+        for key in ("at_s", "finger", "kind"):
+            if key not in item:
+                raise SceneError(here, f"a fault needs {key!r} (at_s: sim time in s; finger: left, right or both; "
+                                       f"kind: {', '.join(FAULT_KINDS)})")
+        spec: dict[str, Any] = {}
+        for key, lo, hi, required in (("at_s", 0.0, 1e6, True), ("duration_s", 1e-6, 1e6, False),
+                                      ("amplitude_n", 1e-6, 100.0, False)):
+            if key not in item or (not required and item[key] is None):
+                continue
+            v = item[key]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= float(v) <= hi:
+                raise SceneError(here + (key,), f"{key} must be a number in {lo:g} ... {hi:g}, got {v!r}")
+            spec[key] = float(v)
+        for key, choices in (("finger", FAULT_FINGERS), ("kind", FAULT_KINDS)):
+            if item[key] not in choices:
+                raise SceneError(here + (key,), f"{key} must be one of {', '.join(choices)}; got {item[key]!r}")
+            spec[key] = item[key]
+        if "amplitude_n" in spec and spec["kind"] != "noise":
+            raise SceneError(here + ("amplitude_n",), f"amplitude_n applies to kind noise only, not {spec['kind']}")
+        if "gripper" in item and item["gripper"] is not None:
+            if not isinstance(item["gripper"], str) or not item["gripper"]:
+                raise SceneError(here + ("gripper",), f"gripper must be a gripper (robot) name, got {item['gripper']!r}")
+            spec["gripper"] = item["gripper"]
+        out.append(SensorFault(**spec))
+    return tuple(out)
 
 
 register_section(SECTION, parse_tactile, "simulated PR2 fingertip arrays, palm accelerometer and tactile "
@@ -309,11 +439,27 @@ class GripperTactile:
         self.last_frames = self._baseline_frames()
         self.effort = 0.0
         self.installed = False
-        self._pending: Optional[np.ndarray] = None
+        self._pending: Optional[tuple[Optional[np.ndarray], Optional[np.ndarray]]] = None
+        # injected faults (scene tactile.faults) for this gripper, and their state
+        self.faults = [f for f in self.cfg.faults if f.gripper in (None, gripper.name)]
+        self._faults_on: dict[int, Optional[np.ndarray]] = {}   # fault index -> frozen frames (or None)
+        self._fault_rng = np.random.default_rng(ext.backend.seed + 104729)
+        self._losses = 0
+        # the frame clock: frames at the steps n with (n - frame_offset) % frame_every == 0
+        self.frame_offset = 0
+        self._phase_rng = np.random.default_rng(ext.backend.seed + 7907 + len(ext.grippers_so_far))
+        ext.grippers_so_far.append(self)
+        self._state = RT.DISABLED
         self._frame_count = 0
         self._v_prev: Optional[tuple[float, float, float]] = None
         self._slip_flag = False
         self._gt_slipping = False
+        self._episode_open = False       # a ground-truth slip episode is going on
+        self._episode_detected = False   # ... and the controller has seen slip during it
+        self._episode_listened = False   # ... and it was listening (SlipServo, or a slip event armed)
+        self._quiet_since: Optional[float] = None
+        self._imb: list[float] = []       # left - right target pad force, the last frame period's samples
+        self._imb_len = max(1, int(round(self.cfg.frame_period_s / self.cfg.sample_period_s)))
         self._touching = True     # the first sample() writes the zero state
         self._lim = float(self.cfg.max_effort_n)
         self._vmax = float(self.cfg.max_finger_speed_mps)
@@ -364,11 +510,14 @@ class GripperTactile:
                 self._cells_array = None
                 self.gripped = set()
                 self._gt_slipping = False
+                self._end_episode()
+                self._imb.clear()
                 self._touching = False
             return
         self._touching = True
         cells = [[0.0] * NUM_CELLS, [0.0] * NUM_CELLS]
         obj_force = [0.0, 0.0]
+        target, target_pad = ext._target, [0.0, 0.0]
         per_object: dict[int, list[float]] = {}
         touched: tuple[set[int], set[int]] = (set(), set())
         movable = ext.movable
@@ -391,7 +540,10 @@ class GripperTactile:
             mx = -(R[0] * n[0] + R[3] * n[1] + R[6] * n[2])
             my = -(R[1] * n[0] + R[4] * n[1] + R[7] * n[2])
             mz = -(R[2] * n[0] + R[5] * n[1] + R[8] * n[2])
-            cells[i][cell_of(sign * lx, sign * ly, lz, (sign * mx, sign * my, mz))] += fn
+            cell = cell_of(sign * lx, sign * ly, lz, (sign * mx, sign * my, mz))
+            cells[i][cell] += fn
+            if other == target and cell >= PAD_FIRST:
+                target_pad[i] += fn
             if other in movable:
                 obj_force[i] += fn
                 forces = per_object.get(other)
@@ -407,6 +559,10 @@ class GripperTactile:
         m = obj_force[0] if obj_force[0] > obj_force[1] else obj_force[1]
         if m > ext.max_fingertip_force:
             ext.max_fingertip_force = m
+        if target_pad[0] > 0.0 and target_pad[1] > 0.0:   # both pads on the target object
+            self._imbalance_window(target_pad[0] - target_pad[1])
+        elif self._imb:
+            self._imb.clear()
         for other, forces in per_object.items():
             ext.squeeze(other, forces[0] if forces[0] > forces[1] else forces[1])
         installed = self.installed
@@ -442,9 +598,45 @@ class GripperTactile:
             if slip_obj.get(other, 0.0) > limit:
                 slipping = True
                 break
-        if slipping and not self._gt_slipping:
-            ext.slip_events += 1
         self._gt_slipping = slipping
+        if slipping:
+            if not self._episode_open:          # a new slip episode (ground truth)
+                self._episode_open, self._episode_detected = True, self._slip_flag
+                self._episode_listened = False
+                ext.slip_events += 1
+            if not self._episode_listened and installed:
+                ctl = self.controller
+                self._episode_listened = ctl.state == RT.SLIP_SERVO or (
+                    ctl.event_action is not None and not ctl.event_action.done and ctl.events.uses_tactile)
+            self._quiet_since = None
+        elif self._episode_open:
+            now = ext.backend.now()
+            if self._quiet_since is None:
+                self._quiet_since = now
+            elif now - self._quiet_since >= self.cfg.frame_period_s - 1e-9:
+                self._end_episode()
+
+    def _imbalance_window(self, diff: float) -> None:
+        """``pad_force_imbalance_n``: |left - right| target pad force averaged over the samples of
+        one frame period (the fingertip frames' resolution: a one-step contact-solver impulse
+        during an impact does not count), over runs of samples with both pads on the target."""
+        w = self._imb
+        w.append(diff)
+        if len(w) > self._imb_len:
+            del w[0]
+        if len(w) == self._imb_len:
+            d = abs(sum(w)) / len(w)
+            if d > self.ext.pad_force_imbalance:
+                self.ext.pad_force_imbalance = d
+
+    def _end_episode(self) -> None:
+        """The slip episode is over (one frame period without slip, or the object let go)."""
+        if self._episode_open and self._episode_detected:
+            self.ext.slip_events_detected += 1
+        elif self._episode_open and self._episode_listened:
+            self.ext.slip_events_missed += 1
+        self._episode_open = self._episode_detected = self._episode_listened = False
+        self._quiet_since = None
 
     def make_frame(self) -> None:
         """Build the next pair of pressure frames (N per cell) for the controller."""
@@ -460,12 +652,62 @@ class GripperTactile:
             if amp > 0:
                 pad = self.cell_forces[i, PAD_CELLS]
                 total = float(pad.sum())
-                share = pad / total if total > 1e-6 else np.full(pad.shape, 1.0 / pad.size)
-                frames[i, PAD_CELLS] += sign * amp * share
+                if total > 1e-6:   # a contact vibrates by at most the force it presses with
+                    frames[i, PAD_CELLS] += sign * min(amp, total) * (pad / total)
         self.slip_speed = [0.0, 0.0]
         np.maximum(frames, 0.0, out=frames)
+        if self._faults_on:
+            left, right = self._faulty(frames)
+            if left is not None:
+                self.last_frames[0] = left
+            if right is not None:
+                self.last_frames[1] = right
+            self._pending = (left, right)
+            return
         self.last_frames = frames
-        self._pending = frames
+        self._pending = (frames[0], frames[1])
+
+    def _rephase_frames(self) -> None:
+        """A new frame-clock phase when FindContact starts closing: the next frame comes after a
+        random 1..frame_every steps (seeded), as on the robot, whose fingertip frames run free of
+        the controller, at a phase unrelated to when the tree sent the goal."""
+        ext = self.ext
+        fe = ext._frame_every
+        self.frame_offset = (ext._n + 1 + int(self._phase_rng.integers(0, fe))) % fe
+        n = ext._n
+        ext._due = min(ext._due, n - (n - self.frame_offset) % fe + fe)
+
+    # ---- injected faults ------------------------------------------------------------------------
+    def update_faults(self) -> None:
+        """Switch the injected faults on and off at their sim times (an event each)."""
+        t = self.ext.backend.now()
+        for k, f in enumerate(self.faults):
+            on = f.active(t)
+            if on and k not in self._faults_on:
+                self._faults_on[k] = self.last_frames.copy() if f.kind == "frozen" else None
+                self.ext.backend.emit_event(
+                    "tactile", f"{self.gripper.name}: fault injected: {f.finger} fingertip {f.kind}"
+                               + (f" ({f.amplitude_n:g} N per cell)" if f.kind == "noise" else ""))
+            elif not on and k in self._faults_on:
+                del self._faults_on[k]
+                self.ext.backend.emit_event("tactile", f"{self.gripper.name}: fault over: {f.finger} fingertip {f.kind}")
+
+    def _faulty(self, frames: np.ndarray) -> tuple[Optional[np.ndarray], Optional[np.ndarray]]:
+        out: list[Optional[np.ndarray]] = [frames[0], frames[1]]
+        for k, frozen in self._faults_on.items():
+            f = self.faults[k]
+            for i in f.fingers():
+                if out[i] is None:
+                    continue
+                if f.kind == "dropout":
+                    out[i] = np.zeros(NUM_CELLS)
+                elif f.kind == "frozen":
+                    out[i] = frozen[i].copy()
+                elif f.kind == "noise":
+                    out[i] = np.maximum(out[i] + self._fault_rng.normal(0.0, f.amplitude_n, NUM_CELLS), 0.0)
+                else:  # stopped
+                    out[i] = None
+        return out[0], out[1]
 
     # ---- the controller adapter (pre-step, from SimGripper.set_controller) ----------------------
     def install(self) -> None:
@@ -532,7 +774,7 @@ class GripperTactile:
             left = right = None
         else:
             self._pending = None
-            left, right = frames[0], frames[1]
+            left, right = frames
         ctl = self.controller
         ev = ctl.event_action
         if ev is not None and not ev.done:
@@ -541,6 +783,13 @@ class GripperTactile:
             acc = None
             self._v_prev = None
         cmd = ctl.step(dt, SensorSample(self.ext.backend.now(), x, v0 + v1, self.effort, left, right, acc))
+        if ctl.state != self._state:
+            if ctl.state == RT.FIND_CONTACT:
+                self._rephase_frames()
+            self._state = ctl.state
+        if ctl.sensor_loss_count != self._losses:
+            self._losses = ctl.sensor_loss_count
+            self.ext.backend.emit_event("tactile", f"{self.gripper.name}: {ctl.sensor_lost_reason}")
         lim = self._lim
         body, joints, client = self.body, self.finger_joints, self.client
         if cmd.enabled and not cmd.override:
@@ -570,6 +819,8 @@ class GripperTactile:
         slip = ctl.slip_detected or ctl.events.slip_event
         if slip and not self._slip_flag:
             self.ext.slip_detections += 1
+        if slip:
+            self._episode_detected = self._episode_open
         self._slip_flag = slip
 
     # ---- telemetry ------------------------------------------------------------------------------
@@ -721,10 +972,21 @@ class TactileSensing:
         self._over_since: dict[int, float] = {}
         self.crushed: list[str] = []
         self.max_fingertip_force = 0.0
+        self.pad_force_imbalance = 0.0
         self.slip_events = 0
         self.slip_detections = 0
+        self.slip_events_detected = 0
+        self.slip_events_missed = 0
         self.place_impact = 0.0
         self._motion_cache: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+        for i, f in enumerate(self.cfg.faults):
+            if f.gripper is not None and f.gripper not in backend.grippers:
+                raise SceneError((SECTION, "faults", i, "gripper"),
+                                 f"no gripper {f.gripper!r}; grippers: {', '.join(sorted(backend.grippers))}")
+        self.grippers_so_far: list[GripperTactile] = []
+        self._n = 0
+        self._frame_every = max(1, int(round(self.cfg.frame_period_s * backend.physics_hz)))
+        self._due = 1
         self.grippers = {name: GripperTactile(self, g) for name, g in backend.grippers.items()}
         cfg = self.cfg
         if cfg.finger_contact_stiffness is not None or cfg.finger_contact_damping is not None:
@@ -807,15 +1069,24 @@ class TactileSensing:
         n = self._n = self._n + 1
         if n >= self._due:
             se, fe = self._sample_every, self._frame_every
-            frame = n % fe == 0
-            self._due = min(n - n % se + se, n - n % fe + fe)
+            due = n - n % se + se
+            framing = None
+            for g in self.grippers.values():   # each gripper's frame clock has its own phase
+                k = (n - g.frame_offset) % fe
+                if k == 0:
+                    framing = [g] if framing is None else framing + [g]
+                if n - k + fe < due:
+                    due = n - k + fe
+            self._due = due
             self._motion_cache.clear()
             for g in self.grippers.values():
                 g.sample()
             if self._target is not None and not self._lifted:
                 self._check_lift()
-            if frame:
-                for g in self.grippers.values():
+            if framing is not None:
+                for g in framing:
+                    if g.faults:
+                        g.update_faults()
                     if g.installed:
                         g.make_frame()
         if self._lifted:
@@ -852,13 +1123,57 @@ class TactileSensing:
             "crushed_objects": list(self.crushed),
             "slip_events": self.slip_events,
             "slip_detections": self.slip_detections,
+            "slip_events_detected": self.slip_events_detected + sum(
+                1 for g in self.grippers.values() if g._episode_open and g._episode_detected),
+            "slip_events_missed": self.slip_events_missed + sum(
+                1 for g in self.grippers.values() if g._episode_open and g._episode_listened
+                and not g._episode_detected),
+            "sensor_losses": sum(g.controller.sensor_loss_count for g in self.grippers.values()),
         }
         if self._target is not None:
             out["place_impact_n"] = round(self.place_impact, 4)
+            out["pad_force_imbalance_n"] = round(self.pad_force_imbalance, 4)
+            out.update(self._grip_margin())
         return out
+
+    def _grip_margin(self) -> dict[str, float]:
+        """``grip_needed_n``: the static grip per pad that holds the target against gravity by
+        friction, ``m g / (2 mu)`` (``mu``: the product of the target's and the finger pads'
+        lateral friction, as Bullet combines them; lifting with acceleration ``a`` needs
+        ``m (g + a) / (2 mu)``); ``grip_force_limit_n``: the first gripper's force limit (the
+        controller's ``fingertip_force_limit``, or the actuator's ``max_effort_n``);
+        ``grip_margin``: their ratio (below about 1.2 the lift's acceleration is not held)."""
+        c = self.backend.client
+        g0 = next(iter(self.grippers.values()))
+        info = pb.getDynamicsInfo(self._target, -1, physicsClientId=c)
+        mass, mu_obj = float(info[0]), float(info[1])
+        mu_pad = float(pb.getDynamicsInfo(g0.body, g0.fingers[0], physicsClientId=c)[1])
+        mu = mu_obj * mu_pad
+        g = math.sqrt(sum(v * v for v in self.gravity))
+        limit = g0.controller.params.fingertip_force_limit
+        if limit < 0:
+            limit = float(self.cfg.max_effort_n)
+        if mass <= 0 or mu <= 0:
+            return {}
+        needed = mass * g / (2.0 * mu)
+        return {"grip_needed_n": round(needed, 4), "grip_force_limit_n": round(limit, 4),
+                "grip_margin": round(limit / needed, 4)}
 
     def telemetry(self) -> dict[str, dict[str, Any]]:
         return {f"gripper/{name}": g.telemetry() for name, g in self.grippers.items()}
+
+    def add_fault(self, fault: SensorFault) -> None:
+        """Inject a fingertip fault from a script (as a ``tactile.faults`` entry; ``at_s`` is sim
+        time and may be now or later).
+
+        Raises:
+            ValueError: ``fault.gripper`` names no gripper of the scene.
+        """
+        if fault.gripper is not None and fault.gripper not in self.grippers:
+            raise ValueError(f"no gripper {fault.gripper!r}; grippers: {', '.join(sorted(self.grippers))}")
+        for name, g in self.grippers.items():
+            if fault.gripper in (None, name):
+                g.faults.append(fault)
 
     def close(self) -> None:
         self._remove_hook()

@@ -124,7 +124,7 @@ def test_fragile_grasp_with_the_sim_only_check_is_refused_before_connecting(tmp_
     robot.write_text((ROOT / "examples/robots/standin.yaml").read_text().replace("port: 9090", f"port: {port}"))
     proc, summary = ptm_run("examples/fragile_grasp.yaml", robot, tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "ObjectIntact 'intact' (examples/fragile_grasp.yaml:48:9) is sim-only" in proc.stderr
+    assert "ObjectIntact 'intact' (examples/fragile_grasp.yaml:65:9) is sim-only" in proc.stderr
     assert "cannot connect" not in proc.stderr and "Traceback" not in proc.stderr
     assert summary["status"] == "INVALID" and summary["backend"] == "hardware"
     assert "ObjectIntact 'intact'" in summary["error"]
@@ -144,7 +144,8 @@ def _fragile_without_the_sim_only_check(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("protocol", ["ros1", "ros2"])
 def test_fragile_grasp_over_rosbridge_matches_the_sim(standin, tmp_path, protocol):
-    """The PR2 Grab (find contact, force servo by hardness, slip servo) over rosbridge, as ROS 1
+    """The PR2 Grab (find contact, force servo by hardness, slip servo) and the SlipServo hold beside
+    the lift (cancelled when the carry ends) over rosbridge, as ROS 1
     actionlib topics or ROS 2 rosbridge actions: the egg is lifted and not crushed, as in the
     simulator. The crush check ObjectIntact is sim-only, so both runs use the tree without it and
     compare the stand-in's own ``crushed`` metric instead."""
@@ -163,15 +164,17 @@ def test_fragile_grasp_over_rosbridge_matches_the_sim(standin, tmp_path, protoco
         assert m[key] is ms[key] is False, key
     assert m["crushed_objects"] == ms["crushed_objects"] == []
     assert abs(m["object_lift_m"] - ms["object_lift_m"]) < 0.01 and abs(m["object_lift_m"] - 0.12) < 0.012
-    # The peak pad force depends on tick timing even in the simulator alone (1.2-3.3 N at 7.5-60 Hz
-    # ticks); over rosbridge the ticks follow the wall clock, so the two peaks are not compared
-    # with each other (3.9 N against 1.2 N was seen under load): both must stay under the egg's 5 N.
-    assert 0.5 < m["max_fingertip_force_n"] < 5.0 and 0.5 < ms["max_fingertip_force_n"] < 5.0
+    # The peak pad force follows where the fingertip frames fall as FindContact closes: a phase drawn
+    # from the scene seed when it starts, not the tree's (here wall-clock) tick timing
+    # (2.12 N both, measured), so the two runs agree; both stay under the egg's 5 N
+    assert 0.5 < ms["max_fingertip_force_n"] < 5.0
+    assert m["max_fingertip_force_n"] == pytest.approx(ms["max_fingertip_force_n"], abs=0.3)
     served = [ln.split()[1:] for ln in s.lines if ln.startswith("goal ")]
     assert [ns for ns, _ in served] == [
         "/r_arm_controller/follow_joint_trajectory", "/r_gripper_sensor_controller/gripper_action",
         "/r_arm_controller/move_to_pose", "/r_arm_controller/move_cartesian",
-        "/r_gripper_sensor_controller/grab", "/r_arm_controller/move_cartesian"]
+        "/r_gripper_sensor_controller/grab", "/r_gripper_sensor_controller/slip_servo",
+        "/r_arm_controller/move_cartesian"]
     # goal ids: actionlib's goal_id.id (ROS 1) or roslibpy's send_action_goal request id (ROS 2)
     assert all(gid.startswith("send_action_goal:" + ns if protocol == "ros2" else "ptm_") for ns, gid in served)
 

@@ -57,6 +57,17 @@ def test_handover_between_two_pandas_without_putting_the_box_down():
         assert m["goal_reached"] is True
         assert 0.0 < m["plan_time_ms"] < 50.0
         assert m["object_dropped"] is False
+        # friction alone cannot hold the 1.5 kg, mu 0.15 box (49 N per pad needed, the hands squeeze
+        # 40 N): GraspFix welds it to the left hand, then moves the weld to the right hand in the
+        # update in which the left opens (the right was ready: GraspFixAttach handover)
+        assert m["grip_needed_n"] > 40.0
+        assert (m["grasp_fix_attaches"], m["grasp_fix_detaches"]) == (2, 1)
+        gf = [e["text"] for e in s["events"] if e["source"] == "grasp_fix"]
+        assert gf == ["attached box to left", "detached box from left (handover)", "attached box to right"]
+        handed = [e["time_s"] for e in s["events"] if e["source"] == "grasp_fix"][1:]
+        assert handed[0] == handed[1]
+        assert not any("falling" in e["text"] for e in s["events"])
+        assert sim.extensions["grasp_fix"].held_object("right") == "box"
         cfg = RegraspConfig.from_mapping(task.blackboard["regrasp"])
         assert sense_grasp_state(sim, cfg) == {"left/hand": None, "right/hand": "box/right"}
         assert not sim.world.in_contact("left", "box")

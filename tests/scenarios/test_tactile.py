@@ -1,10 +1,14 @@
 """Tactile grasp control in the real simulator (headless): the PR2 gripper sensor actions on the Panda.
 
-Examples: fragile_grasp.yaml (Grab lifts an egg intact; a full-effort GripperCommand crushes it),
-slip_servo.yaml (SlipServo raises the grip as a heavy slippery can slips and keeps it through a
-shake; a fixed 7 N ForceServo drops it), place_on_contact.yaml (Release on SLIP_AND_ACC, or ACC
-alone, sets a block down), pick_and_lift.yaml (a plain GripperCommand grasp's fingertip telemetry). Hardness: Grab's hold force F_hold = F_contact / close_speed * hardness_gain is larger
-for a stiff object than for a soft one of the same size and mass.
+Examples: fragile_grasp.yaml (a full-effort GripperCommand crushes the egg; the tactile Grab's
+force does not depend on the tick rate; the Grab lifting it intact and a dropout during its hold:
+fragile_grasp.scenario.yaml), slip_servo.yaml (SlipServo raises the grip as a heavy slippery can
+slips, feels every slip episode and keeps it through a shake, the pads balanced; a fixed 7 N
+ForceServo drops it; masses, frictions and a dropout: slip_servo.scenario.yaml),
+place_on_contact.yaml (Release on SLIP_AND_ACC, or ACC alone, sets a block down), pick_and_lift.yaml
+(a plain GripperCommand grasp's fingertip telemetry and pad balance). Hardness: Grab's hold force
+F_hold = F_contact / close_speed * hardness_gain is larger for a stiff object than for a soft one of
+the same size and mass. Sensor faults: a dropout during ForceServo on the can, noise, validation.
 """
 
 from __future__ import annotations
@@ -51,24 +55,30 @@ class TelemetryRecorder:
         pass
 
 
-# ---- fragile object --------------------------------------------------------------------------------
-def test_grab_lifts_the_egg_without_crushing_it():
-    s = run_example("fragile_grasp.yaml")
-    m = s["metrics"]
-    assert s["status"] == "SUCCESS", s.get("failed_behaviour")
-    assert m["crushed"] is False
-    assert m["object_lift_m"] > 0.10 and m["object_dropped"] is False
-    # the hardness-chosen hold stays under the egg's 5 N crush force, above the 1.2 N minimum
-    assert 1.0 < m["max_fingertip_force_n"] < 5.0
-
-
+# ---- fragile object ----------------------------------------------------------------------------------
+# (the tactile Grab lifting the egg intact, and a dropout during its hold: fragile_grasp.scenario.yaml)
 def test_full_effort_gripper_command_crushes_the_egg():
-    s = run_example("fragile_grasp.yaml", "parameters.grasp=grasp_from_above")
+    s = run_example("fragile_grasp.yaml", "parameters.grasp=grasp_from_above", "parameters.hold=none")
     m = s["metrics"]
     assert m["crushed"] is True and m["crushed_objects"] == ["egg"]
     assert m["max_fingertip_force_n"] > 60.0  # the Panda's 70 N per finger
     assert s["status"] == "FAILURE" and s["failed_behaviour"]["name"] == "intact"
     assert any(e["source"] == "tactile" and "egg crushed" in e["text"] for e in s["events"])
+
+
+def test_the_egg_grab_does_not_depend_on_the_tick_rate():
+    """The tree's tick rate decides when Grab starts, hence where the 24.4 Hz fingertip frames fall
+    as the fingers close (1.2-3.8 N before the frame phase was drawn per FindContact). The phase
+    now comes from the seed: the same forces at 10 and 60 Hz; another seed, another phase."""
+    def run(hz, *overrides):
+        task = load_task(os.path.join(EXAMPLES, "fragile_grasp.yaml"), list(overrides))
+        return run_task(task, RunOptions(display=False, tick_hz=hz)).summary["metrics"]
+
+    slow, fast = run(10.0), run(60.0)
+    assert slow["max_fingertip_force_n"] == pytest.approx(fast["max_fingertip_force_n"], abs=0.05)
+    assert slow["crushed"] is fast["crushed"] is False
+    assert slow["max_fingertip_force_n"] == pytest.approx(2.12, abs=0.05)   # seed 0
+    assert abs(run(30.0, "scene.seed=3")["max_fingertip_force_n"] - 2.12) > 0.3
 
 
 # ---- slip servo ---------------------------------------------------------------------------------------
@@ -80,7 +90,12 @@ def test_slip_servo_raises_the_grip_and_keeps_the_shaken_can():
     assert m["object_dropped"] is False and m["object_lift_m"] > 0.10
     assert m["slip_detections"] >= 2          # the controller felt it slip, more than once
     # it started at 5.5 N per pad; 2 x F x 0.45 must exceed the 5.9 N weight: F > 6.5 N
-    assert m["max_fingertip_force_n"] > 6.5
+    assert m["grip_needed_n"] == pytest.approx(0.6 * 9.81 / (2 * 0.3 * 1.5), abs=1e-3)
+    assert m["max_fingertip_force_n"] > m["grip_needed_n"]
+    # every slip episode while the servo listened was felt (the one before it ran: FindContact's push)
+    assert m["slip_events_missed"] == 0 and m["slip_events_detected"] >= m["slip_events"] - 1
+    # both pads carry the can by friction: they balance (5.4 / 33.7 N when the palm pinned it)
+    assert m["pad_force_imbalance_n"] < 1.0
     # the PR2 structure: the slip servo is RUNNING (its goal active) through the whole carry, and
     # its set-point rose from the 5.5 N start by whole x1.08 steps, once per slipping frame
     carrying = [(t, tel) for t, tel, running in rec.rows if {"lift", "shake_up_2"} & running]
@@ -118,6 +133,9 @@ def test_plain_gripper_command_grasp_reports_its_fingertip_forces():
         assert tel["left_fingertip_force_n"] == pytest.approx(40.0, abs=2.0)
         assert tel["right_fingertip_force_n"] == pytest.approx(40.0, abs=2.0)
     assert s["metrics"]["max_fingertip_force_n"] == pytest.approx(40.0, abs=3.0)
+    # 40 N on each side of the 0.2 kg mug: the pads differ by what the closing push across the
+    # table and the lift's acceleration explain, not by tens of newtons
+    assert s["metrics"]["pad_force_imbalance_n"] < 3.0
 
 
 # ---- place on contact -----------------------------------------------------------------------------------
@@ -129,7 +147,9 @@ def test_release_on_touch_down_sets_the_block_down():
     assert m["object_dropped"] is False
     assert abs(m["object_lift_m"]) < 0.005    # back on the table top
     weight = 0.2 * 9.81
-    assert weight < m["place_impact_n"] < 6 * weight  # a set-down, not a fall from 10 cm
+    # a set-down: the arm presses the block on the table until the slip is felt (3-7 x its weight,
+    # the firmer the hold chosen by Grab the more); a fall from 10 cm gives about 45 x
+    assert weight < m["place_impact_n"] < 10 * weight
 
 
 def release_on_acc(arm_after_s):
@@ -197,7 +217,7 @@ def test_release_on_acc_armed_with_the_motion_start_fires_on_the_arms_own_jolt()
     h, height, impact = release_on_acc(arm_after_s=0.0)
     assert h.status.name == "SUCCEEDED", h.text
     assert height > 0.08
-    assert impact > 6 * 0.2 * 9.81
+    assert impact > 20 * 0.2 * 9.81
 
 
 # ---- hardness --------------------------------------------------------------------------------------------
@@ -244,6 +264,112 @@ def test_grab_holds_a_hard_object_harder_than_a_soft_one():
     # force_lightest 1.2 N, within its 0.3 N tolerance (plus sensor noise)
     for pads, hold in ((soft_pads, soft_hold), (hard_pads, hard_hold)):
         assert min(pads) == pytest.approx(max(hold, params.force_lightest), abs=0.35)
+
+
+# ---- sensor faults --------------------------------------------------------------------------------------
+def squeeze_the_can(fault_after_s, target_n=12.0):
+    """The slip_servo can on the table, FindContact then ForceServo to ``target_n``; a left
+    fingertip dropout ``fault_after_s`` after the ForceServo goal. Returns (handle, the largest
+    finger force on the can (N) sampled every 5 ms: at the abort and over the 1.5 s after it, the
+    controller, backend events, metrics)."""
+    import pybullet as pb
+
+    from py_trees_manipulation.sim.tactile_sensor import SensorFault
+
+    scene = {
+        "robots": [{"name": "panda", "base_pose": {"position": [0, 0, TABLE_TOP]}}],
+        "fixtures": [{"name": "table", "urdf": "table/table.urdf", "pose": {"position": [0.5, 0, 0]}}],
+        "objects": [{"name": "can", "primitive": {"shape": "cylinder", "radius": 0.03, "length": 0.12},
+                     "mass_kg": 0.6, "lateral_friction": 0.3, "contact_stiffness": 10000, "contact_damping": 10,
+                     "pose": {"position": [0.5, 0.0, TABLE_TOP + 0.06]}}],
+        "tactile": {"finger_contact_damping": 100},
+        "task": {"target_object": "can"},
+    }
+    with SimBackend(scene) as sim:
+        arm, gripper = sim.arms["panda"], sim.grippers["panda"]
+        ext = sim.extensions["tactile"]
+        z = TABLE_TOP + 0.06 + 0.03
+
+        def go(action, goal, limit=20.0):
+            h = (arm if action.startswith("move") else gripper).send_goal(action, goal)
+            while not h.done and sim.now() < limit:
+                sim.advance(1 / 30)
+            assert h.status.name == "SUCCEEDED", h.text
+
+        go("move_to_pose", MoveToPoseGoal(pose_from_spec({"position": [0.5, 0, z + 0.12], "rpy_deg": [180, 0, 90]})))
+        go("move_cartesian", MoveCartesianGoal(pose_from_spec({"position": [0.5, 0, z], "rpy_deg": [180, 0, 90]}),
+                                               speed_mps=0.08))
+        go("find_contact", gs.PR2GripperFindContactCommand(zero_fingertip_sensors=True))
+        h = gripper.send_goal("force_servo", gs.PR2GripperForceServoCommand(fingertip_force=target_n))
+        ext.add_fault(SensorFault(at_s=sim.now() + fault_after_s, finger="left", kind="dropout"))
+        sim.advance(fault_after_s - 0.01)
+        assert not h.done                          # still squeezing towards the target
+        while not h.done and sim.now() < 10.0:
+            sim.advance(0.001)
+        at_abort = float(ext.grippers["panda"].finger_object_force.max())
+        after = 0.0
+        t_end = sim.now() + 1.5
+        while sim.now() < t_end:
+            sim.advance(0.005)
+            after = max(after, float(ext.grippers["panda"].finger_object_force.max()))
+        return h, at_abort, after, ext.grippers["panda"].controller, sim.drain_events(), sim.metrics()
+
+
+def test_dropout_during_force_servo_on_the_can_aborts_and_never_squeezes_harder():
+    h, at_abort, after, ctl, events, m = squeeze_the_can(0.15)
+    assert h.status.name == "ABORTED"
+    assert h.text.startswith("left fingertip sensor lost during the hold (all cells read 0); holding the gap at")
+    assert isinstance(h.result, gs.PR2GripperForceServoResult)
+    assert h.result.data.rtstate.name == "POSITION_SERVO"
+    # squeezing towards 12 N, it stopped where it was: the gap is held with the effort clipped to the
+    # last good pad force (from the frame before the zeros), and the can never feels more than at the abort
+    assert ctl.max_effort <= at_abort + 0.5 and ctl.max_effort < 12.0 - 1.0
+    assert after <= at_abort + 0.2, (at_abort, after)
+    assert m["sensor_losses"] == 1
+    assert [e["text"] for e in events if "fault injected" in e["text"]] == ["panda: fault injected: left fingertip dropout"]
+    assert any("sensor lost" in e["text"] for e in events)
+
+
+def test_a_noise_fault_degrades_one_fingertip_and_is_not_a_loss():
+    from py_trees_manipulation.sim.tactile_sensor import SensorFault
+
+    with SimBackend({"robots": [{"name": "panda"}]}) as sim:
+        h = sim.grippers["panda"].send_goal("find_contact", gs.PR2GripperFindContactCommand())
+        g = sim.extensions["tactile"].grippers["panda"]
+        sim.extensions["tactile"].add_fault(SensorFault(at_s=sim.now(), finger="left", kind="noise", amplitude_n=0.2))
+        frames = []
+        for _ in range(12):
+            sim.advance(0.041)
+            frames.append(g.last_frames.copy())
+        pads = np.array(frames)[:, :, 7:]                  # (frames, finger, 15 pad cells)
+        assert pads[:, 0].std() > 0.08 and pads[:, 1].std() < 0.01   # left noisy (clipped at 0), right not
+        assert not g.controller.sensor_lost and not h.done            # still closing: noise is not a loss
+        with pytest.raises(ValueError, match="no gripper 'other'"):
+            sim.extensions["tactile"].add_fault(SensorFault(at_s=0.0, finger="left", kind="noise", gripper="other"))
+
+
+def test_tactile_faults_are_validated_with_their_path():
+    base = {"robots": [{"name": "panda"}]}
+    cfg = parse_scene({**base, "tactile": {"faults": [{"at_s": 5, "finger": "both", "kind": "noise",
+                                                        "amplitude_n": 0.2, "duration_s": 1}]}}).extra["tactile"]
+    (fault,) = cfg.faults
+    assert (fault.at_s, fault.finger, fault.kind, fault.amplitude_n, fault.duration_s) == (5.0, "both", "noise", 0.2, 1.0)
+    assert fault.active(5.5) and not fault.active(4.9) and not fault.active(6.0) and fault.fingers() == (0, 1)
+    for faults, path, words in [
+        ({"at_s": 1}, r"tactile\.faults", "must be a list"),
+        ([{"at_s": 1}], r"tactile\.faults\[0\]", "needs 'finger'"),
+        ([{"at_s": 1, "finger": "middle", "kind": "dropout"}], r"tactile\.faults\[0\]\.finger", "left, right, both"),
+        ([{"at_s": 1, "finger": "left", "kind": "broken"}], r"tactile\.faults\[0\]\.kind", "dropout, frozen, noise, stopped"),
+        ([{"at_s": -1, "finger": "left", "kind": "dropout"}], r"tactile\.faults\[0\]\.at_s", "0 ... "),
+        ([{"at_s": 1, "finger": "left", "kind": "dropout", "amplitude_n": 1}], r"amplitude_n", "noise only"),
+        ([{"at_s": 1, "fingre": "left", "kind": "dropout"}], r"fingre", "did you mean 'finger'"),
+    ]:
+        with pytest.raises(SceneError, match=path) as e:
+            parse_scene({**base, "tactile": {"faults": faults}})
+        assert words in str(e.value)
+    with pytest.raises(SceneError, match=r"faults\[0\]\.gripper.*no gripper 'right'"):
+        SimBackend({**base, "tactile": {"faults": [{"at_s": 1, "finger": "left", "kind": "dropout",
+                                                    "gripper": "right"}]}})
 
 
 # ---- sensor layout and scene keys --------------------------------------------------------------------------

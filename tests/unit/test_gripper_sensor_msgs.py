@@ -63,10 +63,11 @@ def test_field_names_match_the_ros_definitions():
     assert len(dataclasses.fields(PR2GripperSensorRawData)) == 17
 
 
-def test_negative_fingertip_force_is_rejected_naming_the_field():
+def test_negative_fingertip_force_is_accepted_and_a_non_finite_one_refused():
+    # the message documentation: negative values (opening forces) are ignored; the controller uses 0
+    assert PR2GripperForceServoCommand(-1.0).fingertip_force == -1.0
     with pytest.raises(ValueError, match="fingertip_force"):
-        PR2GripperForceServoCommand(-1.0)
-    assert PR2GripperForceServoCommand(0.0).fingertip_force == 0.0
+        PR2GripperForceServoCommand(float("nan"))
 
 
 def test_unknown_contact_conditions_lists_the_allowed_values():

@@ -118,6 +118,41 @@ def test_loss_while_no_goal_runs_is_a_failure_naming_the_connection(standin, tmp
     assert [e["text"] for e in s["events"]] == [lost]
 
 
+# ---- fingertip sensor lost during a goal ------------------------------------------------------------
+def test_sensor_lost_during_a_goal_aborts_it_and_refuses_the_next_over_rosbridge(standin):
+    """The stand-in runs the PR2 controller: a fingertip that drops out while FindContact closes ends
+    the goal ABORTED with the reason, which reaches the client; the next tactile goal is REJECTED."""
+    from py_trees_manipulation.msgs.actions import GoalStatus
+    from py_trees_manipulation.msgs.motion import Pr2GripperCommand
+    from py_trees_manipulation.sim.tactile_sensor import SensorFault
+
+    hw = _backend(standin)
+    try:
+        g = hw.grippers["panda"]
+
+        def wait(h, what=lambda h: h.done):
+            for _ in range(4000):
+                if what(h):
+                    return h
+                hw.advance(0.005)
+            raise AssertionError(f"{h} did not finish")
+
+        assert wait(g.send_goal("gripper_action", Pr2GripperCommand(position=0.08))).status == GoalStatus.SUCCEEDED
+        h = wait(g.send_goal("find_contact", gs.PR2GripperFindContactCommand()),
+                 lambda h: h.status == GoalStatus.ACTIVE or h.done)
+        assert h.status == GoalStatus.ACTIVE                  # closing on nothing takes 4 s
+        sim = standin.sim                                      # list.append: safe beside the sim thread
+        sim.extensions["tactile"].add_fault(SensorFault(at_s=sim.now() + 0.2, finger="right", kind="dropout"))
+        wait(h)
+        assert h.status == GoalStatus.ABORTED
+        assert h.text.startswith("right fingertip sensor lost while closing to find contact (all cells read 0)")
+        h2 = wait(g.send_goal("force_servo", gs.PR2GripperForceServoCommand(fingertip_force=3.0)))
+        assert h2.status == GoalStatus.REJECTED
+        assert "right fingertip pressure sensor lost (all cells read 0)" in h2.text
+    finally:
+        hw.close()
+
+
 # ---- INVALID summaries ----------------------------------------------------------------------------
 def test_refused_tree_still_writes_the_summary(tmp_path):
     from py_trees_manipulation.cli import main

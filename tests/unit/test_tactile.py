@@ -116,6 +116,65 @@ def test_velocity_lowpass_is_minus_3db_at_5hz():
     assert gain_at(b, a, 5.0, 1000.0) == pytest.approx(1 / math.sqrt(2), rel=1e-6)
 
 
+@pytest.mark.parametrize("btype", ["lowpass", "highpass"])
+@pytest.mark.parametrize("cutoff, fs", [(5.0, FS_FRAMES), (5.0, 1000.0), (0.3, 24.39), (11.0, FS_FRAMES), (400.0, 1000.0)])
+def test_closed_form_butterworth_equals_scipy(btype, cutoff, fs):
+    b, a = tc.butter_first_order(cutoff, fs, btype)
+    bs, as_ = signal.butter(1, cutoff, btype=btype, fs=fs)
+    np.testing.assert_allclose(b, bs, atol=1e-13)
+    np.testing.assert_allclose(a, as_, atol=1e-13)
+
+
+@pytest.mark.parametrize("ripple, band, fs", [(0.5, (0.8, 5.0), FS_FRAMES), (0.5, (5.0, 1000.0), 3000.0),
+                                              (0.5, (5.0, 450.0), 1000.0), (1.0, (1.0, 3.0), 20.0),
+                                              (3.0, (0.1, 11.5), FS_FRAMES), (0.1, (2.0, 2.5), 100.0)])
+def test_closed_form_chebyshev_bandpass_equals_scipy(ripple, band, fs):
+    b, a = tc.cheby1_first_order_bandpass(ripple, band[0], band[1], fs)
+    bs, as_ = signal.cheby1(1, ripple, list(band), btype="bandpass", fs=fs)
+    np.testing.assert_allclose(b, bs, atol=1e-13)
+    np.testing.assert_allclose(a, as_, atol=1e-13)
+
+
+def test_design_arguments_are_checked():
+    with pytest.raises(ValueError, match="cut-off"):
+        tc.butter_first_order(13.0, FS_FRAMES)          # above Nyquist (12.2 Hz)
+    with pytest.raises(ValueError, match="btype"):
+        tc.butter_first_order(5.0, FS_FRAMES, "bandstop")
+    with pytest.raises(ValueError, match="band"):
+        tc.cheby1_first_order_bandpass(0.5, 5.0, 0.8, FS_FRAMES)
+    with pytest.raises(ValueError, match="ripple"):
+        tc.cheby1_first_order_bandpass(0.0, 0.8, 5.0, FS_FRAMES)
+
+
+@pytest.mark.parametrize("design", [tc.design_pressure_highpass, tc.design_pressure_bandpass,
+                                    tc.design_velocity_lowpass, lambda: tc.design_accelerometer_bandpass(3000.0),
+                                    lambda: tc.design_pressure_highpass(method="backward_euler")])
+def test_steady_state_equals_scipy_lfilter_zi(design):
+    b, a = design()
+    np.testing.assert_allclose(tc.steady_state_unit(b, a), signal.lfilter_zi(b, a), atol=1e-12)
+
+
+def test_building_a_scene_and_running_the_controller_does_not_import_scipy():
+    """The tactile extension is built for every scene and designs its filters at construction: in
+    closed form, so neither a scene nor a tactile action imports scipy (about 2 s of CPU)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from py_trees_manipulation.sim import SimBackend\n"
+        "from py_trees_manipulation.msgs import gripper_sensor as gs\n"
+        "with SimBackend({'robots': [{'name': 'panda'}]}) as sim:\n"
+        "    h = sim.grippers['panda'].send_goal('find_contact', gs.PR2GripperFindContactCommand())\n"
+        "    sim.advance(0.3)\n"
+        "    assert sim.extensions['tactile'].grippers['panda'].installed\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_streaming_filter_sample_by_sample_equals_batch():
     b, a = tc.design_pressure_bandpass()
     rng = np.random.default_rng(0)
@@ -128,7 +187,7 @@ def test_streaming_filter_sample_by_sample_equals_batch():
     np.testing.assert_allclose(y_blocks, y_stream, atol=1e-12)
 
 
-@pytest.mark.parametrize("channels", [1, 4, 44])  # Python fast path (<= 4) and lfilter path
+@pytest.mark.parametrize("channels", [1, 4, 44])  # Python fast path (<= 4) and vector path
 def test_streaming_filter_paths_agree_with_lfilter_across_step_and_block(channels):
     b, a = tc.design_accelerometer_bandpass(3000.0)
     x = np.random.default_rng(1).normal(size=(60, channels))
