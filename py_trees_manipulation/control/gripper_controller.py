@@ -7,11 +7,11 @@ Inspired Robotic Grasp Control With Tactile Sensing", IEEE T-RO 27(6), 2011.
 
 The controller is generic in the *virtual parallel gripper joint*: the finger gap ``x`` in metres
 (0 closed) and its effort in newtons, **negative effort or velocity closes**. It runs on the PR2
-gripper (0..0.09 m) and on the Franka Panda hand (0..0.08 m; use :meth:`ControllerParams.panda`).
+gripper (0..0.09 m) and on any parallel gripper (:meth:`ControllerParams.for_gripper` with its opening).
 
 Use::
 
-    ctl = Pr2GripperController(ControllerParams.panda())
+    ctl = Pr2GripperController(ControllerParams.for_gripper(0.08))   # a gripper opening 80 mm
     state = ctl.grab(PR2GripperGrabCommand(hardness_gain=0.03))   # an ActionState, updated in place
     while not state.done:
         cmd = ctl.step(0.001, SensorSample(time=t, gap=x, gap_velocity=v, joint_effort=e,
@@ -121,7 +121,8 @@ class ControllerParams:
         slip_servo_start_force: SlipServo start force, N; < 0 uses the last FindContact/ForceServo
             force (-1).
         position_servo_position_tolerance: gripper_action success tolerance, m (0.01).
-        position_open: gap Grab and Release open to, m (0.09 on the PR2; 0.08 for the Panda).
+        position_open: gap Grab and Release open to, m (0.09 on the PR2; the gripper's full opening,
+            :meth:`for_gripper`).
         publish_skip: feedback decimation (1); kept for parity, the host decides publishing.
 
     Hard-coded on the robot:
@@ -231,11 +232,18 @@ class ControllerParams:
             raise ValueError(f"ControllerParams.publish_skip must be >= 1, got {self.publish_skip}")
 
     @classmethod
-    def panda(cls, **overrides: Any) -> "ControllerParams":
-        """Robot defaults adapted to the Franka Panda hand: ``position_open = 0.08`` m (its full gap)."""
-        values: dict[str, Any] = {"position_open": 0.08}
+    def for_gripper(cls, max_gap_m: float, **overrides: Any) -> "ControllerParams":
+        """Robot defaults adapted to a parallel gripper whose fingers open ``max_gap_m`` metres:
+        ``position_open = max_gap_m`` (Grab and Release open fully), plus ``overrides``.
+        The simulator passes the robot description's ``gripper.opening_m[1]``."""
+        values: dict[str, Any] = {"position_open": float(max_gap_m)}
         values.update(overrides)
         return cls(**values)
+
+    @classmethod
+    def panda(cls, **overrides: Any) -> "ControllerParams":
+        """:meth:`for_gripper` for the Franka Hand (0.08 m opening), as the unit tests' plant."""
+        return cls.for_gripper(0.08, **overrides)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "ControllerParams":
@@ -380,7 +388,7 @@ class Pr2GripperController:
     PR2 ``*Data`` message of an action), :attr:`rtstate`, and the ``*_data()`` methods.
 
     Args:
-        params: :class:`ControllerParams` (robot defaults; :meth:`ControllerParams.panda`).
+        params: :class:`ControllerParams` (robot defaults; :meth:`ControllerParams.for_gripper`).
     """
 
     def __init__(self, params: Optional[ControllerParams] = None):

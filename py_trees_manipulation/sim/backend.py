@@ -1,4 +1,4 @@
-"""The PyBullet backend: a simulated Franka Panda (or several) with 1 kHz physics and action servers.
+"""The PyBullet backend: simulated robots (any robot description) with 1 kHz physics and action servers.
 
 :class:`SimBackend` implements :class:`py_trees_manipulation.backend.Backend`. Each backend owns its
 own PyBullet physics client (DIRECT by default, GUI with ``gui=True``) plus a private DIRECT client
@@ -20,11 +20,12 @@ Resources (named after the robot, e.g. ``arms["panda"]`` and ``grippers["panda"]
   Motions are cubic joint-space interpolations (``move_to_pose``, ``move_joints``) whose duration
   keeps every joint under ``velocity_scaling`` times its URDF velocity limit, or straight TCP lines
   (``move_cartesian``: IK every 20 ms of path, trapezoidal speed profile at ``speed_mps``). The
-  joints track the precomputed 1 kHz trajectory with POSITION_CONTROL motors limited to the URDF
-  joint torques (87 N m, 12 N m).
+  joints track the precomputed 1 kHz trajectory with POSITION_CONTROL motors limited to the joint
+  torques (the description's ``effort_limits``, else the URDF's; the Panda's 87 N m, 12 N m).
 - :class:`SimGripper` serves ``gripper_action`` (pr2_controllers_msgs/Pr2GripperCommand):
   ``position`` is the finger gap (m, sum of both finger joints), ``max_effort`` the force of each
-  finger (N; negative means the model's default 70 N, the Franka Hand's continuous force). As in
+  finger (N; negative means the description's ``default_force_n``, e.g. the Franka Hand's continuous
+  70 N), clipped to its ``max_force_n``. As in
   PR2's gripper action (see ``reference/pr2_gripper_controller.md`` §1.6), the goal SUCCEEDS with
   ``reached_goal`` when the gap is within ``position_tolerance_m`` of the command, and is ABORTED with
   ``stalled=True`` when the fingers stop short of it (gap speed below 5 mm/s for 0.1 s), which is what
@@ -369,7 +370,7 @@ class SimArm(_SimResource):
         self._forces = robot.effort_limits.tolist()
         self._pgains = [self.position_gain] * len(robot.arm_joints)
         self._vgains = [self.velocity_gain] * len(robot.arm_joints)
-        self._hand_joint = robot.joint_index.get("panda_hand_joint", robot.arm_joints[-1])
+        self._hand_joint = robot.wrist_ft_joint
         pb.enableJointForceTorqueSensor(robot.body, self._hand_joint, True, physicsClientId=robot.client)
         self.add_action("move_to_pose", SimArm._serve_move_to_pose)
         self.add_action("move_joints", SimArm._serve_move_joints)
@@ -385,7 +386,8 @@ class SimArm(_SimResource):
         return self.robot.joint_positions().tolist()
 
     def wrist_force(self) -> np.ndarray:
-        """Reaction force at the hand mount (``panda_hand_joint``), N, shape (3,), joint frame.
+        """Reaction force at the wrist force-torque joint (the description's
+        ``wrist_force_torque_joint``, e.g. ``panda_hand_joint``), N, shape (3,), joint frame.
 
         Includes the weight and inertia of the hand, fingers and anything held; compare against a
         baseline.
@@ -697,7 +699,8 @@ class SimGripper(_SimResource):
         super().__init__(backend, name)
         self.robot = robot
         self.model = robot.model
-        self.max_gap_m = 2 * robot.finger_upper
+        self.max_gap_m = float(robot.model.max_gap_m)
+        self.min_gap_m = float(robot.model.min_gap_m)
         self.controller: Any = None
         self._torque_mode = False
         self._body, self._client, self._fj = robot.body, robot.client, robot.finger_joints
@@ -724,7 +727,7 @@ class SimGripper(_SimResource):
             speed_mps: speed of each finger, m/s; default: the model's.
         """
         force = self.model.default_grip_force_n if max_force_n < 0 else min(max_force_n, self.model.max_grip_force_n)
-        each = float(np.clip(gap_m, 0.0, self.max_gap_m)) / 2.0
+        each = float(np.clip(gap_m, self.min_gap_m, self.max_gap_m)) / 2.0
         speed = self.model.finger_speed_mps if speed_mps is None else speed_mps
         self._torque_mode = False
         for j in self._fj:
@@ -991,7 +994,7 @@ class SimBackend:
         self._names[body] = name
 
     def _build_robot(self, spec: RobotSpec) -> None:
-        model = MODELS[spec.model]
+        model = spec.description if spec.description is not None else MODELS[spec.model]
         p, q = pq_from_pose(spec.base_pose)
         body = self._load_urdf(model.urdf, p, q, fixed=True, what=f"robot {spec.name!r}")
         shadow_body = self._load_urdf(model.urdf, p, q, fixed=True, what="kinematics shadow", client=self._kin_client)
@@ -1005,10 +1008,13 @@ class SimBackend:
         for link in robot.finger_links:
             pb.changeDynamics(body, link, lateralFriction=model.finger_lateral_friction, spinningFriction=0.003,
                               frictionAnchor=True, physicsClientId=self.client)
-        # Keep the fingers symmetric: a gear constraint (ratio -1) couples them, as PyBullet's Panda demo does.
-        gear = pb.createConstraint(body, robot.finger_joints[0], body, robot.finger_joints[1], pb.JOINT_GEAR,
-                                   [1, 0, 0], [0, 0, 0], [0, 0, 0], physicsClientId=self.client)
-        pb.changeConstraint(gear, gearRatio=-1, erp=0.1, maxForce=50, physicsClientId=self.client)
+        if model.gripper.coupling == "gear":
+            # PyBullet ignores <mimic>: a gear constraint couples the fingers (as PyBullet's Panda demo
+            # does); gearRatio -m makes the second joint follow m times the first
+            gear = pb.createConstraint(body, robot.finger_joints[0], body, robot.finger_joints[1], pb.JOINT_GEAR,
+                                       [1, 0, 0], [0, 0, 0], [0, 0, 0], physicsClientId=self.client)
+            pb.changeConstraint(gear, gearRatio=-model.gripper.mimic_multiplier, erp=0.1, maxForce=50,
+                                physicsClientId=self.client)
         self._register(spec.name, body)
         arm = SimArm(self, spec.name, robot, shadow)
         gripper = SimGripper(self, spec.name, robot)
