@@ -1,0 +1,208 @@
+"""Robots beyond the Panda in the real simulator (headless).
+
+- A user's own robot: a 6-joint arm with a two-finger gripper, written as a URDF in the test, gets a
+  robot description file and picks a box with the shipped grasp subtree, named in the task's scene
+  by path (``model: my_arm.yaml``, relative to the task file).
+- The WSG 50 of ``kuka_iiwa_wsg50``: a plain grasp loads the 22-cell pads' pad cells (the pad frames
+  of the description), the PR2 controller opens it to its own 0.104 m, and the wrist force is read
+  at its mount joint.
+
+The stock models run the shipped examples in the scenario files (``*.scenario.yaml``, variants
+``kuka_iiwa_wsg50``).
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+import numpy as np
+import pytest
+
+from py_trees_manipulation.geometry.poses import pose_from_spec
+from py_trees_manipulation.msgs.motion import MoveCartesianGoal, MoveToPoseGoal, Pr2GripperCommand
+from py_trees_manipulation.robots import load_description
+from py_trees_manipulation.sim import SimBackend, parse_scene
+from py_trees_manipulation.trees.loader import load_task
+from py_trees_manipulation.trees.runner import RunOptions, run_task
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SUBTREES = os.path.join(ROOT, "examples", "subtrees")
+
+
+def _inertial(mass, ixx, iyy, izz, z=0.0):
+    return (f'<inertial><origin xyz="0 0 {z}"/><mass value="{mass}"/>'
+            f'<inertia ixx="{ixx}" ixy="0" ixz="0" iyy="{iyy}" iyz="0" izz="{izz}"/></inertial>')
+
+
+def _link(name, length, radius, mass):
+    """A cylinder link along its z axis, from 0 to ``length``."""
+    i_xx = mass * (3 * radius ** 2 + length ** 2) / 12
+    return (f'<link name="{name}">{_inertial(mass, i_xx, i_xx, mass * radius ** 2 / 2, length / 2)}'
+            f'<visual><origin xyz="0 0 {length / 2}"/><geometry><cylinder radius="{radius}" length="{length}"/>'
+            f'</geometry></visual><collision><origin xyz="0 0 {length / 2}"/><geometry>'
+            f'<cylinder radius="{radius}" length="{length}"/></geometry></collision></link>')
+
+
+def _joint(name, parent, child, z, axis, effort, velocity=2.0, lower=-2.9, upper=2.9):
+    return (f'<joint name="{name}" type="revolute"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="0 0 {z}"/><axis xyz="{axis}"/>'
+            f'<limit lower="{lower}" upper="{upper}" effort="{effort}" velocity="{velocity}"/></joint>')
+
+
+def six_joint_arm_urdf() -> str:
+    """A 6-joint arm (shoulder 0.2 m up, 0.35 m upper arm, 0.30 m forearm, spherical wrist) with a
+    parallel gripper: two prismatic fingers opening 0 .. 0.04 m each along the hand's y axis, box
+    pads 20 mm wide and 30 mm long at their tips; primitive shapes only."""
+    finger = textwrap.dedent('''\
+        <link name="{side}_finger">
+          <contact><stiffness value="30000"/><damping value="1000"/><lateral_friction value="1.0"/></contact>
+          {inertial}
+          <visual><origin xyz="0 {y} 0.05"/><geometry><box size="0.02 0.01 0.1"/></geometry></visual>
+          <collision><origin xyz="0 {y} 0.05"/><geometry><box size="0.02 0.01 0.1"/></geometry></collision>
+        </link>
+        <joint name="{side}_finger_joint" type="prismatic"><parent link="hand"/><child link="{side}_finger"/>
+          <origin xyz="0 0 0.04"/><axis xyz="0 {axis} 0"/><limit lower="0" upper="0.04" effort="60" velocity="0.2"/>
+        </joint>''')
+    parts = [
+        '<?xml version="1.0"?>', '<robot name="six_joint_arm">',
+        f'<link name="base">{_inertial(0, 0, 0, 0)}<collision><origin xyz="0 0 0.05"/><geometry>'
+        '<cylinder radius="0.08" length="0.1"/></geometry></collision></link>',
+        _joint("joint1", "base", "link1", 0.1, "0 0 1", 150), _link("link1", 0.1, 0.05, 3.0),
+        _joint("joint2", "link1", "link2", 0.1, "0 1 0", 150, lower=-2.0, upper=2.0), _link("link2", 0.35, 0.04, 3.0),
+        _joint("joint3", "link2", "link3", 0.35, "0 1 0", 100, lower=-2.6, upper=2.6), _link("link3", 0.30, 0.035, 2.0),
+        _joint("joint4", "link3", "link4", 0.30, "0 0 1", 30), _link("link4", 0.04, 0.03, 0.5),
+        _joint("joint5", "link4", "link5", 0.04, "0 1 0", 30, lower=-2.2, upper=2.2), _link("link5", 0.04, 0.03, 0.5),
+        _joint("joint6", "link5", "flange", 0.04, "0 0 1", 20), _link("flange", 0.01, 0.03, 0.1),
+        '<joint name="hand_joint" type="fixed"><parent link="flange"/><child link="hand"/><origin xyz="0 0 0.01"/></joint>',
+        f'<link name="hand">{_inertial(0.4, 0.001, 0.001, 0.001, 0.02)}<collision><origin xyz="0 0 0.02"/><geometry>'
+        '<box size="0.04 0.12 0.04"/></geometry></collision></link>',
+        finger.format(side="left", y=0.005, axis=1, inertial=_inertial(0.05, 1e-4, 1e-4, 1e-5, 0.05)),
+        finger.format(side="right", y=-0.005, axis=-1, inertial=_inertial(0.05, 1e-4, 1e-4, 1e-5, 0.05)),
+        '<joint name="tcp_joint" type="fixed"><parent link="hand"/><child link="tcp"/><origin xyz="0 0 0.125"/></joint>',
+        f'<link name="tcp">{_inertial(0, 0, 0, 0)}</link>',
+        '</robot>',
+    ]
+    return "\n".join(parts)
+
+
+SIX_JOINT_ARM_YAML = '''\
+# a 6-joint arm with a parallel gripper, written by the test
+description: six revolute joints, two prismatic fingers
+urdf: six_joint_arm.urdf
+arm:
+  joints: [joint1, joint2, joint3, joint4, joint5, joint6]
+  acceleration_limits: [8, 8, 8, 12, 12, 12]
+tcp:
+  link: tcp                     # between the pad centres: z out of the fingers, y the finger travel
+gripper:
+  joints: [left_finger_joint, right_finger_joint]
+  palm_link: hand
+  default_force_n: 40
+  max_force_n: 60
+  pads:
+    width_m: 0.02
+    length_m: 0.03
+    fingers:
+      - {link: left_finger, pose: {position: [0, 0, 0.085]}}
+      - {link: right_finger, pose: {position: [0, 0, 0.085], rpy_deg: [0, 0, 180]}}
+named_configurations:
+  ready: [0.0, 0.4, 1.6, 0.0, 1.1416, 0.0]      # TCP 0.41 m ahead, 0.25 m up, fingers down
+'''
+
+PICK_TASK = '''\
+name: six_joint_pick
+scene:
+  robots:
+    - {name: arm, model: robots/six_joint_arm.yaml}
+  fixtures:
+    - {name: floor, urdf: plane.urdf}
+  objects:
+    - name: box
+      primitive: {shape: box, size: [0.04, 0.04, 0.04]}
+      mass_kg: 0.15
+      pose: {position: [0.42, 0.05, 0.02], rpy_deg: [0, 0, 20]}
+tree:
+  Sequence:
+    children:
+      - MoveJoints: {name: ready, configuration: ready}
+      - GripperCommand: {name: open, position: open}
+      - GetObjectPose: {name: locate, object: box, output_key: box_pose}
+      - include: SUBTREES/grasp_from_above.yaml
+        name: grasp
+        with: {pose_key: box_pose, grasp_height_m: 0.0, approach_m: 0.10, max_effort_n: 30}
+      - MoveCartesian: {name: lift, delta: [0, 0, 0.10], speed_mps: 0.1}
+      - ObjectLifted: {name: lifted, object: box, min_height_m: 0.08}
+'''
+
+
+def test_a_six_joint_arm_described_in_the_test_picks_a_box(tmp_path):
+    robots = tmp_path / "robots"
+    robots.mkdir()
+    (robots / "six_joint_arm.urdf").write_text(six_joint_arm_urdf())
+    (robots / "six_joint_arm.yaml").write_text(SIX_JOINT_ARM_YAML)
+    d = load_description(str(robots / "six_joint_arm.yaml"))
+    assert d.name == "six_joint_arm" and d.dof == 6 and d.max_gap_m == pytest.approx(0.08)
+    assert d.wrist_ft_joint == "hand_joint"            # the joint above the palm, by default
+    task_file = tmp_path / "pick.yaml"
+    task_file.write_text(PICK_TASK.replace("SUBTREES", SUBTREES))
+    task = load_task(str(task_file))
+    assert parse_scene(task.scene, base_dir=str(tmp_path)).robots[0].description.file == str(robots / "six_joint_arm.yaml")
+    result = run_task(task, RunOptions(display=False, timeout_s=20))
+    s = result.summary
+    assert s["status"] == "SUCCESS", s
+    m = s["metrics"]
+    assert m["object_lift_m"] == pytest.approx(0.10, abs=0.01) and not m["object_dropped"]
+    # a 30 N grip on the 0.15 kg box: each finger presses with about 30 N (both pads load the box)
+    assert 20.0 < m["max_fingertip_force_n"] < 45.0
+
+
+def _kuka_box_scene():
+    return {
+        "robots": [{"name": "kuka", "model": "kuka_iiwa_wsg50", "base_pose": {"position": [0, 0, 0.626]}}],
+        "fixtures": [{"name": "table", "urdf": "table/table.urdf", "pose": {"position": [0.5, 0, 0]}}],
+        "objects": [{"name": "box", "primitive": {"shape": "box", "size": [0.05, 0.05, 0.05]}, "mass_kg": 0.2,
+                     "pose": {"position": [0.5, 0.0, 0.651]}}],
+    }
+
+
+def _wait(sim, handle, timeout_s=10.0):
+    t0 = sim.now()
+    while not handle.done and sim.now() - t0 < timeout_s:
+        sim.advance(1 / 30)
+    return handle
+
+
+def test_wsg50_pads_feel_a_plain_grasp_and_the_controller_opens_it_fully():
+    with SimBackend(_kuka_box_scene()) as sim:
+        arm, gripper = sim.arms["kuka"], sim.grippers["kuka"]
+        assert gripper.max_gap_m == pytest.approx(0.104)
+        tactile = sim.extensions["tactile"].grippers["kuka"]
+        assert tactile.controller.params.position_open == pytest.approx(0.104)
+        top = pose_from_spec({"position": [0.5, 0.0, 0.651], "rpy_deg": [180, 0, 90]})
+        above = top.copy()
+        above[2, 3] += 0.12
+        assert _wait(sim, arm.send_goal("move_to_pose", MoveToPoseGoal(above))).status.name == "SUCCEEDED"
+        f0 = np.linalg.norm(arm.wrist_force())
+        assert _wait(sim, arm.send_goal("move_cartesian", MoveCartesianGoal(top, speed_mps=0.08))).status.name == "SUCCEEDED"
+        _wait(sim, gripper.send_goal("gripper_action", Pr2GripperCommand(position=0.0, max_effort=30.0)))
+        sim.advance(0.3)
+        cells = tactile.cell_forces
+        pads, edges = cells[:, 7:].sum(axis=1), cells[:, :7].sum(axis=1)
+        # each finger squeezes the box with the 30 N limit, all of it on its pad cells
+        assert pads == pytest.approx([30.0, 30.0], abs=3.0)
+        assert edges.max() < 0.05 * pads.min()
+        # the box's 50 mm face covers the WSG pad's whole 19 x 20 mm face: Bullet's box-box contact
+        # manifold is the four corners of the pad, i.e. the corner cells of the 3 x 5 grid (row 0 at
+        # the fingertip: cells 7 and 9; row 4: cells 19 and 21), a quarter of the squeeze each
+        for finger in (0, 1):
+            loaded = sorted(int(i) for i in np.nonzero(cells[finger] > 0.5)[0])
+            assert loaded == [7, 9, 19, 21], (finger, cells[finger].round(2))
+            assert cells[finger, loaded] == pytest.approx(pads[finger] / 4, rel=0.15)
+        assert gripper.state().gap_m == pytest.approx(0.05, abs=0.002)
+        # lifting: the wrist force (at wsg50_mount_joint) grows by the box's weight, 0.2 kg x 9.81
+        lift = top.copy()
+        lift[2, 3] += 0.05
+        _wait(sim, arm.send_goal("move_cartesian", MoveCartesianGoal(lift, speed_mps=0.05)))
+        sim.advance(0.5)
+        assert np.linalg.norm(arm.wrist_force()) - f0 == pytest.approx(0.2 * 9.81, abs=0.4)
