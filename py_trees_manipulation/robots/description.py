@@ -81,8 +81,7 @@ class GripperDescription:
     """A parallel two-finger gripper.
 
     Attributes:
-        joints: the two finger joints (prismatic: each opens 0 .. ``opening_m[1] / 2`` metres, so the
-            finger gap is their sum).
+        joints: the two finger joints, prismatic or revolute.
         palm_link: the hand link the fingers hang from (GraspFix welds held objects to it; the palm
             accelerometer sits in it).
         pads: the two finger pads, ``joints`` order.
@@ -97,6 +96,15 @@ class GripperDescription:
             times the first (URDF ``<mimic>`` is not simulated by PyBullet); ``"none"``: both fingers
             are driven to the same target independently.
         mimic_multiplier: second joint = multiplier x first joint (1: both open alike).
+        travel_per_unit: how far each finger's pad moves towards its back (opening) per unit of its
+            joint, m/m (prismatic: the joint axis along the pad normal, +-1) or m/rad (revolute: the
+            lever from the joint axis to the pad centre, signed), computed from the URDF.
+        closed_positions: each finger joint's position at the closed gap (its lower limit when
+            ``travel_per_unit`` is positive, else its upper limit).
+
+    The finger gap is linear in the joints: ``opening_m[0] + sum_i travel_per_unit[i] * (q_i -
+    closed_positions[i])`` (exact for prismatic fingers; for revolute ones the pads move on an arc
+    and the gap is its first-order approximation about the closed position).
     """
 
     joints: tuple[str, str]
@@ -110,10 +118,23 @@ class GripperDescription:
     finger_friction: float = 1.0
     coupling: str = "gear"
     mimic_multiplier: float = 1.0
+    travel_per_unit: tuple[float, float] = (1.0, 1.0)
+    closed_positions: tuple[float, float] = (0.0, 0.0)
 
     @property
     def pad_links(self) -> tuple[str, str]:
         return (self.pads[0].link, self.pads[1].link)
+
+    def gap_of(self, q0: float, q1: float) -> float:
+        """Finger gap, m, with the finger joints at ``q0``, ``q1`` (m or rad)."""
+        (s0, s1), (c0, c1) = self.travel_per_unit, self.closed_positions
+        return self.opening_m[0] + s0 * (q0 - c0) + s1 * (q1 - c1)
+
+    def joint_targets(self, gap_m: float) -> tuple[float, float]:
+        """The finger joint positions (m or rad) of gap ``gap_m``, both fingers travelling alike."""
+        t = (gap_m - self.opening_m[0]) / 2.0
+        (s0, s1), (c0, c1) = self.travel_per_unit, self.closed_positions
+        return c0 + t / s0, c1 + t / s1
 
 
 @dataclass(frozen=True, eq=False)
@@ -257,8 +278,8 @@ DESCRIPTION_KEYS: dict[str, list[KeyDoc]] = {
                "joint whose reaction force is the wrist force (MoveCartesian `max_force_n`)"),
         KeyDoc("gripper", "mapping", "", "the parallel gripper (see `gripper`)", True),
         KeyDoc("named_configurations", "mapping", "", "`{name: [one angle per arm joint, rad]}`; `ready` is "
-               "required (trees start there); the stock models also define `home` and `forward` (hand "
-               "forward, horizontal, fingers vertical)", True),
+               "required (trees start there); the stock models also define `home`, `extended` and "
+               "`forward` (hand forward, horizontal, fingers vertical)", True),
         KeyDoc("allowed_collision_pairs", "list", "[]", "`[[link_a, link_b], ...]` never checked for "
                "self-collision (parent-child pairs never are)"),
     ],
@@ -274,16 +295,19 @@ DESCRIPTION_KEYS: dict[str, list[KeyDoc]] = {
                "the finger travel"),
     ],
     "gripper": [
-        KeyDoc("joints", "list", "", "the two finger joints (prismatic or revolute), below `palm_link`", True),
+        KeyDoc("joints", "list", "", "the two finger joints (prismatic or revolute), below `palm_link`; how far "
+               "each moves its pad per unit is read from the URDF", True),
         KeyDoc("palm_link", "str", "", "the hand link the fingers hang from (GraspFix welds to it)", True),
-        KeyDoc("opening_m", "[closed, open]", "[0, 2 x the joints' upper limit]", "finger gap range, m, >= 0"),
+        KeyDoc("opening_m", "[closed, open]", "[0, the joints' full travel]", "finger gap range, m, >= 0: "
+               "closed at the joints' closing limit"),
         KeyDoc("default_force_n", "number", "", "finger force for 'the maximum' (negative max_effort): the "
                "continuous grasping force, N, > 0", True),
         KeyDoc("max_force_n", "number", "default_force_n", "upper clip of a commanded finger force, N, > 0"),
         KeyDoc("finger_speed_mps", "number", "0.05", "speed of each finger under position control, m/s, > 0"),
         KeyDoc("finger_friction", "number", "1.0", "Coulomb friction coefficient set on the finger links, >= 0"),
         KeyDoc("coupling", "str", "gear", "`gear` (a gear constraint couples the fingers) or `none`"),
-        KeyDoc("mimic_multiplier", "number", "the URDF `<mimic>`'s, or 1", "second joint = multiplier x first"),
+        KeyDoc("mimic_multiplier", "number", "the URDF `<mimic>`'s, else equal pad travel", "second joint = "
+               "multiplier x first, > 0"),
         KeyDoc("pads", "mapping", "", "finger pads for the 22-cell pressure arrays (see `gripper.pads`)", True),
     ],
     "pads": [
@@ -292,7 +316,8 @@ DESCRIPTION_KEYS: dict[str, list[KeyDoc]] = {
         KeyDoc("width_m", "number", "", "pad width across the finger, m, > 0", True),
         KeyDoc("length_m", "number", "", "pad length along the finger, m, > 0", True),
         KeyDoc("tip_face_m", "number", "length_m / 2", "pad z beyond which a contact is on the tip face, m"),
-        KeyDoc("side_m", "number", "width_m / 2", "pad |x| beyond which a contact is on a side, m, > 0"),
+        KeyDoc("side_m", "number", "width_m / 2", "distance across the pad (either way) beyond which a contact is on "
+               "a side, m, > 0"),
         KeyDoc("back_m", "number", "0.01", "pad y beyond which a contact is on the back, m, > 0"),
         KeyDoc("corner_m", "number", "width_m / 10", "width of the tip corner cells, m, >= 0"),
     ],

@@ -386,35 +386,6 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
                     ok = False
                 if ok:
                     fingers = list(gl)
-        # opening range, in finger gap metres
-        if fingers:
-            js = [urdf.joints[f] for f in fingers]
-            prismatic = all(j.type == "prismatic" for j in js)
-            if not prismatic:
-                kinds = sorted({j.type for j in js})
-                c.err(g.value_loc("joints"), f"gripper.joints are {' and '.join(kinds)}: the simulator drives "
-                      "prismatic finger joints (finger gap = the sum of both joint positions)",
-                      "model the fingers with prismatic joints (a revolute linkage's pads move along an arc)")
-            upper = min(j.upper for j in js)
-            lower = max(j.lower for j in js)
-            op = c.numbers(g, "opening_m", "gripper", 2)
-            if op is None:
-                opening = (max(0.0, 2 * lower) if np.isfinite(lower) else 0.0, 2 * upper if np.isfinite(upper) else 0.0)
-            else:
-                opening = (op[0], op[1])
-                if not 0.0 <= op[0] < op[1]:
-                    c.err(g.value_loc("opening_m"), f"gripper.opening_m must be [closed, open] with 0 <= closed < open, "
-                          f"got {op}")
-                elif prismatic and op[1] / 2 > upper + 1e-9:
-                    c.err(g.value_loc("opening_m"), f"gripper.opening_m: a {op[1]:g} m gap needs each finger joint to "
-                          f"travel {op[1] / 2:g} m, but {fingers[0]!r}/{fingers[1]!r} stop at {upper:g} m",
-                          f"open at most {2 * upper:g} m, or raise the joints' upper limit in the URDF")
-            if opening[1] <= 0:
-                c.err(g.loc, "the gripper does not open: its finger joints have no positive travel",
-                      "give opening_m: [closed, open] and check the joints' <limit upper> in the URDF")
-            m0 = urdf.joints[fingers[1]].mimic
-            mult = c.number(g, "mimic_multiplier", "gripper",
-                            m0[1] if m0 is not None and m0[0] == fingers[0] else 1.0, gt=0.0)
         default_force = c.number(g, "default_force_n", "gripper", gt=0.0, unit="N")
         max_force = c.number(g, "max_force_n", "gripper", default_force, gt=0.0, unit="N")
         if default_force is not None and max_force is not None and max_force < default_force:
@@ -471,6 +442,60 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
                                 continue
                         pos, quat = c.pose(f, "pose", where)
                         pads.append(FingerPad(link, pos, quat))
+
+        # opening range, in finger gap metres: how far each pad moves along its back direction
+        # (opening) per unit of its joint, from the URDF
+        travel: list[float] = []
+        closed: list[float] = []
+        if fingers:
+            js = [urdf.joints[f] for f in fingers]
+            for i, j in enumerate(js):
+                s_i = 1.0 if j.type == "prismatic" else 0.0
+                if len(pads) == 2:
+                    T = urdf.link_pose(pads[i].link, base=j.child) @ pads[i].pose
+                    a = np.array(j.axis, dtype=float)
+                    a = a / (np.linalg.norm(a) or 1.0)
+                    back = T[:3, 1]
+                    s_i = float(a @ back) if j.type == "prismatic" else float(np.cross(a, T[:3, 3]) @ back)
+                    if abs(s_i) < 1e-3:
+                        c.err(g.value_loc("joints"), f"gripper.joints[{i}] {j.name!r} does not move its pad "
+                              f"({pads[i].link}) towards the other finger: its motion is across the pad's normal",
+                              "check the joint axis in the URDF and the pad pose (pad y points out of the back "
+                              "of the finger)")
+                        s_i = 1.0
+                elif s_i == 0.0:
+                    s_i = 1.0
+                travel.append(s_i)
+                closed.append(j.lower if s_i > 0 else j.upper)
+            ranges = [abs(s_i) * (j.upper - j.lower) for s_i, j in zip(travel, js)]
+            if not all(np.isfinite(r) for r in ranges):
+                c.err(g.value_loc("joints"), "gripper.joints must have position limits (<limit lower upper>)")
+                ranges = [0.0, 0.0]
+            reach = min(ranges)
+            op = c.numbers(g, "opening_m", "gripper", 2)
+            if op is None:
+                opening = (0.0, 2 * reach)
+            else:
+                opening = (op[0], op[1])
+                if not 0.0 <= op[0] < op[1]:
+                    c.err(g.value_loc("opening_m"), f"gripper.opening_m must be [closed, open] with 0 <= closed < open, "
+                          f"got {op}")
+                elif (op[1] - op[0]) / 2 > reach + 1e-9:
+                    if all(j.type == "prismatic" for j in js):
+                        c.err(g.value_loc("opening_m"), f"gripper.opening_m: a {op[1] - op[0]:g} m gap needs each "
+                              f"finger joint to travel {(op[1] - op[0]) / 2:g} m, but {fingers[0]!r}/{fingers[1]!r} "
+                              f"stop at {reach:g} m",
+                              f"open at most {op[0] + 2 * reach:g} m, or raise the joints' upper limit in the URDF")
+                    else:
+                        c.err(g.value_loc("opening_m"), f"gripper.opening_m: a {op[1] - op[0]:g} m gap needs each pad "
+                              f"to travel {(op[1] - op[0]) / 2:g} m, but {fingers[0]!r}/{fingers[1]!r} move them at "
+                              f"most {reach:.4g} m", f"open at most {op[0] + 2 * reach:.4g} m")
+            if opening[1] <= 0:
+                c.err(g.loc, "the gripper does not open: its finger joints have no positive travel",
+                      "give opening_m: [closed, open] and check the joints' <limit upper> in the URDF")
+            m0 = urdf.joints[fingers[1]].mimic
+            mult = c.number(g, "mimic_multiplier", "gripper",
+                            m0[1] if m0 is not None and m0[0] == fingers[0] else travel[0] / travel[1], gt=0.0)
 
     # ---- TCP ----------------------------------------------------------------------------------
     t = c.mapping(data, "tcp", "robot")
@@ -552,7 +577,8 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
     gripper = GripperDescription(
         joints=(fingers[0], fingers[1]), palm_link=palm, pads=(pads[0], pads[1]), pad=geometry, opening_m=opening,
         default_force_n=float(default_force), max_force_n=float(max_force), finger_speed_mps=float(speed),  # type: ignore[arg-type]
-        finger_friction=float(friction), coupling=coupling, mimic_multiplier=float(mult or 1.0))  # type: ignore[arg-type]
+        finger_friction=float(friction), coupling=coupling, mimic_multiplier=float(mult or 1.0),  # type: ignore[arg-type]
+        travel_per_unit=(travel[0], travel[1]), closed_positions=(closed[0], closed[1]))
     return RobotDescription(
         name=model_name, file=os.path.abspath(file), urdf_path=urdf_path, packages=packages, summary=summary,
         arm_joint_names=tuple(arm), tcp_link_name=tcp_link, tcp_position=tcp_pos, tcp_orientation=tcp_quat,

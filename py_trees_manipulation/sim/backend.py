@@ -612,11 +612,11 @@ class FingerState:
     """Finger state of a parallel gripper.
 
     Attributes:
-        gap_m: finger gap (sum of both finger joints), metres.
+        gap_m: finger gap (on the Panda the sum of both finger joints), metres.
         gap_velocity_mps: rate of change of the gap, m/s (negative while closing).
         joint_effort_n: effort on the virtual gap joint, newtons, PR2 sign: negative closes.
         grip_force_n: squeezing force of the fingers, newtons, >= 0 while squeezing.
-        finger_m: both finger joint positions, metres.
+        finger_m: both finger joint positions (m; rad for revolute fingers).
     """
 
     gap_m: float
@@ -704,47 +704,53 @@ class SimGripper(_SimResource):
         self.controller: Any = None
         self._torque_mode = False
         self._body, self._client, self._fj = robot.body, robot.client, robot.finger_joints
+        # the finger gap's linear map (LoadedRobot.gap_of): pad travel per joint unit (m/m or m/rad),
+        # closed joint positions, closed gap; the Panda's is (1, 1), (0, 0), 0
+        self._s, self._c, self._g0 = robot.finger_travel, robot.finger_closed, robot.closed_gap
         self.add_action("gripper_action", SimGripper._serve_gripper_action)
 
     def gap_m(self) -> float:
         """Finger gap, metres."""
-        a, b = self.robot.finger_positions()
-        return a + b
+        return self.robot.gap_of(*self.robot.finger_positions())
 
     def state(self) -> FingerState:
         """Finger positions, gap speed and effort (one ``getJointStates`` call)."""
         s = pb.getJointStates(self._body, self._fj, physicsClientId=self._client)
-        effort = 0.5 * (s[0][3] + s[1][3])  # per finger, +opening
-        return FingerState(gap_m=s[0][0] + s[1][0], gap_velocity_mps=s[0][1] + s[1][1],
+        (s0, s1), (c0, c1) = self._s, self._c
+        effort = 0.5 * (s[0][3] / s0 + s[1][3] / s1)  # per finger along its pad travel, N, +opening
+        return FingerState(gap_m=self._g0 + s0 * (s[0][0] - c0) + s1 * (s[1][0] - c1),
+                           gap_velocity_mps=s0 * s[0][1] + s1 * s[1][1],
                            joint_effort_n=effort, grip_force_n=max(0.0, -effort), finger_m=(s[0][0], s[1][0]))
 
     def command_gap(self, gap_m: float, max_force_n: float = -1.0, speed_mps: Optional[float] = None) -> None:
-        """Drive both fingers to ``gap_m / 2`` each with position motors.
+        """Drive both fingers to the gap ``gap_m`` (each pad travels half of it) with position motors.
 
         Args:
-            gap_m: finger gap, metres, clipped to ``[0, max_gap_m]``.
+            gap_m: finger gap, metres, clipped to ``[min_gap_m, max_gap_m]``.
             max_force_n: force limit of each finger motor, newtons; negative: the model's default.
             speed_mps: speed of each finger, m/s; default: the model's.
         """
         force = self.model.default_grip_force_n if max_force_n < 0 else min(max_force_n, self.model.max_grip_force_n)
-        each = float(np.clip(gap_m, self.min_gap_m, self.max_gap_m)) / 2.0
+        targets = self.robot.finger_targets(float(np.clip(gap_m, self.min_gap_m, self.max_gap_m)))
         speed = self.model.finger_speed_mps if speed_mps is None else speed_mps
         self._torque_mode = False
-        for j in self._fj:
-            pb.setJointMotorControl2(self._body, j, pb.POSITION_CONTROL, targetPosition=each, force=force,
-                                     maxVelocity=speed, physicsClientId=self._client)
+        for j, q, s in zip(self._fj, targets, self._s):
+            pb.setJointMotorControl2(self._body, j, pb.POSITION_CONTROL, targetPosition=q, force=force * abs(s),
+                                     maxVelocity=speed / abs(s), physicsClientId=self._client)
 
     def command_effort(self, effort_n: float) -> None:
         """Apply ``effort_n`` newtons on the virtual gap joint (PR2 sign: negative closes).
 
-        Each finger gets ``effort_n`` along its joint axis (virtual work on the gap ``q1 + q2``). The
-        position motors are switched off; :meth:`command_gap` switches them back on.
+        Each finger gets ``effort_n`` along its pad travel (virtual work on the gap; on a prismatic
+        finger joint that is ``effort_n`` along its axis, on a revolute one ``effort_n`` times its
+        lever). The position motors are switched off; :meth:`command_gap` switches them back on.
         """
         if not self._torque_mode:
             for j in self._fj:
                 pb.setJointMotorControl2(self._body, j, pb.VELOCITY_CONTROL, force=0.0, physicsClientId=self._client)
             self._torque_mode = True
-        pb.setJointMotorControlArray(self._body, self._fj, pb.TORQUE_CONTROL, forces=[effort_n, effort_n],
+        s0, s1 = self._s
+        pb.setJointMotorControlArray(self._body, self._fj, pb.TORQUE_CONTROL, forces=[effort_n * s0, effort_n * s1],
                                      physicsClientId=self._client)
 
     def set_controller(self, controller: Any) -> None:

@@ -63,7 +63,10 @@ class LoadedRobot:
         velocity_limits: arm joint velocity limits, rad/s, shape (n_arm,) (the description's, else the URDF's).
         acceleration_limits: arm joint acceleration limits, rad/s^2, shape (n_arm,).
         effort_limits: arm joint torque limits, N m, shape (n_arm,) (the description's, else the URDF's).
-        finger_upper: upper limit of each finger joint, metres.
+        finger_upper: upper limit of the first finger joint (m or rad).
+        finger_travel, finger_closed, closed_gap: the finger gap's linear map (see
+            :class:`~py_trees_manipulation.robots.GripperDescription`): pad travel per joint unit,
+            the joints' closed positions, the closed gap (m).
         finger_links: link indices of the two finger pads (``model.gripper.pads``).
         palm_link: link index of the gripper's palm.
         wrist_ft_joint: joint index whose reaction force is the wrist force.
@@ -103,6 +106,10 @@ class LoadedRobot:
                                     else 5.0 * self.velocity_limits)
         self.finger_upper = float(infos[self.finger_joints[0]][9])
         self.finger_effort_limit = float(infos[self.finger_joints[0]][10])
+        # finger gap = closed_gap + sum_i finger_travel[i] * (q_i - finger_closed[i]) (see GripperDescription)
+        self.finger_travel = tuple(float(v) for v in g.travel_per_unit)
+        self.finger_closed = tuple(float(v) for v in g.closed_positions)
+        self.closed_gap = float(g.opening_m[0])
         self.finger_links = [self.link_index[ln] for ln in g.pad_links]
         self.palm_link = self.link_index[g.palm_link]
         ft = model.wrist_ft_joint
@@ -138,9 +145,20 @@ class LoadedRobot:
         return np.array([s[1] for s in states])
 
     def finger_positions(self) -> tuple[float, float]:
-        """Both finger joint positions, metres (each 0 closed .. ``finger_upper`` open)."""
+        """Both finger joint positions (m for prismatic fingers, rad for revolute ones)."""
         s = pb.getJointStates(self.body, self.finger_joints, physicsClientId=self.client)
         return float(s[0][0]), float(s[1][0])
+
+    def gap_of(self, q0: float, q1: float) -> float:
+        """Finger gap, m, at finger joint positions ``q0``, ``q1`` (Panda: ``q0 + q1``)."""
+        (s0, s1), (c0, c1) = self.finger_travel, self.finger_closed
+        return self.closed_gap + s0 * (q0 - c0) + s1 * (q1 - c1)
+
+    def finger_targets(self, gap_m: float) -> tuple[float, float]:
+        """Finger joint positions of gap ``gap_m`` (m), both fingers travelling alike (Panda: gap / 2 each)."""
+        t = (gap_m - self.closed_gap) / 2.0
+        (s0, s1), (c0, c1) = self.finger_travel, self.finger_closed
+        return c0 + t / s0, c1 + t / s1
 
     def reset_arm(self, q: Sequence[float]) -> None:
         """Teleport the arm joints to ``q`` (radians). Only for set-up and the kinematics shadow."""
@@ -148,9 +166,9 @@ class LoadedRobot:
             pb.resetJointState(self.body, j, float(v), 0.0, physicsClientId=self.client)
 
     def reset_fingers(self, each_m: float) -> None:
-        """Teleport both finger joints to ``each_m`` metres each (gap ``2 * each_m``). Set-up only."""
-        for j in self.finger_joints:
-            pb.resetJointState(self.body, j, float(each_m), 0.0, physicsClientId=self.client)
+        """Teleport both fingers to the gap ``2 * each_m`` (m). Set-up only."""
+        for j, q in zip(self.finger_joints, self.finger_targets(2.0 * each_m)):
+            pb.resetJointState(self.body, j, float(q), 0.0, physicsClientId=self.client)
 
     def link_pose(self, link: int) -> Pose:
         """(4, 4) world pose of a link frame (URDF link frame, not the inertial frame)."""

@@ -312,6 +312,7 @@ class GripperTactile:
         self.body, self.client = robot.body, robot.client
         self.fingers = list(robot.finger_links)
         self.finger_joints = list(robot.finger_joints)
+        self._travel, self._closed, self._g0 = robot.finger_travel, robot.finger_closed, robot.closed_gap
         self.hand_link = robot.palm_link
         gd = robot.model.gripper
         self.cells_of = PadCells(gd.pad)
@@ -551,7 +552,9 @@ class GripperTactile:
         dt = self._dt
         (x0, v0, _f0, e0), (x1, v1, _f1, e1) = pb.getJointStates(self.body, self.finger_joints,
                                                                   physicsClientId=self.client)
-        x = x0 + x1
+        # joint space -> the virtual gap joint (the Panda's map is the identity: x = x0 + x1)
+        (s0, s1), (c0, c1) = self._travel, self._closed
+        x = self._g0 + s0 * (x0 - c0) + s1 * (x1 - c1)
         frames = self._pending
         if frames is None:
             left = right = None
@@ -565,7 +568,7 @@ class GripperTactile:
         else:
             acc = None
             self._v_prev = None
-        cmd = ctl.step(dt, SensorSample(self.ext.backend.now(), x, v0 + v1, self.effort, left, right, acc))
+        cmd = ctl.step(dt, SensorSample(self.ext.backend.now(), x, s0 * v0 + s1 * v1, self.effort, left, right, acc))
         lim = self._lim
         body, joints, client = self.body, self.finger_joints, self.client
         if cmd.enabled and not cmd.override:
@@ -577,8 +580,8 @@ class GripperTactile:
             vt = 0.5 * (cmd.velocity + rate * (cmd.position - x))
             vmax = self._vmax
             vt = vmax if vt > vmax else (-vmax if vt < -vmax else vt)
-            pb.setJointMotorControlArray(body, joints, pb.VELOCITY_CONTROL, targetVelocities=(vt, vt),
-                                         forces=(lim, lim), physicsClientId=client)
+            pb.setJointMotorControlArray(body, joints, pb.VELOCITY_CONTROL, targetVelocities=(vt / s0, vt / s1),
+                                         forces=(lim * abs(s0), lim * abs(s1)), physicsClientId=client)
             self._motors_off = False
         else:
             if not self._motors_off:
@@ -587,11 +590,11 @@ class GripperTactile:
                 self._motors_off = True
             if cmd.enabled:
                 e = lim if cmd.effort > lim else (-lim if cmd.effort < -lim else cmd.effort)
-                pb.setJointMotorControlArray(body, joints, pb.TORQUE_CONTROL, forces=(e, e),
+                pb.setJointMotorControlArray(body, joints, pb.TORQUE_CONTROL, forces=(e * s0, e * s1),
                                              physicsClientId=client)
         gripper._torque_mode = True  # the motors are ours until command_gap
         # the applied virtual-joint effort, read back next cycle (motor force per finger, + opens)
-        self.effort = 0.5 * (e0 + e1)
+        self.effort = 0.5 * (e0 / s0 + e1 / s1)
         slip = ctl.slip_detected or ctl.events.slip_event
         if slip and not self._slip_flag:
             self.ext.slip_detections += 1

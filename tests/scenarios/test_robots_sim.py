@@ -22,6 +22,7 @@ import pytest
 from py_trees_manipulation.geometry.poses import pose_from_spec
 from py_trees_manipulation.msgs.motion import MoveCartesianGoal, MoveToPoseGoal, Pr2GripperCommand
 from py_trees_manipulation.robots import load_description
+from py_trees_manipulation.robots.urdf import parse_urdf
 from py_trees_manipulation.sim import SimBackend, parse_scene
 from py_trees_manipulation.trees.loader import load_task
 from py_trees_manipulation.trees.runner import RunOptions, run_task
@@ -50,10 +51,13 @@ def _joint(name, parent, child, z, axis, effort, velocity=2.0, lower=-2.9, upper
             f'<limit lower="{lower}" upper="{upper}" effort="{effort}" velocity="{velocity}"/></joint>')
 
 
-def six_joint_arm_urdf() -> str:
+def six_joint_arm_urdf(revolute_fingers: bool = False) -> str:
     """A 6-joint arm (shoulder 0.2 m up, 0.35 m upper arm, 0.30 m forearm, spherical wrist) with a
-    parallel gripper: two prismatic fingers opening 0 .. 0.04 m each along the hand's y axis, box
-    pads 20 mm wide and 30 mm long at their tips; primitive shapes only."""
+    two-finger gripper, box pads 20 mm wide and 30 mm long at the fingertips (85 mm below the
+    finger joints); primitive shapes only. Prismatic fingers open 0 .. 0.04 m each along the hand's
+    y axis; revolute ones (``revolute_fingers``) swing 0 .. 0.5 rad about x from the closed pose."""
+    kind, limit = ("revolute", 'lower="0" upper="0.5" effort="10" velocity="2"') if revolute_fingers else \
+        ("prismatic", 'lower="0" upper="0.04" effort="60" velocity="0.2"')
     finger = textwrap.dedent('''\
         <link name="{side}_finger">
           <contact><stiffness value="30000"/><damping value="1000"/><lateral_friction value="1.0"/></contact>
@@ -61,9 +65,10 @@ def six_joint_arm_urdf() -> str:
           <visual><origin xyz="0 {y} 0.05"/><geometry><box size="0.02 0.01 0.1"/></geometry></visual>
           <collision><origin xyz="0 {y} 0.05"/><geometry><box size="0.02 0.01 0.1"/></geometry></collision>
         </link>
-        <joint name="{side}_finger_joint" type="prismatic"><parent link="hand"/><child link="{side}_finger"/>
-          <origin xyz="0 0 0.04"/><axis xyz="0 {axis} 0"/><limit lower="0" upper="0.04" effort="60" velocity="0.2"/>
-        </joint>''')
+        <joint name="{side}_finger_joint" type="KIND"><parent link="hand"/><child link="{side}_finger"/>
+          <origin xyz="0 0 0.04"/><axis xyz="{axis}"/><limit LIMIT/>
+        </joint>''').replace("KIND", kind).replace("LIMIT", limit)
+    axes = ("-1 0 0", "1 0 0") if revolute_fingers else ("0 1 0", "0 -1 0")
     parts = [
         '<?xml version="1.0"?>', '<robot name="six_joint_arm">',
         f'<link name="base">{_inertial(0, 0, 0, 0)}<collision><origin xyz="0 0 0.05"/><geometry>'
@@ -77,8 +82,8 @@ def six_joint_arm_urdf() -> str:
         '<joint name="hand_joint" type="fixed"><parent link="flange"/><child link="hand"/><origin xyz="0 0 0.01"/></joint>',
         f'<link name="hand">{_inertial(0.4, 0.001, 0.001, 0.001, 0.02)}<collision><origin xyz="0 0 0.02"/><geometry>'
         '<box size="0.04 0.12 0.04"/></geometry></collision></link>',
-        finger.format(side="left", y=0.005, axis=1, inertial=_inertial(0.05, 1e-4, 1e-4, 1e-5, 0.05)),
-        finger.format(side="right", y=-0.005, axis=-1, inertial=_inertial(0.05, 1e-4, 1e-4, 1e-5, 0.05)),
+        finger.format(side="left", y=0.005, axis=axes[0], inertial=_inertial(0.05, 1e-4, 1e-4, 1e-5, 0.05)),
+        finger.format(side="right", y=-0.005, axis=axes[1], inertial=_inertial(0.05, 1e-4, 1e-4, 1e-5, 0.05)),
         '<joint name="tcp_joint" type="fixed"><parent link="hand"/><child link="tcp"/><origin xyz="0 0 0.125"/></joint>',
         f'<link name="tcp">{_inertial(0, 0, 0, 0)}</link>',
         '</robot>',
@@ -206,3 +211,40 @@ def test_wsg50_pads_feel_a_plain_grasp_and_the_controller_opens_it_fully():
         _wait(sim, arm.send_goal("move_cartesian", MoveCartesianGoal(lift, speed_mps=0.05)))
         sim.advance(0.5)
         assert np.linalg.norm(arm.wrist_force()) - f0 == pytest.approx(0.2 * 9.81, abs=0.4)
+
+
+def test_revolute_fingers_open_and_squeeze_through_their_lever(tmp_path):
+    """Fingers hinged 85 mm above their pads: 0.085 m of pad travel per radian. The gap the
+    simulator reads is that linear map; the pads' real distance (on their arc) is within 1.5 mm of
+    it at 0.05 m, and a 25 N squeeze of a thin plate at the pad centres is a 25 N x 0.085 m joint
+    torque."""
+    (tmp_path / "six_joint_arm.urdf").write_text(six_joint_arm_urdf(revolute_fingers=True))
+    (tmp_path / "arm.yaml").write_text(SIX_JOINT_ARM_YAML)
+    d = load_description(str(tmp_path / "arm.yaml"))
+    assert d.gripper.travel_per_unit == pytest.approx((0.085, 0.085))
+    assert d.gripper.closed_positions == (0.0, 0.0) and d.gripper.mimic_multiplier == pytest.approx(1.0)
+    # 0.5 rad of travel would be 2 x 0.0425 m: the default opening is that, linearised
+    assert d.max_gap_m == pytest.approx(0.085)
+    # the ready TCP, by forward kinematics of the URDF
+    urdf = parse_urdf(d.urdf_path)
+    tcp = urdf.link_pose("tcp", dict(zip(d.arm_joint_names, d.named_configurations["ready"])))
+    assert tcp[:3, 2] == pytest.approx([0, 0, -1], abs=1e-4)            # fingers down
+    scene = {"robots": [{"name": "arm", "model": str(tmp_path / "arm.yaml"), "initial_gap_m": 0.01}],
+             "objects": [{"name": "plate", "primitive": {"shape": "box", "size": [0.04, 0.03, 0.006]}, "fixed": True,
+                          "pose": {"position": tcp[:3, 3].tolist()}}],
+             "gravity": [0, 0, 0]}
+    with SimBackend(scene) as sim:
+        gripper, robot = sim.grippers["arm"], sim.arms["arm"].robot
+        assert robot.tcp_pose() == pytest.approx(tcp, abs=1e-4)
+        # a fixed 6 mm plate at the pad centres, 30 mm across the finger travel (tcp y, world -y):
+        # the pads touch it at their 85 mm lever (a taller object meets the tilted pad nearer the hinge)
+        _wait(sim, gripper.send_goal("gripper_action", Pr2GripperCommand(position=0.05)))
+        pads = [robot.link_pose(link) @ p.pose for link, p in zip(robot.finger_links, d.gripper.pads)]
+        assert gripper.gap_m() == pytest.approx(0.05, abs=0.002)
+        assert np.linalg.norm(pads[0][:3, 3] - pads[1][:3, 3]) == pytest.approx(0.05, abs=0.0015)
+        _wait(sim, gripper.send_goal("gripper_action", Pr2GripperCommand(position=0.0, max_effort=25.0)))
+        sim.advance(0.3)
+        cells = sim.extensions["tactile"].grippers["arm"].cell_forces
+        assert cells[:, 7:].sum(axis=1) == pytest.approx([25.0, 25.0], rel=0.06)
+        assert gripper.state().grip_force_n == pytest.approx(25.0, rel=0.02)   # the motors' torque / lever
+        assert gripper.gap_m() == pytest.approx(0.03, abs=0.003)
