@@ -321,3 +321,20 @@ def test_ptm_robots_checks_a_description_file(tmp_path):
     out = _ptm("robots", path)
     assert out.returncode == 2
     assert out.stderr.startswith(f"{path}:{_line_of(text, 'panda_grasp_target')}:")
+
+
+def test_readme_documents_every_description_key_and_the_stock_models():
+    """The README's key reference is description_keys_doc() (paste it between the markers when the
+    key table changes) and its `ptm robots` listing is the command's output."""
+    from py_trees_manipulation.robots.description import description_keys_doc
+
+    readme = open(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                               "README.md")).read()
+    block = readme.split("<!-- robot-keys:start -->\n", 1)[1].split("<!-- robot-keys:end -->", 1)[0]
+    assert block == description_keys_doc()
+    listing = _ptm("robots").stdout
+    assert listing in readme.replace("$ ptm robots\n", "")
+    # the worked example in the README is the stock file's own values
+    kuka = stock_description("kuka_iiwa_wsg50")
+    assert f"ready: {list(kuka.named_configurations['ready'])}" in readme
+    assert "rpy_deg: [0, 0, 90]" in open(kuka.file).read()
