@@ -50,6 +50,7 @@ def test_panda_description_keeps_the_former_robot_model_figures():
     assert d.gripper.pad_links == ("panda_leftfinger", "panda_rightfinger")
     assert d.gripper.coupling == "gear" and d.gripper.mimic_multiplier == 1.0   # panda.urdf's <mimic>
     assert d.velocity_limits == () and d.lower[3] == pytest.approx(-3.1416)   # the URDF's
+    assert d.allowed_collision_pairs == (("panda_link7", "panda_hand"), ("panda_leftfinger", "panda_rightfinger"))
 
 
 def test_kuka_description_has_the_iiwa7_data_sheet_limits_and_a_wsg50():
