@@ -27,11 +27,11 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..geometry.poses import pose_from_spec, pq_from_pose
+from ..geometry.poses import pose_from_pq, pose_from_spec, pq_from_pose
 from ..trees import locyaml
 from ..trees.errors import Loc, Problem, TreeLoadError, did_you_mean
 from .description import DESCRIPTION_KEYS, FingerPad, GripperDescription, PadGeometry, RobotDescription
-from .urdf import UrdfError, UrdfModel, parse_urdf, pybullet_data_path
+from .urdf import UrdfError, UrdfModel, parse_urdf, pybullet_data_path, resolve_mesh
 
 __all__ = ["RobotDescriptionError", "UnknownModelError", "load_description", "parse_description", "stock_models",
            "stock_description", "resolve_model", "looks_like_path", "MODELS_DIR"]
@@ -159,8 +159,6 @@ class _Checker:
 # ------------------------------------------------------------------------------------------------
 def _resolve_file(value: str, base_dir: str, packages: Mapping[str, str]) -> Optional[str]:
     """A URDF path: ``package://``, absolute, relative to ``base_dir``, or under pybullet_data."""
-    from .urdf import resolve_mesh
-
     if value.startswith("package://"):
         return resolve_mesh(value, base_dir, packages)[0]
     if os.path.isabs(value):
@@ -269,11 +267,11 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
     urdf: Optional[UrdfModel] = None
     urdf_path = ""
     if urdf_value is not None:
+        resolved = _resolve_file(urdf_value, base_dir, packages)
         if urdf_value.lower().endswith(".sdf"):
             c.err(data.value_loc("urdf"), f"{urdf_value!r} is an SDF file; robot descriptions take a URDF",
-                  "convert it (e.g. with gz sdf -p is the reverse; sdformat_urdf) or write a URDF")
-        resolved = _resolve_file(urdf_value, base_dir, packages)
-        if resolved is None:
+                  "convert the model to URDF (e.g. with ROS's sdformat_urdf), or write one")
+        elif resolved is None:
             c.err(data.value_loc("urdf"), f"URDF file {urdf_value!r} not found",
                   "give an absolute path, a path relative to this file, package://PKG/... or a path under "
                   "pybullet_data (e.g. franka_panda/panda.urdf)")
@@ -286,8 +284,6 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
     if urdf is not None:
         missing = [(fn, p) for fn, p in urdf.meshes if p is None]
         for fn, _ in missing[:3]:
-            from .urdf import resolve_mesh
-
             why = resolve_mesh(fn, os.path.dirname(urdf.path), packages)[1]
             c.err(data.value_loc("urdf"), f"the URDF names mesh {fn!r}: {why}")
     if urdf is None:
@@ -571,8 +567,6 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
     assert palm is not None and tcp_link is not None and geometry is not None and len(pads) == 2
     limits = tuple((urdf.joints[n].lower, urdf.joints[n].upper, urdf.joints[n].effort, urdf.joints[n].velocity)
                    for n in arm)
-    from ..geometry.poses import pose_from_pq
-
     reach = _reach(urdf, arm, tcp_link, pose_from_pq(tcp_pos, tcp_quat), [(lo, hi) for lo, hi, _, _ in limits])
     gripper = GripperDescription(
         joints=(fingers[0], fingers[1]), palm_link=palm, pads=(pads[0], pads[1]), pad=geometry, opening_m=opening,

@@ -339,3 +339,10 @@ def test_readme_documents_every_description_key_and_the_stock_models():
     kuka = stock_description("kuka_iiwa_wsg50")
     assert f"ready: {list(kuka.named_configurations['ready'])}" in readme
     assert "rpy_deg: [0, 0, 90]" in open(kuka.file).read()
+
+
+def test_an_sdf_model_is_refused_with_the_way_out(tmp_path):
+    text = _panda_text().replace("package://pybullet_data/franka_panda/panda.urdf", "gripper/wsg50_one_motor_gripper_new.sdf")
+    (p,) = _problems(_write(tmp_path, text))
+    assert p.message == "'gripper/wsg50_one_motor_gripper_new.sdf' is an SDF file; robot descriptions take a URDF"
+    assert "sdformat_urdf" in p.hint
