@@ -196,6 +196,35 @@ def _below(urdf: UrdfModel, link: str) -> list[str]:
     return [ln for ln in urdf.links if urdf.is_descendant(ln, link)]
 
 
+def _pad_travel(urdf: UrdfModel, joint: Any, pad: FingerPad) -> float:
+    """How far ``pad`` moves along its back direction (pad y: opening) per unit of ``joint``, at
+    the joint's closed position (m/m or m/rad, signed).
+
+    Pad rigidly below the joint: analytic (prismatic: the axis along the pad's y; revolute: the axis
+    cross the lever to the pad centre, along the pad's y). Joints between them that ``<mimic>`` the
+    finger joint (a linkage that keeps the pad parallel): a central difference of the pad centre
+    through the URDF's forward kinematics, mimic joints following their leader.
+    """
+    chain = urdf.chain(pad.link, joint.child)
+    if all(not j.movable for j in chain):
+        T = urdf.link_pose(pad.link, base=joint.child) @ pad.pose
+        a = np.array(joint.axis, dtype=float)
+        a = a / (np.linalg.norm(a) or 1.0)
+        back = T[:3, 1]
+        return float(a @ back) if joint.type == "prismatic" else float(np.cross(a, T[:3, 3]) @ back)
+
+    def pad_pose(q: float) -> np.ndarray:
+        return urdf.link_pose(pad.link, {joint.name: q}, base=joint.parent) @ pad.pose
+
+    def slope(q: float, h: float = 1e-6) -> float:
+        back = pad_pose(q)[:3, 1]
+        return float(back @ (pad_pose(q + h)[:3, 3] - pad_pose(q - h)[:3, 3])) / (2 * h)
+
+    mid = 0.5 * (joint.lower + joint.upper) if np.isfinite(joint.lower + joint.upper) else 0.0
+    closed = joint.lower if slope(mid) > 0 else joint.upper
+    return slope(closed if np.isfinite(closed) else mid)
+
+
 def _reach(urdf: UrdfModel, arm: Sequence[str], tcp_link: str, tcp_offset: np.ndarray,
            limits: Sequence[tuple[float, float]], samples: int = 4096) -> float:
     """Largest distance of the TCP from the first arm joint's axis (the horizontal reach of an arm
@@ -448,11 +477,7 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
             for i, j in enumerate(js):
                 s_i = 1.0 if j.type == "prismatic" else 0.0
                 if len(pads) == 2:
-                    T = urdf.link_pose(pads[i].link, base=j.child) @ pads[i].pose
-                    a = np.array(j.axis, dtype=float)
-                    a = a / (np.linalg.norm(a) or 1.0)
-                    back = T[:3, 1]
-                    s_i = float(a @ back) if j.type == "prismatic" else float(np.cross(a, T[:3, 3]) @ back)
+                    s_i = _pad_travel(urdf, j, pads[i])
                     if abs(s_i) < 1e-3:
                         c.err(g.value_loc("joints"), f"gripper.joints[{i}] {j.name!r} does not move its pad "
                               f"({pads[i].link}) towards the other finger: its motion is across the pad's normal",

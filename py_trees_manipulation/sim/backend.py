@@ -1021,6 +1021,13 @@ class SimBackend:
                                        [1, 0, 0], [0, 0, 0], [0, 0, 0], physicsClientId=self.client)
             pb.changeConstraint(gear, gearRatio=-model.gripper.mimic_multiplier, erp=0.1, maxForce=50,
                                 physicsClientId=self.client)
+        # the URDF's other <mimic> joints (a linkage keeping the pads parallel): coupled to their
+        # leader the same way (the mimic offset is kept from the reset pose), default motors off
+        for follower, leader, m, _offset in robot.mimics:
+            pb.setJointMotorControl2(body, follower, pb.VELOCITY_CONTROL, force=0.0, physicsClientId=self.client)
+            gear = pb.createConstraint(body, leader, body, follower, pb.JOINT_GEAR, [1, 0, 0], [0, 0, 0], [0, 0, 0],
+                                       physicsClientId=self.client)
+            pb.changeConstraint(gear, gearRatio=-m, erp=0.1, maxForce=50, physicsClientId=self.client)
         self._register(spec.name, body)
         arm = SimArm(self, spec.name, robot, shadow)
         gripper = SimGripper(self, spec.name, robot)

@@ -22,6 +22,7 @@ import pybullet as pb
 from ..conventions import quat_wxyz_from_xyzw
 from ..geometry.poses import Pose, invert, pose_from_pq
 from ..robots import RobotDescription, stock_description, stock_models
+from ..robots.urdf import parse_urdf
 
 RobotModel = RobotDescription
 """The simulator's name for a robot description (kept for the code that reads ``robot.model``)."""
@@ -111,6 +112,13 @@ class LoadedRobot:
         self.finger_closed = tuple(float(v) for v in g.closed_positions)
         self.closed_gap = float(g.opening_m[0])
         self.finger_links = [self.link_index[ln] for ln in g.pad_links]
+        # <mimic> joints other than the second finger joint (PyBullet ignores <mimic>; the backend
+        # couples them with gear constraints): (follower, leader, multiplier, offset), joint indices
+        urdf = parse_urdf(model.urdf_path, model.packages)
+        self.mimics = [(self.joint_index[j.name], self.joint_index[j.mimic[0]], j.mimic[1], j.mimic[2])
+                       for j in urdf.joints.values()
+                       if j.mimic is not None and j.name in self.joint_index and j.mimic[0] in self.joint_index
+                       and not (j.name == g.joints[1] and j.mimic[0] == g.joints[0])]
         self.palm_link = self.link_index[g.palm_link]
         ft = model.wrist_ft_joint
         self.wrist_ft_joint = self.joint_index[ft] if ft in self.joint_index else self.arm_joints[-1]
@@ -166,9 +174,12 @@ class LoadedRobot:
             pb.resetJointState(self.body, j, float(v), 0.0, physicsClientId=self.client)
 
     def reset_fingers(self, each_m: float) -> None:
-        """Teleport both fingers to the gap ``2 * each_m`` (m). Set-up only."""
+        """Teleport both fingers to the gap ``2 * each_m`` (m), their ``<mimic>`` joints along. Set-up only."""
         for j, q in zip(self.finger_joints, self.finger_targets(2.0 * each_m)):
             pb.resetJointState(self.body, j, float(q), 0.0, physicsClientId=self.client)
+        for follower, leader, m, offset in self.mimics:
+            q = pb.getJointState(self.body, leader, physicsClientId=self.client)[0]
+            pb.resetJointState(self.body, follower, m * q + offset, 0.0, physicsClientId=self.client)
 
     def link_pose(self, link: int) -> Pose:
         """(4, 4) world pose of a link frame (URDF link frame, not the inertial frame)."""

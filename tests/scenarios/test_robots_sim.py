@@ -69,6 +69,40 @@ def six_joint_arm_urdf(revolute_fingers: bool = False) -> str:
           <origin xyz="0 0 0.04"/><axis xyz="{axis}"/><limit LIMIT/>
         </joint>''').replace("KIND", kind).replace("LIMIT", limit)
     axes = ("-1 0 0", "1 0 0") if revolute_fingers else ("0 1 0", "0 -1 0")
+    return _arm_urdf(finger.format(side="left", y=0.005, axis=axes[0], inertial=_inertial(0.05, 1e-4, 1e-4, 1e-5, 0.05))
+                     + finger.format(side="right", y=-0.005, axis=axes[1],
+                                     inertial=_inertial(0.05, 1e-4, 1e-4, 1e-5, 0.05)))
+
+
+def linkage_gripper_arm_urdf() -> str:
+    """The 6-joint arm with a parallelogram-style gripper (as the Robotiq 2F or the xArm gripper):
+    each finger is a 60 mm knuckle hinged on the hand (the finger joint, 0 .. 0.6 rad) carrying a
+    fingertip on a second hinge that ``<mimic>``s the finger joint with its axis reversed, so the
+    fingertip stays parallel while the knuckle swings; the 30 mm pads sit on the fingertips, 25 mm
+    below their hinge (the TCP is where the other arm's is)."""
+    finger = textwrap.dedent('''\
+        <link name="{side}_finger">
+          {inertial}
+          <collision><origin xyz="0 {y} 0.03"/><geometry><box size="0.02 0.006 0.06"/></geometry></collision>
+        </link>
+        <joint name="{side}_finger_joint" type="revolute"><parent link="hand"/><child link="{side}_finger"/>
+          <origin xyz="0 0 0.04"/><axis xyz="{axis} 0 0"/><limit lower="0" upper="0.6" effort="10" velocity="2"/>
+        </joint>
+        <link name="{side}_fingertip">
+          <contact><stiffness value="30000"/><damping value="1000"/><lateral_friction value="1.0"/></contact>
+          {inertial}
+          <collision><origin xyz="0 {y} 0.025"/><geometry><box size="0.02 0.01 0.03"/></geometry></collision>
+        </link>
+        <joint name="{side}_fingertip_joint" type="revolute"><parent link="{side}_finger"/><child link="{side}_fingertip"/>
+          <origin xyz="0 0 0.06"/><axis xyz="{tip_axis} 0 0"/><limit lower="-0.6" upper="0.6" effort="10" velocity="2"/>
+          <mimic joint="{side}_finger_joint" multiplier="1"/>
+        </joint>''')
+    inertial = _inertial(0.03, 1e-5, 1e-5, 1e-6, 0.03)
+    return _arm_urdf(finger.format(side="left", y=0.005, axis=-1, tip_axis=1, inertial=inertial)
+                     + finger.format(side="right", y=-0.005, axis=1, tip_axis=-1, inertial=inertial))
+
+
+def _arm_urdf(fingers: str) -> str:
     parts = [
         '<?xml version="1.0"?>', '<robot name="six_joint_arm">',
         f'<link name="base">{_inertial(0, 0, 0, 0)}<collision><origin xyz="0 0 0.05"/><geometry>'
@@ -82,8 +116,7 @@ def six_joint_arm_urdf(revolute_fingers: bool = False) -> str:
         '<joint name="hand_joint" type="fixed"><parent link="flange"/><child link="hand"/><origin xyz="0 0 0.01"/></joint>',
         f'<link name="hand">{_inertial(0.4, 0.001, 0.001, 0.001, 0.02)}<collision><origin xyz="0 0 0.02"/><geometry>'
         '<box size="0.04 0.12 0.04"/></geometry></collision></link>',
-        finger.format(side="left", y=0.005, axis=axes[0], inertial=_inertial(0.05, 1e-4, 1e-4, 1e-5, 0.05)),
-        finger.format(side="right", y=-0.005, axis=axes[1], inertial=_inertial(0.05, 1e-4, 1e-4, 1e-5, 0.05)),
+        fingers,
         '<joint name="tcp_joint" type="fixed"><parent link="hand"/><child link="tcp"/><origin xyz="0 0 0.125"/></joint>',
         f'<link name="tcp">{_inertial(0, 0, 0, 0)}</link>',
         '</robot>',
@@ -248,3 +281,34 @@ def test_revolute_fingers_open_and_squeeze_through_their_lever(tmp_path):
         assert cells[:, 7:].sum(axis=1) == pytest.approx([25.0, 25.0], rel=0.06)
         assert gripper.state().grip_force_n == pytest.approx(25.0, rel=0.02)   # the motors' torque / lever
         assert gripper.gap_m() == pytest.approx(0.03, abs=0.003)
+
+
+def test_a_mimic_linkage_keeps_the_pads_parallel_and_opens_to_the_gap(tmp_path):
+    """PyBullet ignores <mimic>: the simulator couples the fingertip hinges to the finger joints
+    with gear constraints, so the pads stay parallel; their travel per radian is the knuckle's
+    60 mm (the fingertip counter-rotates), found through the URDF's forward kinematics."""
+    (tmp_path / "six_joint_arm.urdf").write_text(linkage_gripper_arm_urdf())
+    yaml_text = (SIX_JOINT_ARM_YAML.replace("{link: left_finger, pose: {position: [0, 0, 0.085]}}",
+                                            "{link: left_fingertip, pose: {position: [0, 0, 0.025]}}")
+                 .replace("{link: right_finger, pose: {position: [0, 0, 0.085], rpy_deg: [0, 0, 180]}}",
+                          "{link: right_fingertip, pose: {position: [0, 0, 0.025], rpy_deg: [0, 0, 180]}}"))
+    (tmp_path / "arm.yaml").write_text(yaml_text)
+    d = load_description(str(tmp_path / "arm.yaml"))
+    assert d.gripper.travel_per_unit == pytest.approx((0.06, 0.06), rel=1e-4)
+    assert d.max_gap_m == pytest.approx(2 * 0.06 * 0.6)
+    scene = {"robots": [{"name": "arm", "model": str(tmp_path / "arm.yaml"), "initial_gap_m": 0.02}],
+             "gravity": [0, 0, 0]}
+    with SimBackend(scene) as sim:
+        gripper, robot = sim.grippers["arm"], sim.arms["arm"].robot
+        assert len(robot.mimics) == 2
+        for gap in (0.05, 0.03):
+            _wait(sim, gripper.send_goal("gripper_action", Pr2GripperCommand(position=gap)))
+            sim.advance(0.2)
+            pads = [robot.link_pose(link) @ p.pose for link, p in zip(robot.finger_links, d.gripper.pads)]
+            # parallel pads facing each other (each pad's y points out of its back)
+            assert pads[0][:3, 1] @ pads[1][:3, 1] == pytest.approx(-1.0, abs=1e-3)
+            assert pads[0][:3, 1] @ robot.tcp_pose()[:3, 1] == pytest.approx(1.0, abs=1e-3)
+            # the gap read through the linear map, and the pads' real distance on their arc
+            # (60 mm sin(q) against 60 mm q: within 1.5 mm at 0.05 m)
+            assert gripper.gap_m() == pytest.approx(gap, abs=0.002)
+            assert (pads[0][:3, 3] - pads[1][:3, 3]) @ pads[0][:3, 1] == pytest.approx(gap, abs=0.0015)
