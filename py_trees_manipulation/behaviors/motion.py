@@ -289,7 +289,8 @@ class GripperCommand(BackendAction):
         gap_mm = result.position * 1000
         if result.stalled and self.param("fail_if_stalled"):
             return self.fail(f"fingers stalled at {gap_mm:.1f} mm before reaching {self._gap * 1000:.1f} mm")
-        if self.param("expect_object") and not result.stalled and result.position < 0.002:
+        closed = float(getattr(self.resource, "min_gap_m", 0.0) or 0.0)   # the gripper's closed gap
+        if self.param("expect_object") and not result.stalled and result.position < closed + 0.002:
             return self.fail(f"closed on nothing (gap {gap_mm:.1f} mm)")
         what = "holding at" if result.stalled else "reached"
         self.feedback_message = f"{what} {gap_mm:.1f} mm, effort {result.effort:.1f} N"

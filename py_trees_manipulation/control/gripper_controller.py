@@ -232,11 +232,14 @@ class ControllerParams:
             raise ValueError(f"ControllerParams.publish_skip must be >= 1, got {self.publish_skip}")
 
     @classmethod
-    def for_gripper(cls, max_gap_m: float, **overrides: Any) -> "ControllerParams":
-        """Robot defaults adapted to a parallel gripper whose fingers open ``max_gap_m`` metres:
-        ``position_open = max_gap_m`` (Grab and Release open fully), plus ``overrides``.
-        The simulator passes the robot description's ``gripper.opening_m[1]``."""
+    def for_gripper(cls, max_gap_m: float, min_gap_m: float = 0.0, **overrides: Any) -> "ControllerParams":
+        """Robot defaults adapted to a parallel gripper whose finger gap spans ``min_gap_m`` ..
+        ``max_gap_m`` metres: ``position_open = max_gap_m`` (Grab and Release open fully) and
+        ``drop_position`` 3 mm above the closed gap (empty), plus ``overrides``. The simulator
+        passes the robot description's ``gripper.opening_m``."""
         values: dict[str, Any] = {"position_open": float(max_gap_m)}
+        if min_gap_m:
+            values["drop_position"] = float(min_gap_m) + cls.drop_position
         values.update(overrides)
         return cls(**values)
 

@@ -232,13 +232,13 @@ class TactileConfig:
     finger_contact_damping: Optional[float] = None
     controller: dict[str, Any] = field(default_factory=dict)
 
-    def controller_params(self, max_gap_m: float) -> ControllerParams:
-        """``ControllerParams.for_gripper(max_gap_m)`` (Grab and Release open to the gripper's full
-        opening) with the simulation gains, the frame period and the overrides."""
+    def controller_params(self, max_gap_m: float, min_gap_m: float = 0.0) -> ControllerParams:
+        """``ControllerParams.for_gripper(max_gap_m, min_gap_m)`` (Grab and Release open to the
+        gripper's full opening) with the simulation gains, the frame period and the overrides."""
         values: dict[str, Any] = {"velocity_gain": self.velocity_gain, "friction_effort": self.friction_effort,
                                   "pressure_frame_period": self.frame_period_s}
         values.update(self.controller)
-        return ControllerParams.for_gripper(max_gap_m, **values)
+        return ControllerParams.for_gripper(max_gap_m, min_gap_m, **values)
 
 
 _LIMITS = {"frame_period_s": (0.001, 1.0), "sample_period_s": (0.0005, 0.1), "noise_n": (0.0, 1.0),
@@ -319,7 +319,7 @@ class GripperTactile:
         # each pad frame in its link frame: origin (3,) and rotation (row-major 9)
         self._pads = [(tuple(p.pose[:3, 3]), tuple(p.pose[:3, :3].ravel())) for p in gd.pads]
         self.cfg = ext.cfg
-        self.controller = Pr2GripperController(ext.cfg.controller_params(gripper.max_gap_m))
+        self.controller = Pr2GripperController(ext.cfg.controller_params(gripper.max_gap_m, gripper.min_gap_m))
         self._cells: Any = [[0.0] * NUM_CELLS, [0.0] * NUM_CELLS]  # latest sample, lists (arrays on demand)
         self._obj_force = [0.0, 0.0]
         self._cells_array: Optional[np.ndarray] = None
