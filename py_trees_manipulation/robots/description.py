@@ -30,6 +30,7 @@ from typing import Optional
 import numpy as np
 
 from ..geometry.poses import Pose, pose_from_pq
+from ..keydocs import KeyDoc, keys_markdown
 
 __all__ = ["PadGeometry", "FingerPad", "GripperDescription", "RobotDescription", "KeyDoc", "DESCRIPTION_KEYS",
            "description_keys_doc"]
@@ -253,17 +254,6 @@ class RobotDescription:
 # ------------------------------------------------------------------------------------------------
 # Key table: the single source of validation of unknown keys, of the JSON Schema and of the docs
 # ------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class KeyDoc:
-    """One accepted key: name, type as written in YAML, default (``""``: none), meaning."""
-
-    name: str
-    type: str
-    default: str
-    doc: str
-    required: bool = False
-
-
 DESCRIPTION_KEYS: dict[str, list[KeyDoc]] = {
     "robot": [
         KeyDoc("name", "str", "the file name", "model name, as a scene's `model:` gives it"),
@@ -332,11 +322,4 @@ def description_keys_doc() -> str:
     """Markdown reference of every key of a robot description file (one table per section)."""
     titles = {"robot": "top level", "arm": "`arm`", "tcp": "`tcp`", "gripper": "`gripper`",
               "pads": "`gripper.pads`", "finger": "`gripper.pads.fingers[]`"}
-    lines: list[str] = []
-    for section, keys in DESCRIPTION_KEYS.items():
-        lines += [f"#### {titles[section]}", "", "| key | type | default | meaning |", "|---|---|---|---|"]
-        for k in keys:
-            default = "**required**" if k.required else (k.default or "")
-            lines.append(f"| `{k.name}` | {k.type} | {default} | {k.doc} |")
-        lines.append("")
-    return "\n".join(lines)
+    return keys_markdown(DESCRIPTION_KEYS, titles)

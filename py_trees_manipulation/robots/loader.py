@@ -169,26 +169,43 @@ def _resolve_file(value: str, base_dir: str, packages: Mapping[str, str]) -> Opt
     return None
 
 
-def _check_link(c: _Checker, urdf: UrdfModel, name: Optional[str], loc: Loc, what: str,
-                candidates: Optional[Sequence[str]] = None, kind: str = "links") -> bool:
+def _check_name(c: _Checker, urdf: UrdfModel, element: str, name: Optional[str], loc: Loc, what: str,
+                candidates: Optional[Sequence[str]] = None, kind: str = "") -> bool:
+    """Whether the URDF has the ``element`` (``"link"`` or ``"joint"``) ``name``; if not, report it at
+    ``loc`` with ``candidates`` (default: every name of that element), closest first, as ``kind``."""
     if name is None:
         return False
-    if name in urdf.links:
+    known = urdf.links if element == "link" else list(urdf.joints)
+    if name in known:
         return True
-    c.err(loc, f"{what}: the URDF {os.path.basename(urdf.path)} has no link {name!r}",
-          _names_hint(name, list(candidates) if candidates is not None else list(urdf.links), kind))
+    c.err(loc, f"{what}: the URDF {os.path.basename(urdf.path)} has no {element} {name!r}",
+          _names_hint(name, list(candidates) if candidates is not None else list(known), kind or element + "s"))
     return False
+
+
+def _check_link(c: _Checker, urdf: UrdfModel, name: Optional[str], loc: Loc, what: str,
+                candidates: Optional[Sequence[str]] = None, kind: str = "links") -> bool:
+    return _check_name(c, urdf, "link", name, loc, what, candidates, kind)
 
 
 def _check_joint(c: _Checker, urdf: UrdfModel, name: Optional[str], loc: Loc, what: str,
                  candidates: Optional[Sequence[str]] = None, kind: str = "joints") -> bool:
-    if name is None:
-        return False
-    if name in urdf.joints:
-        return True
-    c.err(loc, f"{what}: the URDF {os.path.basename(urdf.path)} has no joint {name!r}",
-          _names_hint(name, list(candidates) if candidates is not None else list(urdf.joints), kind))
-    return False
+    return _check_name(c, urdf, "joint", name, loc, what, candidates, kind)
+
+
+def _wrist_link(c: _Checker, urdf: UrdfModel, m: Any, key: str, where: str, wrist: Optional[str]) -> Optional[str]:
+    """The link ``m[key]`` names if the URDF has it and it moves with the ``wrist`` link (the last
+    arm joint's child), else None after reporting why (the links below the wrist, closest first)."""
+    name = c.string(m, key, where)
+    below_wrist = _below(urdf, wrist) if wrist else list(urdf.links)
+    if name is None or not _check_link(c, urdf, name, m.value_loc(key), f"{where}.{key}", below_wrist,
+                                       "links below the wrist"):
+        return None
+    if wrist and not urdf.is_descendant(name, wrist):
+        c.err(m.value_loc(key), f"{where}.{key} {name!r} does not move with the wrist (it is not below {wrist!r}, "
+              "the child of the last arm joint)", _names_hint(name, below_wrist, "links below the wrist"))
+        return None
+    return name
 
 
 def _below(urdf: UrdfModel, link: str) -> list[str]:
@@ -358,7 +375,6 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
     acc = c.numbers(arm_map, "acceleration_limits", "arm", n_arm, positive=True) if arm_map is not None else None
     eff = c.numbers(arm_map, "effort_limits", "arm", n_arm, positive=True) if arm_map is not None else None
     wrist = urdf.joints[arm[-1]].child if arm else None
-    below_wrist = _below(urdf, wrist) if wrist else list(urdf.links)
 
     # ---- gripper ----------------------------------------------------------------------------
     g = c.mapping(data, "gripper", "robot")
@@ -371,16 +387,7 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
     coupling = "gear"
     if g is not None:
         c.keys(g, "gripper", "gripper")
-        palm = c.string(g, "palm_link", "gripper")
-        if palm is not None and _check_link(c, urdf, palm, g.value_loc("palm_link"), "gripper.palm_link", below_wrist,
-                                            "links below the wrist"):
-            if wrist and not urdf.is_descendant(palm, wrist):
-                c.err(g.value_loc("palm_link"), f"gripper.palm_link {palm!r} does not move with the wrist "
-                      f"(it is not below {wrist!r}, the child of the last arm joint)",
-                      _names_hint(palm, below_wrist, "links below the wrist"))
-                palm = None
-        else:
-            palm = None
+        palm = _wrist_link(c, urdf, g, "palm_link", "gripper", wrist)
         gripper_joints = [n for n in movable if palm and urdf.is_descendant(urdf.joints[n].parent, palm)] or movable
         gl = g.get("joints")
         if gl is not None:
@@ -524,15 +531,7 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
     tcp_pos, tcp_quat = (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)
     if t is not None:
         c.keys(t, "tcp", "tcp")
-        tcp_link = c.string(t, "link", "tcp")
-        if tcp_link is not None and _check_link(c, urdf, tcp_link, t.value_loc("link"), "tcp.link", below_wrist,
-                                                "links below the wrist"):
-            if wrist and not urdf.is_descendant(tcp_link, wrist):
-                c.err(t.value_loc("link"), f"tcp.link {tcp_link!r} does not move with the wrist (it is not below "
-                      f"{wrist!r}, the child of the last arm joint)", _names_hint(tcp_link, below_wrist, "links below the wrist"))
-                tcp_link = None
-        else:
-            tcp_link = None
+        tcp_link = _wrist_link(c, urdf, t, "link", "tcp", wrist)
         tcp_pos, tcp_quat = c.pose(t, "pose", "tcp")
 
     # ---- wrist force-torque joint ----------------------------------------------------------------

@@ -48,6 +48,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from ..geometry.poses import Pose, pose_from_spec
+from ..keydocs import KeyDoc, keys_markdown
 from ..robots import RobotDescription, RobotDescriptionError, UnknownModelError, resolve_model, stock_models
 
 PathT = tuple[Union[str, int], ...]
@@ -193,17 +194,6 @@ class SceneSpec:
 # ------------------------------------------------------------------------------------------------
 # Key tables: the single source for validation of unknown keys and for the documentation
 # ------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class KeyDoc:
-    """One accepted key: name, type as written in YAML, default (``None``: required or unset), meaning."""
-
-    name: str
-    type: str
-    default: str
-    doc: str
-    required: bool = False
-
-
 _POSE_T = "pose"
 SCENE_KEYS: dict[str, list[KeyDoc]] = {
     "scene": [
@@ -315,21 +305,12 @@ def accepted_keys(section: str) -> list[str]:
 
 def scene_keys_doc() -> str:
     """Markdown reference of every accepted scene key (one table per section), for the README."""
-    lines: list[str] = []
     titles = {"scene": "`scene`", "robots[]": "`scene.robots[]`", "fixtures[]": "`scene.fixtures[]`",
               "objects[]": "`scene.objects[]`", "primitive": "`scene.objects[].primitive`",
               "pose_noise": "`scene.objects[].pose_noise`", "task": "`scene.task`",
               "pose": "poses (`base_pose`, `pose`)"}
-    for section, keys in SCENE_KEYS.items():
-        lines += [f"#### {titles[section]}", "", "| key | type | default | meaning |", "|---|---|---|---|"]
-        for k in keys:
-            default = "**required**" if k.required else (k.default or "")
-            lines.append(f"| `{k.name}` | {k.type} | {default} | {k.doc} |")
-        if section == "scene":
-            for key, sec in sorted(_EXTRA_SECTIONS.items()):
-                lines.append(f"| `{key}` | | | {sec.doc} |")
-        lines.append("")
-    return "\n".join(lines)
+    extra = {"scene": [f"| `{key}` | | | {sec.doc} |" for key, sec in sorted(_EXTRA_SECTIONS.items())]}
+    return keys_markdown(SCENE_KEYS, titles, extra)
 
 
 # ------------------------------------------------------------------------------------------------
