@@ -25,6 +25,7 @@ COMMAND_MODULES: list[str] = [
     "py_trees_manipulation.hardware.cli",
     "py_trees_manipulation.scenarios.cli",
     "py_trees_manipulation.interop.cli",
+    "py_trees_manipulation.robots.cli",
 ]
 #: modules adding ``ptm run`` flags and observers
 RUN_EXTENSIONS: list[str] = ["py_trees_manipulation.viewer.cli", "py_trees_manipulation.hardware.cli"]

@@ -28,6 +28,7 @@ from py_trees.common import Status
 from ..msgs.actions import GoalHandle
 from ..msgs.motion import Pr2GripperCommand
 from .base import BehaviourSetupError, ManipulationBehaviour
+from .motion import GAP_NAMES, gripper_gap
 from .params import Param
 
 _ARM = Param("str", None, "GraspFix arm name (default: the first arm, i.e. the first robot)", blackboard=False)
@@ -206,7 +207,7 @@ class GraspFixRelease(_GraspFixBehaviour):
     Args:
         arm: GraspFix arm name.
         open_gripper: send the opening goal (false: wait for something else to open the fingers).
-        position: finger gap to open to, metres.
+        position: finger gap to open to, metres, or ``open`` (the gripper's full opening).
         max_effort: effort limit of the opening, newtons (negative: the gripper's default).
         force: detach at once by command, without waiting for the fingers (the plugin cannot).
         timeout_s: give up after this much backend time, seconds.
@@ -217,14 +218,15 @@ class GraspFixRelease(_GraspFixBehaviour):
     Example:
         .. code-block:: yaml
 
-            - GraspFixRelease: {name: let_go, arm: panda, position: 0.08}
+            - GraspFixRelease: {name: let_go, arm: panda, position: open}
     """
 
     ABSTRACT = False
     PARAMS = {
         "arm": _ARM,
         "open_gripper": Param("bool", True, "send a gripper opening goal"),
-        "position": Param("float", 0.08, "finger gap to open to", unit="m", min=0.0, max=0.2),
+        "position": Param("float", "open", "finger gap to open to ('open': the gripper's full opening)", unit="m",
+                          min=0.0, max=0.2, names=GAP_NAMES),
         "max_effort": Param("float", -1.0, "effort limit of the opening; negative = the gripper's default", unit="N"),
         "force": Param("bool", False, "detach by command at once instead of waiting for the fingers to open"),
         "timeout_s": Param("float", 2.0, "fail after this much backend time", unit="s", min=0.0),
@@ -235,6 +237,7 @@ class GraspFixRelease(_GraspFixBehaviour):
         self._start = self.now() if self.backend is not None else 0.0
         self._handle: Optional[GoalHandle] = None
         self._held: Optional[str] = None
+        self._error: Optional[str] = None
         if self.ext is None:
             return
         arm = self._arm_name()
@@ -243,14 +246,20 @@ class GraspFixRelease(_GraspFixBehaviour):
             self.ext.detach(arm)
         if self.param("open_gripper"):
             gripper = self.backend.grippers[self.ext.robot_of(arm)]
+            try:
+                gap = gripper_gap(gripper, self.param("position"))
+            except ValueError as e:
+                self._error = str(e)
+                return
             self._handle = gripper.send_goal("gripper_action",
-                                             Pr2GripperCommand(position=self.param("position"),
-                                                               max_effort=self.param("max_effort")))
+                                             Pr2GripperCommand(position=gap, max_effort=self.param("max_effort")))
         self.feedback_message = f"releasing {self._held or 'nothing'} from {arm}"
 
     def update(self) -> Status:
         if self.ext is None:
             return self.fail("not set up with a backend (call tree.setup(backend=...))")
+        if self._error is not None:
+            return self.fail(self._error)
         arm = self._arm_name()
         held = self.ext.held_object(arm)
         if held is None:

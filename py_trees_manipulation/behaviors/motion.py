@@ -213,6 +213,29 @@ class MoveJoints(BackendAction):
         return Status.SUCCESS
 
 
+#: names a gripper ``position`` may take instead of a number (resolved by :func:`gripper_gap`)
+GAP_NAMES = ("open", "closed")
+
+
+def gripper_gap(resource: Any, position: Any) -> float:
+    """The finger gap, metres, that ``position`` asks of a gripper resource: a number as it is;
+    ``"open"`` the gripper's full opening (``resource.max_gap_m``, from the robot description);
+    ``"closed"`` its closed gap (``resource.min_gap_m``, default 0).
+
+    Raises:
+        ValueError: ``"open"`` on a gripper that does not say how far it opens.
+    """
+    if position == "open":
+        gap = getattr(resource, "max_gap_m", None)
+        if gap is None:
+            raise ValueError(f"gripper {getattr(resource, 'name', '?')!r} does not say how far it opens; give "
+                             "position in metres (or a robot description: grippers.NAME.description in the robot file)")
+        return float(gap)
+    if position == "closed":
+        return float(getattr(resource, "min_gap_m", 0.0) or 0.0)
+    return float(position)
+
+
 class GripperCommand(BackendAction):
     """Open or close the gripper to a finger gap with an effort limit (pr2_controllers_msgs/Pr2GripperCommand).
 
@@ -221,12 +244,14 @@ class GripperCommand(BackendAction):
     the fingers close fully on nothing.
 
     Args:
-        position: commanded finger gap, metres (0 closed, 0.08 open on the Panda).
+        position: commanded finger gap, metres (0 closed), or ``open`` (the gripper's full opening,
+            from the robot description: 0.08 m on the Panda, 0.104 m on the WSG 50) or ``closed``.
         max_effort: effort limit, newtons; negative means the gripper's maximum.
 
     Example:
         .. code-block:: yaml
 
+            - GripperCommand: {name: open, position: open}
             - GripperCommand: {name: close, position: 0.0, max_effort: 40}
     """
 
@@ -234,14 +259,16 @@ class GripperCommand(BackendAction):
     RESOURCE = "gripper"
     ACTION = "gripper_action"
     PARAMS = {
-        "position": Param("float", REQUIRED, "finger gap", unit="m", min=0.0, max=0.2),
+        "position": Param("float", REQUIRED, "finger gap ('open': the gripper's full opening)", unit="m", min=0.0,
+                          max=0.2, names=GAP_NAMES),
         "max_effort": Param("float", -1.0, "effort limit; negative = the gripper's maximum", unit="N"),
         "expect_object": Param("bool", False, "fail when the fingers close on nothing"),
         "fail_if_stalled": Param("bool", False, "fail when the fingers stop short of the gap"),
     }
 
     def make_goal(self) -> Pr2GripperCommand:
-        return Pr2GripperCommand(position=self.param("position"), max_effort=self.param("max_effort"))
+        self._gap = gripper_gap(self.resource, self.param("position"))
+        return Pr2GripperCommand(position=self._gap, max_effort=self.param("max_effort"))
 
     def on_feedback(self, feedback: Any) -> None:
         if isinstance(feedback, Pr2GripperCommandResult):
@@ -261,8 +288,9 @@ class GripperCommand(BackendAction):
             return Status.SUCCESS
         gap_mm = result.position * 1000
         if result.stalled and self.param("fail_if_stalled"):
-            return self.fail(f"fingers stalled at {gap_mm:.1f} mm before reaching {self.param('position') * 1000:.1f} mm")
-        if self.param("expect_object") and not result.stalled and result.position < 0.002:
+            return self.fail(f"fingers stalled at {gap_mm:.1f} mm before reaching {self._gap * 1000:.1f} mm")
+        closed = float(getattr(self.resource, "min_gap_m", 0.0) or 0.0)   # the gripper's closed gap
+        if self.param("expect_object") and not result.stalled and result.position < closed + 0.002:
             return self.fail(f"closed on nothing (gap {gap_mm:.1f} mm)")
         what = "holding at" if result.stalled else "reached"
         self.feedback_message = f"{what} {gap_mm:.1f} mm, effort {result.effort:.1f} N"

@@ -89,6 +89,8 @@ class Param:
         refers_to: a literal value names something in the scene, checked when the file is loaded:
             ``"object"``, ``"robot"`` (an arm or gripper), ``"configuration"`` (a named arm
             configuration), ``"door"``, ``"cabinet"``.
+        names: for a ``float``: words accepted instead of a number, passed on as they are (the
+            behaviour resolves them, e.g. ``"open"``: the gripper's full opening).
     """
 
     kind: str
@@ -102,6 +104,7 @@ class Param:
     blackboard: bool = True
     frame: Optional[str] = None
     refers_to: Optional[str] = None
+    names: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -121,6 +124,8 @@ class Param:
                 "key": "blackboard key", "any": "any value"}[self.kind]
         if self.unit:
             text += f" in {self.unit}"
+        if self.names:
+            text += " or " + " / ".join(repr(n) for n in self.names)
         return text
 
     # ------------------------------------------------------------------------------------------
@@ -155,6 +160,8 @@ class Param:
             self._check_range(int(value))
             return int(value)
         if k == "float":
+            if self.names and isinstance(value, str) and value.strip() in self.names:
+                return value.strip()
             v = self._number(value)
             self._check_range(v)
             return v

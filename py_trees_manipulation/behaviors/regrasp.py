@@ -28,7 +28,8 @@ and the planner behaviours are not sim-only. Format (poses: ``{position, orienta
           - {grippers: [".*"], handles: [".*"], link: true}
 
 Per-handle keys: ``pose`` (required), ``approach_m`` (stand-off along the TCP z axis before the
-straight approach, default 0.10 m), ``open_m`` (finger gap for the approach, default 0.08 m),
+straight approach, default 0.10 m), ``open_m`` (finger gap for the approach, metres, or ``open``:
+the gripper's full opening, the default),
 ``max_effort_n`` (grip force, default 40 N). Top-level optional keys: ``lift_m`` (0.10 m, lift after
 a grasp from a surface and the height of the pre-place pose), ``retreat_m`` (0.10 m, back-off along
 the TCP z axis after a release), ``place_force_n`` (8 N, force guard when lowering onto the surface).
@@ -50,7 +51,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Union
 
 import numpy as np
 import py_trees
@@ -61,7 +62,7 @@ from ..planning.constraint_graph import ConstraintGraphFactory, Rule
 from ..planning.regrasp import NoPlanError, RegraspPlan, RegraspPlanner, RegraspStep
 from .base import ManipulationBehaviour
 from .grasp_fix import GraspFixAttach
-from .motion import GripperCommand, MoveCartesian, MoveToPose
+from .motion import GAP_NAMES, GripperCommand, MoveCartesian, MoveToPose
 from .params import REQUIRED, Param
 
 __all__ = ["RegraspConfig", "HandleSpec", "ObjectRegraspSpec", "PlanRegrasp", "ExecuteRegraspPlan",
@@ -82,7 +83,7 @@ class HandleSpec:
         name, object: HPP handle name and its object.
         grasp_pose: (4, 4) TCP pose in the object frame at the grasp (TCP z = approach direction).
         approach_m: stand-off along the TCP z axis before the straight approach, metres.
-        open_m: finger gap for the approach, metres.
+        open_m: finger gap for the approach, metres, or ``"open"`` (the gripper's full opening).
         max_effort_n: grip force limit, newtons.
     """
 
@@ -90,7 +91,7 @@ class HandleSpec:
     object: str
     grasp_pose: Pose
     approach_m: float = 0.10
-    open_m: float = 0.08
+    open_m: Union[float, str] = "open"
     max_effort_n: float = 40.0
 
 
@@ -180,8 +181,11 @@ class RegraspConfig:
                     pose = pose_from_spec(hd["pose"])
                 except ValueError as e:
                     raise ValueError(f"{hw}.pose: {e}") from None
+                open_m = hd.get("open_m", "open")
+                if open_m not in GAP_NAMES:
+                    open_m = float(open_m)
                 handles[h] = HandleSpec(str(h), str(o), pose, float(hd.get("approach_m", 0.10)),
-                                        float(hd.get("open_m", 0.08)), float(hd.get("max_effort_n", 40.0)))
+                                        open_m, float(hd.get("max_effort_n", 40.0)))
             placements: dict[str, tuple[Pose, ...]] = {}
             cdata = od.get("contacts") or {}
             if not isinstance(cdata, Mapping):

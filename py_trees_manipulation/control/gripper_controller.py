@@ -7,11 +7,11 @@ Inspired Robotic Grasp Control With Tactile Sensing", IEEE T-RO 27(6), 2011.
 
 The controller is generic in the *virtual parallel gripper joint*: the finger gap ``x`` in metres
 (0 closed) and its effort in newtons, **negative effort or velocity closes**. It runs on the PR2
-gripper (0..0.09 m) and on the Franka Panda hand (0..0.08 m; use :meth:`ControllerParams.panda`).
+gripper (0..0.09 m) and on any parallel gripper (:meth:`ControllerParams.for_gripper` with its opening).
 
 Use::
 
-    ctl = Pr2GripperController(ControllerParams.panda())
+    ctl = Pr2GripperController(ControllerParams.for_gripper(0.08))   # a gripper opening 80 mm
     state = ctl.grab(PR2GripperGrabCommand(hardness_gain=0.03))   # an ActionState, updated in place
     while not state.done:
         cmd = ctl.step(0.001, SensorSample(time=t, gap=x, gap_velocity=v, joint_effort=e,
@@ -134,7 +134,8 @@ class ControllerParams:
         slip_servo_start_force: SlipServo start force, N; < 0 uses the last FindContact/ForceServo
             force (-1).
         position_servo_position_tolerance: gripper_action success tolerance, m (0.01).
-        position_open: gap Grab and Release open to, m (0.09 on the PR2; 0.08 for the Panda).
+        position_open: gap Grab and Release open to, m (0.09 on the PR2; the gripper's full opening,
+            :meth:`for_gripper`).
         publish_skip: feedback decimation (1); kept for parity, the host decides publishing.
 
     Hard-coded on the robot:
@@ -265,11 +266,21 @@ class ControllerParams:
                              f"frame period ({self.pressure_frame_period} s), or be 0 (off)")
 
     @classmethod
-    def panda(cls, **overrides: Any) -> "ControllerParams":
-        """Robot defaults adapted to the Franka Panda hand: ``position_open = 0.08`` m (its full gap)."""
-        values: dict[str, Any] = {"position_open": 0.08}
+    def for_gripper(cls, max_gap_m: float, min_gap_m: float = 0.0, **overrides: Any) -> "ControllerParams":
+        """Robot defaults adapted to a parallel gripper whose finger gap spans ``min_gap_m`` ..
+        ``max_gap_m`` metres: ``position_open = max_gap_m`` (Grab and Release open fully) and
+        ``drop_position`` 3 mm above the closed gap (empty), plus ``overrides``. The simulator
+        passes the robot description's ``gripper.opening_m``."""
+        values: dict[str, Any] = {"position_open": float(max_gap_m)}
+        if min_gap_m:
+            values["drop_position"] = float(min_gap_m) + cls.drop_position
         values.update(overrides)
         return cls(**values)
+
+    @classmethod
+    def panda(cls, **overrides: Any) -> "ControllerParams":
+        """:meth:`for_gripper` for the Franka Hand (0.08 m opening), as the unit tests' plant."""
+        return cls.for_gripper(0.08, **overrides)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "ControllerParams":
@@ -435,7 +446,7 @@ class Pr2GripperController:
     ``check_broken_sensor=False`` turns all of this off.
 
     Args:
-        params: :class:`ControllerParams` (robot defaults; :meth:`ControllerParams.panda`).
+        params: :class:`ControllerParams` (robot defaults; :meth:`ControllerParams.for_gripper`).
 
     Attributes:
         sensor_lost: a fingertip sensor is lost now (and the loss was acted on).

@@ -21,9 +21,13 @@ Schema (every key optional unless marked; units in the names)::
     metrics_service: /ptm/metrics  # std_srvs/Trigger whose message is a JSON object of run metrics
     arms:
       NAME:                        # the resource name behaviours use (arm: NAME)
-        joint_names: [...]         # required
-        max_joint_velocity_rps: [...]   # required, same length: times FollowJointTrajectory goals
-        named_configurations: {ready: [...]}
+        description: franka_panda  # the robot description (a stock model or a .yaml path relative to
+                                   # this file): the defaults of the next four keys
+        joint_names: [...]         # required without a description (default: its arm joints)
+        max_joint_velocity_rps: [...]   # required without a description, same length: times
+                                        # FollowJointTrajectory goals (default: its velocity limits)
+        max_joint_acceleration_rps2: [...]   # for the motion planner (default: the description's)
+        named_configurations: {ready: [...]}  # added to (and overriding) the description's
         joint_states_topic: /joint_states          # sensor_msgs/JointState
         tcp_pose_topic: /r_arm_controller/tcp_pose  # geometry_msgs/PoseStamped (needed by MoveCartesian delta)
         actions:
@@ -32,6 +36,8 @@ Schema (every key optional unless marked; units in the names)::
           move_cartesian: {action: ..., type: ptm_msgs/MoveCartesianAction}  # optional
     grippers:
       NAME:
+        description: franka_panda                 # its opening range (GripperCommand position: open)
+        max_gap_m: 0.08                           # fully open finger gap (default: the description's)
         namespace: /r_gripper_sensor_controller   # all seven PR2 actions under it, or list them:
         actions: {gripper_action: {action: ...}, find_contact: {action: ..., type: ...}, ...}
         joint_states_topic: /joint_states
@@ -41,7 +47,10 @@ Schema (every key optional unless marked; units in the names)::
       OTHER: {blackboard: other_pose}             # a (4, 4) pose under this blackboard key
       '*': {topic: '/objects/{name}/pose'}        # any other object: this topic template
 
-An action not listed is not offered: a tree that uses it is refused before it starts. Errors are
+``description`` names the same robot description files the simulator uses
+(:mod:`py_trees_manipulation.robots`), so joint names, limits and named configurations are written
+once; the robot file's own values override them (a driver may name the joints differently). An
+action not listed is not offered: a tree that uses it is refused before it starts. Errors are
 :class:`RobotFileError` (a :class:`~py_trees_manipulation.trees.errors.TreeLoadError` whose lines
 read ``FILE:LINE:COL: what; how to fix``).
 """
@@ -49,9 +58,11 @@ read ``FILE:LINE:COL: what; how to fix``).
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from ..robots import RobotDescription, RobotDescriptionError, UnknownModelError, resolve_model
 from ..trees import locyaml
 from ..trees.errors import Loc, Problem, TreeLoadError, did_you_mean
 from .convert import ARM_ACTIONS, DEFAULT_ACTION_TYPES, GRIPPER_ACTIONS
@@ -73,6 +84,9 @@ class ActionConfig:
 
 @dataclass
 class ArmConfig:
+    """An ``arms:`` entry. ``description`` is the robot description it names (or None): the motion
+    planner and the checks read the robot's limits and collision pairs from it."""
+
     name: str
     joint_names: list[str]
     max_joint_velocity_rps: list[float]
@@ -80,14 +94,21 @@ class ArmConfig:
     joint_states_topic: str = "/joint_states"
     tcp_pose_topic: Optional[str] = None
     actions: dict[str, ActionConfig] = field(default_factory=dict)
+    max_joint_acceleration_rps2: Optional[list[float]] = None
+    description: Optional[RobotDescription] = None
 
 
 @dataclass
 class GripperConfig:
+    """A ``grippers:`` entry; ``max_gap_m`` / ``min_gap_m``: its opening range, m (None: unknown)."""
+
     name: str
     actions: dict[str, ActionConfig] = field(default_factory=dict)
     joint_states_topic: str = "/joint_states"
     gap_joint: Optional[str] = None
+    max_gap_m: Optional[float] = None
+    min_gap_m: float = 0.0
+    description: Optional[RobotDescription] = None
 
 
 @dataclass
@@ -180,6 +201,22 @@ class _Checker:
             return default
         return float(v) if kind == "float" else v
 
+    def description(self, m: Any, where: str) -> Optional[RobotDescription]:
+        """The robot description ``m['description']`` names (a stock model or a path relative to the
+        robot file), or None; its own problems are reported at their lines in its file."""
+        name = self.value(m, "description", "str", None, where)
+        if name is None:
+            return None
+        try:
+            return resolve_model(name, os.path.dirname(os.path.abspath(self.file)))
+        except UnknownModelError as e:
+            self.err(m.value_loc("description"), f"{where}.description: {e.message}", e.hint)
+        except RobotDescriptionError as e:
+            self.err(m.value_loc("description"), f"{where}.description: the robot description {name!r} is invalid "
+                     f"({len(e.problems)} problem{'s' if len(e.problems) != 1 else ''}, below)")
+            self.problems.extend(e.problems)
+        return None
+
     def topic(self, m: Any, key: str, default: Optional[str], where: str) -> Optional[str]:
         t = self.value(m, key, "str", default, where)
         if t is not None and not t.startswith("/"):
@@ -262,18 +299,34 @@ def parse_robot_file(data: Any, file: str) -> RobotConfig:
         if not isinstance(a, dict):
             c.err(arms.value_loc(name), f"{where} must be a mapping")
             continue
-        c.keys(a, ("joint_names", "max_joint_velocity_rps", "named_configurations", "joint_states_topic",
-                   "tcp_pose_topic", "actions"), where)
+        c.keys(a, ("description", "joint_names", "max_joint_velocity_rps", "max_joint_acceleration_rps2",
+                   "named_configurations", "joint_states_topic", "tcp_pose_topic", "actions"), where)
+        desc = c.description(a, where)
         jn = a.get("joint_names")
-        if not isinstance(jn, list) or not jn or not all(isinstance(j, str) for j in jn):
-            c.err(a.value_loc("joint_names") if "joint_names" in a else a.loc, f"{where} needs joint_names: a list of joint names")
+        if jn is None and desc is not None:
+            jn = list(desc.arm_joint_names)
+        elif not isinstance(jn, list) or not jn or not all(isinstance(j, str) for j in jn):
+            c.err(a.value_loc("joint_names") if "joint_names" in a else a.loc,
+                  f"{where} needs joint_names: a list of joint names",
+                  "" if "description" in a else "or description: a robot model whose arm joints these are")
             jn = []
+        elif desc is not None and len(jn) != desc.dof:
+            c.err(a.value_loc("joint_names"), f"{where}.joint_names has {len(jn)} names but the description "
+                  f"{desc.name!r} has {desc.dof} arm joints ({', '.join(desc.arm_joint_names)})")
         vmax = c.float_list(a, "max_joint_velocity_rps", where, len(jn) or None)
+        if vmax is None and "max_joint_velocity_rps" not in a and desc is not None:
+            vmax = list(desc.velocity_limits) or [lim[3] for lim in desc.arm_urdf_limits]
         if vmax is None and "max_joint_velocity_rps" not in a:
-            c.err(a.loc, f"{where} needs max_joint_velocity_rps (rad/s per joint) to time FollowJointTrajectory goals")
+            c.err(a.loc, f"{where} needs max_joint_velocity_rps (rad/s per joint) to time FollowJointTrajectory goals",
+                  "or description: a robot model with velocity limits")
         elif vmax is not None and any(v <= 0 for v in vmax):
             c.err(a.value_loc("max_joint_velocity_rps"), f"{where}.max_joint_velocity_rps must all be > 0")
-        named: dict[str, list[float]] = {}
+        amax = c.float_list(a, "max_joint_acceleration_rps2", where, len(jn) or None)
+        if amax is not None and any(v <= 0 for v in amax):
+            c.err(a.value_loc("max_joint_acceleration_rps2"), f"{where}.max_joint_acceleration_rps2 must all be > 0")
+        if amax is None and desc is not None:
+            amax = list(desc.acceleration_limits) or [5.0 * v for v in (vmax or [])] or None
+        named: dict[str, list[float]] = {k: list(v) for k, v in (desc.named_configurations.items() if desc else ())}
         nc = c.mapping(a, "named_configurations", tuple(a.get("named_configurations") or ()) if isinstance(a.get("named_configurations"), dict) else ())
         for cname in (nc or {}):
             q = c.float_list(nc, cname, f"{where}.named_configurations", len(jn) or None)
@@ -283,7 +336,7 @@ def parse_robot_file(data: Any, file: str) -> RobotConfig:
                         named_configurations=named,
                         joint_states_topic=c.topic(a, "joint_states_topic", "/joint_states", where),
                         tcp_pose_topic=c.topic(a, "tcp_pose_topic", None, where),
-                        actions=c.actions(a, where, ARM_ACTIONS))
+                        actions=c.actions(a, where, ARM_ACTIONS), max_joint_acceleration_rps2=amax, description=desc)
         if "move_joints" not in arm.actions and "move_to_pose" not in arm.actions and "move_cartesian" not in arm.actions:
             c.err(a.loc, f"{where} offers no action", "add actions: {move_joints: {action: /NS/follow_joint_trajectory}}")
         cfg.arms[arm.name] = arm
@@ -294,7 +347,9 @@ def parse_robot_file(data: Any, file: str) -> RobotConfig:
         if not isinstance(g, dict):
             c.err(grippers.value_loc(name), f"{where} must be a mapping")
             continue
-        c.keys(g, ("namespace", "actions", "joint_states_topic", "gap_joint"), where)
+        c.keys(g, ("description", "max_gap_m", "namespace", "actions", "joint_states_topic", "gap_joint"), where)
+        gdesc = c.description(g, where)
+        max_gap = c.value(g, "max_gap_m", "float", gdesc.max_gap_m if gdesc else None, where, positive=True)
         acts: dict[str, ActionConfig] = {}
         ns = c.topic(g, "namespace", None, where)
         if ns:
@@ -304,7 +359,9 @@ def parse_robot_file(data: Any, file: str) -> RobotConfig:
             c.err(g.loc, f"{where} offers no action", "add namespace: /r_gripper_sensor_controller, or actions: {...}")
         cfg.grippers[str(name)] = GripperConfig(name=str(name), actions=acts,
                                                 joint_states_topic=c.topic(g, "joint_states_topic", "/joint_states", where),
-                                                gap_joint=c.value(g, "gap_joint", "str", None, where))
+                                                gap_joint=c.value(g, "gap_joint", "str", None, where),
+                                                max_gap_m=max_gap, min_gap_m=gdesc.min_gap_m if gdesc else 0.0,
+                                                description=gdesc)
 
     objs = c.mapping(data, "objects", tuple(data.get("objects") or ()) if isinstance(data.get("objects"), dict) else ())
     for name, o in (objs or {}).items():

@@ -375,7 +375,8 @@ class HardwareArm(_Resource):
     """An arm on the robot: FollowJointTrajectory for ``move_joints``, optional Cartesian actions.
 
     Attributes:
-        joint_names, named_configurations: from the robot file.
+        joint_names, named_configurations: from the robot file (defaults: its robot description).
+        description: the robot description the robot file names for this arm, or None.
     """
 
     kind = "arm"
@@ -385,6 +386,7 @@ class HardwareArm(_Resource):
         self.cfg = cfg
         self.joint_names = list(cfg.joint_names)
         self.named_configurations = {k: list(v) for k, v in cfg.named_configurations.items()}
+        self.description = cfg.description
         self._tcp: Optional[np.ndarray] = None
         frame = backend.cfg.world_frame
         for action, acfg in cfg.actions.items():
@@ -469,6 +471,8 @@ class HardwareGripper(_Resource):
     def __init__(self, backend: "HardwareBackend", cfg: GripperConfig):
         super().__init__(backend, cfg.name)
         self.cfg = cfg
+        self.max_gap_m = cfg.max_gap_m  # opening range, m (robot file or description; GripperCommand 'open')
+        self.min_gap_m = cfg.min_gap_m
         self._last_position: Optional[float] = None
         for action, acfg in cfg.actions.items():
             self._clients[action] = backend._client_cls(

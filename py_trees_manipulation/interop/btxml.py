@@ -765,7 +765,7 @@ def value_to_text(value: Any, p: Param) -> str:
     if k == "int":
         return str(int(value))
     if k == "float":
-        return _num(value)
+        return value if isinstance(value, str) and value in p.names else _num(value)
     if k in ("str", "choice") and isinstance(value, str):
         return value
     if k == "pose":

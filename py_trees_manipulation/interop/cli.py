@@ -38,7 +38,10 @@ def _write(text: str, output: str | None) -> None:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from .schema import schema_json
+    if getattr(args, "robot", False):
+        from .robot_schema import robot_schema_json as schema_json
+    else:
+        from .schema import schema_json
 
     try:
         _write(schema_json(), args.output)
@@ -128,10 +131,13 @@ def register(subparsers: Any) -> None:
     """Add ``schema``, ``convert`` and ``docs`` to the ``ptm`` parser."""
     p = subparsers.add_parser("schema", help="print the JSON Schema of task files (for editors)",
                               description="Print the JSON Schema (draft 2020-12) of task files, generated from the "
-                                          "behaviour registry; see docs/editor_schema.md to wire it into VS Code.",
-                              epilog="Example:\n  ptm schema -o ptm-task.schema.json",
+                                          "behaviour registry, or with --robot that of robot description files; see "
+                                          "docs/editor_schema.md to wire it into VS Code.",
+                              epilog="Examples:\n  ptm schema -o ptm-task.schema.json\n"
+                                     "  ptm schema --robot -o ptm-robot.schema.json",
                               formatter_class=_HelpFormatter)
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p.add_argument("--robot", action="store_true", help="the schema of robot description files instead")
     p.set_defaults(func=cmd_schema)
 
     p = subparsers.add_parser("convert", help="convert between BehaviorTree.CPP XML and YAML task trees",

@@ -84,7 +84,7 @@ def param_schema(p: Param) -> dict[str, Any]:
     k = p.kind
     alts: list[dict[str, Any]]
     if k == "float":
-        alts = _scalar_number(p)
+        alts = _scalar_number(p) + ([{"enum": list(p.names)}] if p.names else [])
     elif k == "int":
         alts = [_number(p, integer=True)]
     elif k == "bool":

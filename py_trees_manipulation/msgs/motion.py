@@ -1,8 +1,9 @@
 """Arm and gripper command messages of ours (and pr2_controllers_msgs/Pr2GripperCommand).
 
 Poses are ``(4, 4)`` homogeneous transforms in the **world** frame, metres. The pose an arm moves
-is its tool centre point (TCP): for the Panda, 0.1034 m beyond the flange along the hand's z axis,
-between the fingertips.
+is its tool centre point (TCP), set by the robot description: between the fingertips, z out of the
+fingers, y along the finger travel (the Panda's ``panda_grasptarget``, 0.105 m beyond its hand
+frame; the WSG 50's ``wsg50_tcp``, between its pad centres).
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ class Pr2GripperCommand:
     """pr2_controllers_msgs/Pr2GripperCommand.
 
     Attributes:
-        position: commanded finger gap, metres (0 closed; the Panda opens to 0.08 m).
+        position: commanded finger gap, metres (0 closed; the Panda opens to 0.08 m, the WSG 50 to 0.104 m).
         max_effort: maximum gripping effort, newtons; negative means unlimited (as on the PR2).
     """
 

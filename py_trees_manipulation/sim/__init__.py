@@ -1,9 +1,10 @@
-"""The PyBullet simulator backend: a scene from YAML, a Franka Panda driven by action servers.
+"""The PyBullet simulator backend: a scene from YAML, robots (any robot description) driven by action servers.
 
 - :mod:`.scene`: the ``scene:`` section of a task file, validated into dataclasses
   (:func:`~.scene.parse_scene`, :class:`~.scene.SceneError` with a path to the bad value,
   :func:`~.scene.scene_keys_doc` for the reference).
-- :mod:`.robots`: robot models (the Franka Panda from ``pybullet_data``).
+- :mod:`.robots`: a robot description (:mod:`py_trees_manipulation.robots`: ``franka_panda``,
+  ``kuka_iiwa_wsg50`` or a user's file) loaded in a PyBullet client.
 - :mod:`.backend`: :class:`~.backend.SimBackend`, the :class:`py_trees_manipulation.backend.Backend`
   implementation (1 kHz physics, IK with reachability check, joint-space and Cartesian motions,
   PR2-style ``gripper_action``, ground-truth world queries, metrics and telemetry).

@@ -1,4 +1,4 @@
-"""The PyBullet backend: a simulated Franka Panda (or several) with 1 kHz physics and action servers.
+"""The PyBullet backend: simulated robots (any robot description) with 1 kHz physics and action servers.
 
 :class:`SimBackend` implements :class:`py_trees_manipulation.backend.Backend`. Each backend owns its
 own PyBullet physics client (DIRECT by default, GUI with ``gui=True``) plus a private DIRECT client
@@ -20,11 +20,12 @@ Resources (named after the robot, e.g. ``arms["panda"]`` and ``grippers["panda"]
   Motions are cubic joint-space interpolations (``move_to_pose``, ``move_joints``) whose duration
   keeps every joint under ``velocity_scaling`` times its URDF velocity limit, or straight TCP lines
   (``move_cartesian``: IK every 20 ms of path, trapezoidal speed profile at ``speed_mps``). The
-  joints track the precomputed 1 kHz trajectory with POSITION_CONTROL motors limited to the URDF
-  joint torques (87 N m, 12 N m).
+  joints track the precomputed 1 kHz trajectory with POSITION_CONTROL motors limited to the joint
+  torques (the description's ``effort_limits``, else the URDF's; the Panda's 87 N m, 12 N m).
 - :class:`SimGripper` serves ``gripper_action`` (pr2_controllers_msgs/Pr2GripperCommand):
   ``position`` is the finger gap (m, sum of both finger joints), ``max_effort`` the force of each
-  finger (N; negative means the model's default 70 N, the Franka Hand's continuous force). As in
+  finger (N; negative means the description's ``default_force_n``, e.g. the Franka Hand's continuous
+  70 N), clipped to its ``max_force_n``. As in
   PR2's gripper action (see ``reference/pr2_gripper_controller.md`` §1.6), the goal SUCCEEDS with
   ``reached_goal`` when the gap is within ``position_tolerance_m`` of the command, and is ABORTED with
   ``stalled=True`` when the fingers stop short of it (gap speed below 5 mm/s for 0.1 s), which is what
@@ -369,7 +370,7 @@ class SimArm(_SimResource):
         self._forces = robot.effort_limits.tolist()
         self._pgains = [self.position_gain] * len(robot.arm_joints)
         self._vgains = [self.velocity_gain] * len(robot.arm_joints)
-        self._hand_joint = robot.joint_index.get("panda_hand_joint", robot.arm_joints[-1])
+        self._hand_joint = robot.wrist_ft_joint
         pb.enableJointForceTorqueSensor(robot.body, self._hand_joint, True, physicsClientId=robot.client)
         self.add_action("move_to_pose", SimArm._serve_move_to_pose)
         self.add_action("move_joints", SimArm._serve_move_joints)
@@ -385,7 +386,8 @@ class SimArm(_SimResource):
         return self.robot.joint_positions().tolist()
 
     def wrist_force(self) -> np.ndarray:
-        """Reaction force at the hand mount (``panda_hand_joint``), N, shape (3,), joint frame.
+        """Reaction force at the wrist force-torque joint (the description's
+        ``wrist_force_torque_joint``, e.g. ``panda_hand_joint``), N, shape (3,), joint frame.
 
         Includes the weight and inertia of the hand, fingers and anything held; compare against a
         baseline.
@@ -610,11 +612,11 @@ class FingerState:
     """Finger state of a parallel gripper.
 
     Attributes:
-        gap_m: finger gap (sum of both finger joints), metres.
+        gap_m: finger gap (on the Panda the sum of both finger joints), metres.
         gap_velocity_mps: rate of change of the gap, m/s (negative while closing).
         joint_effort_n: effort on the virtual gap joint, newtons, PR2 sign: negative closes.
         grip_force_n: squeezing force of the fingers, newtons, >= 0 while squeezing.
-        finger_m: both finger joint positions, metres.
+        finger_m: both finger joint positions (m; rad for revolute fingers).
     """
 
     gap_m: float
@@ -697,51 +699,58 @@ class SimGripper(_SimResource):
         super().__init__(backend, name)
         self.robot = robot
         self.model = robot.model
-        self.max_gap_m = 2 * robot.finger_upper
+        self.max_gap_m = float(robot.model.max_gap_m)
+        self.min_gap_m = float(robot.model.min_gap_m)
         self.controller: Any = None
         self._torque_mode = False
         self._body, self._client, self._fj = robot.body, robot.client, robot.finger_joints
+        # the finger gap's linear map (LoadedRobot.gap_of): pad travel per joint unit (m/m or m/rad),
+        # closed joint positions, closed gap; the Panda's is (1, 1), (0, 0), 0
+        self._s, self._c, self._g0 = robot.finger_travel, robot.finger_closed, robot.closed_gap
         self.add_action("gripper_action", SimGripper._serve_gripper_action)
 
     def gap_m(self) -> float:
         """Finger gap, metres."""
-        a, b = self.robot.finger_positions()
-        return a + b
+        return self.robot.gap_of(*self.robot.finger_positions())
 
     def state(self) -> FingerState:
         """Finger positions, gap speed and effort (one ``getJointStates`` call)."""
         s = pb.getJointStates(self._body, self._fj, physicsClientId=self._client)
-        effort = 0.5 * (s[0][3] + s[1][3])  # per finger, +opening
-        return FingerState(gap_m=s[0][0] + s[1][0], gap_velocity_mps=s[0][1] + s[1][1],
+        (s0, s1), (c0, c1) = self._s, self._c
+        effort = 0.5 * (s[0][3] / s0 + s[1][3] / s1)  # per finger along its pad travel, N, +opening
+        return FingerState(gap_m=self._g0 + s0 * (s[0][0] - c0) + s1 * (s[1][0] - c1),
+                           gap_velocity_mps=s0 * s[0][1] + s1 * s[1][1],
                            joint_effort_n=effort, grip_force_n=max(0.0, -effort), finger_m=(s[0][0], s[1][0]))
 
     def command_gap(self, gap_m: float, max_force_n: float = -1.0, speed_mps: Optional[float] = None) -> None:
-        """Drive both fingers to ``gap_m / 2`` each with position motors.
+        """Drive both fingers to the gap ``gap_m`` (each pad travels half of it) with position motors.
 
         Args:
-            gap_m: finger gap, metres, clipped to ``[0, max_gap_m]``.
+            gap_m: finger gap, metres, clipped to ``[min_gap_m, max_gap_m]``.
             max_force_n: force limit of each finger motor, newtons; negative: the model's default.
             speed_mps: speed of each finger, m/s; default: the model's.
         """
         force = self.model.default_grip_force_n if max_force_n < 0 else min(max_force_n, self.model.max_grip_force_n)
-        each = float(np.clip(gap_m, 0.0, self.max_gap_m)) / 2.0
+        targets = self.robot.finger_targets(float(np.clip(gap_m, self.min_gap_m, self.max_gap_m)))
         speed = self.model.finger_speed_mps if speed_mps is None else speed_mps
         self._torque_mode = False
-        for j in self._fj:
-            pb.setJointMotorControl2(self._body, j, pb.POSITION_CONTROL, targetPosition=each, force=force,
-                                     maxVelocity=speed, physicsClientId=self._client)
+        for j, q, s in zip(self._fj, targets, self._s):
+            pb.setJointMotorControl2(self._body, j, pb.POSITION_CONTROL, targetPosition=q, force=force * abs(s),
+                                     maxVelocity=speed / abs(s), physicsClientId=self._client)
 
     def command_effort(self, effort_n: float) -> None:
         """Apply ``effort_n`` newtons on the virtual gap joint (PR2 sign: negative closes).
 
-        Each finger gets ``effort_n`` along its joint axis (virtual work on the gap ``q1 + q2``). The
-        position motors are switched off; :meth:`command_gap` switches them back on.
+        Each finger gets ``effort_n`` along its pad travel (virtual work on the gap; on a prismatic
+        finger joint that is ``effort_n`` along its axis, on a revolute one ``effort_n`` times its
+        lever). The position motors are switched off; :meth:`command_gap` switches them back on.
         """
         if not self._torque_mode:
             for j in self._fj:
                 pb.setJointMotorControl2(self._body, j, pb.VELOCITY_CONTROL, force=0.0, physicsClientId=self._client)
             self._torque_mode = True
-        pb.setJointMotorControlArray(self._body, self._fj, pb.TORQUE_CONTROL, forces=[effort_n, effort_n],
+        s0, s1 = self._s
+        pb.setJointMotorControlArray(self._body, self._fj, pb.TORQUE_CONTROL, forces=[effort_n * s0, effort_n * s1],
                                      physicsClientId=self._client)
 
     def set_controller(self, controller: Any) -> None:
@@ -991,7 +1000,7 @@ class SimBackend:
         self._names[body] = name
 
     def _build_robot(self, spec: RobotSpec) -> None:
-        model = MODELS[spec.model]
+        model = spec.description if spec.description is not None else MODELS[spec.model]
         p, q = pq_from_pose(spec.base_pose)
         body = self._load_urdf(model.urdf, p, q, fixed=True, what=f"robot {spec.name!r}")
         shadow_body = self._load_urdf(model.urdf, p, q, fixed=True, what="kinematics shadow", client=self._kin_client)
@@ -1005,10 +1014,20 @@ class SimBackend:
         for link in robot.finger_links:
             pb.changeDynamics(body, link, lateralFriction=model.finger_lateral_friction, spinningFriction=0.003,
                               frictionAnchor=True, physicsClientId=self.client)
-        # Keep the fingers symmetric: a gear constraint (ratio -1) couples them, as PyBullet's Panda demo does.
-        gear = pb.createConstraint(body, robot.finger_joints[0], body, robot.finger_joints[1], pb.JOINT_GEAR,
-                                   [1, 0, 0], [0, 0, 0], [0, 0, 0], physicsClientId=self.client)
-        pb.changeConstraint(gear, gearRatio=-1, erp=0.1, maxForce=50, physicsClientId=self.client)
+        if model.gripper.coupling == "gear":
+            # PyBullet ignores <mimic>: a gear constraint couples the fingers (as PyBullet's Panda demo
+            # does); gearRatio -m makes the second joint follow m times the first
+            gear = pb.createConstraint(body, robot.finger_joints[0], body, robot.finger_joints[1], pb.JOINT_GEAR,
+                                       [1, 0, 0], [0, 0, 0], [0, 0, 0], physicsClientId=self.client)
+            pb.changeConstraint(gear, gearRatio=-model.gripper.mimic_multiplier, erp=0.1, maxForce=50,
+                                physicsClientId=self.client)
+        # the URDF's other <mimic> joints (a linkage keeping the pads parallel): coupled to their
+        # leader the same way (the mimic offset is kept from the reset pose), default motors off
+        for follower, leader, m, _offset in robot.mimics:
+            pb.setJointMotorControl2(body, follower, pb.VELOCITY_CONTROL, force=0.0, physicsClientId=self.client)
+            gear = pb.createConstraint(body, leader, body, follower, pb.JOINT_GEAR, [1, 0, 0], [0, 0, 0], [0, 0, 0],
+                                       physicsClientId=self.client)
+            pb.changeConstraint(gear, gearRatio=-m, erp=0.1, maxForce=50, physicsClientId=self.client)
         self._register(spec.name, body)
         arm = SimArm(self, spec.name, robot, shadow)
         gripper = SimGripper(self, spec.name, robot)

@@ -11,8 +11,8 @@ the Gazebo ``gazebo_grasp_fix`` plugin, ``JenniferBuehler/gazebo-pkgs``). The sc
         arm:                            # default: one arm per robot, named after it
           - arm_name: panda             # unique; also the robot it belongs to, unless `robot:` is given
             robot: panda                # optional: the scene robot carrying this arm
-            palm_link: panda_hand
-            gripper_link: [panda_leftfinger, panda_rightfinger]
+            palm_link: panda_hand       # default: the robot description's gripper.palm_link
+            gripper_link: [panda_leftfinger, panda_rightfinger]   # default: its finger (pad) links
         forces_angle_tolerance: 120     # deg, minimum angle between two opposing forces, [90, 180)
         update_rate: 5                  # Hz of *simulation* time
         max_grip_count: 10
@@ -55,11 +55,8 @@ its scene name and attached by its base).
 from __future__ import annotations
 
 import difflib
-import functools
 import math
-import os
 import re
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
@@ -70,11 +67,13 @@ from ..control.grip_criterion import (ContactSample, GraspEvent, GraspFixArm, Gr
                                       GripCriterion, grasp_fix_config_from_mapping, validate_links)
 from ..conventions import quat_xyzw_from_wxyz
 from ..geometry.poses import pq_from_pose
+from ..robots import RobotDescription, stock_description
+from ..robots.urdf import parse_urdf
 from .backend import register_extension
-from .robots import MODELS
-from .scene import PathT, SceneError, register_section
+from .scene import PathT, SceneError, SceneSpec, register_section
 
-__all__ = ["GraspFixSpec", "ArmSpec", "GraspFix", "parse_grasp_fix", "model_link_names", "DEFAULT_MAX_FORCE_N"]
+__all__ = ["GraspFixSpec", "ArmSpec", "GraspFix", "parse_grasp_fix", "check_grasp_fix", "model_link_names",
+           "DEFAULT_MAX_FORCE_N"]
 
 #: force limit of the weld when ``max_force_n`` is not given, N (iGibson's assisted grasp uses 500 N)
 DEFAULT_MAX_FORCE_N = 500.0
@@ -115,21 +114,41 @@ class GraspFixSpec:
     raw: Mapping[str, Any] = field(default_factory=dict)
 
 
-@functools.lru_cache(maxsize=None)
-def model_link_names(model: str) -> tuple[str, ...]:
-    """Link names of a robot model's URDF (read with ElementTree; no physics client needed)."""
-    import pybullet_data
-
-    path = os.path.join(pybullet_data.getDataPath(), MODELS[model].urdf)
-    return tuple(str(l.get("name")) for l in ET.parse(path).getroot().findall("link"))
+def _description(model: "str | RobotDescription") -> RobotDescription:
+    return model if isinstance(model, RobotDescription) else stock_description(model)
 
 
-def _default_links(model: str) -> tuple[str, tuple[str, ...]]:
-    """(palm link, gripper links) of a model: the flange link and the finger joints' child links."""
-    m = MODELS[model]
-    root = ET.parse(os.path.join(__import__("pybullet_data").getDataPath(), m.urdf)).getroot()
-    children = {j.get("name"): j.find("child").get("link") for j in root.findall("joint")}  # type: ignore[union-attr]
-    return m.flange_link_name, tuple(children[j] for j in m.finger_joint_names)
+def model_link_names(model: "str | RobotDescription") -> tuple[str, ...]:
+    """Link names of a robot's URDF (a stock model name or a description; read with ElementTree,
+    no physics client needed)."""
+    d = _description(model)
+    return parse_urdf(d.urdf_path, d.packages).links
+
+
+def _default_links(model: "str | RobotDescription") -> tuple[str, tuple[str, ...]]:
+    """(palm link, gripper links) of a robot: the description's ``gripper.palm_link``, and the
+    finger joints' child links followed by the pad links (each once)."""
+    d = _description(model)
+    urdf = parse_urdf(d.urdf_path, d.packages)
+    fingers = [urdf.joints[j].child for j in d.gripper.joints] + list(d.gripper.pad_links)
+    return d.gripper.palm_link, tuple(dict.fromkeys(fingers))
+
+
+def _arm_robot(a: "ArmSpec", robot_names: Sequence[str]) -> str:
+    """The scene robot carrying arm ``a`` (see :class:`ArmSpec`). Raises SceneError at the arm's path."""
+    robot = a.robot or (a.arm_name if a.arm_name in robot_names else None)
+    if robot is None:
+        if len(robot_names) == 1:
+            return robot_names[0]
+        what = f"arm {a.arm_name!r}" if a.arm_name else "an arm without arm_name"
+        raise SceneError(a.path, f"{what} does not name a robot and the scene has {len(robot_names)} robots "
+                         f"{list(robot_names)}; add 'robot: <name>' or name the arm after its robot")
+    if robot not in robot_names:
+        close = difflib.get_close_matches(robot, list(robot_names), n=1)
+        raise SceneError(a.path + (("robot",) if a.robot else ("arm_name",)),
+                         f"no robot named {robot!r}" + (f"; did you mean {close[0]!r}?" if close
+                                                         else f"; robots: {list(robot_names)}"))
+    return robot
 
 
 _KEY_RE = re.compile(r"^arm(?:\[([^\]]*)\])?(?:\.(\w+))?$")
@@ -157,9 +176,9 @@ def _error_path(key: str, base: PathT, arm_names: Sequence[str]) -> PathT:
 def parse_grasp_fix(value: Any, path: PathT) -> GraspFixSpec:
     """Validate the ``grasp_fix:`` scene section (see the module docstring).
 
-    ``true`` stands for ``{auto: true}`` with every default. Link names are checked against the
-    robot model (the Franka Panda's URDF) here; which robot an arm belongs to is checked when the
-    backend builds the scene.
+    ``true`` stands for ``{auto: true}`` with every default. Which robot an arm belongs to and its
+    link names (against that robot's URDF) are checked once the scene's robots are known
+    (:func:`check_grasp_fix`).
 
     Raises:
         SceneError: with the path of the bad value: unknown keys (closest key suggested), a
@@ -185,9 +204,9 @@ def parse_grasp_fix(value: Any, path: PathT) -> GraspFixSpec:
     if arm_items is not None and not isinstance(arm_items, list):
         raise SceneError(path + ("arm",), f"arm must be a list of {{arm_name, palm_link, gripper_link}}, got {arm_items!r}")
     arm_items = list(arm_items or [])
-    # The criterion's parser validates the plugin keys; arms get placeholders for defaulted fields.
-    default_model = "franka_panda"
-    palm0, fingers0 = _default_links(default_model)
+    # The criterion's parser validates the plugin keys; arms get placeholders for defaulted fields
+    # (the robot's own links, known once the scene's robots are: check_grasp_fix).
+    palm0, fingers0 = "\0palm", ("\0finger0", "\0finger1")
     filled = []
     robots: list[Optional[str]] = []
     for i, a in enumerate(arm_items):
@@ -205,9 +224,6 @@ def parse_grasp_fix(value: Any, path: PathT) -> GraspFixSpec:
     spec_for_check = dict(spec, arm=filled or [{"arm_name": "\0default", "palm_link": palm0, "gripper_link": list(fingers0)}])
     try:
         params, arms = grasp_fix_config_from_mapping(spec_for_check)
-        names = model_link_names(default_model)
-        for arm in arms:
-            validate_links(arm, names)
     except GraspFixConfigError as e:
         names = [str(f["arm_name"]) for f in filled]
         raise SceneError(_error_path(e.key, path, names), e.message.replace("\0", "")) from None
@@ -220,11 +236,32 @@ def parse_grasp_fix(value: Any, path: PathT) -> GraspFixSpec:
     return GraspFixSpec(params=params, arms=tuple(out_arms), auto=auto, max_force_n=float(max_force), raw=dict(value))
 
 
+def check_grasp_fix(spec: GraspFixSpec, scene: SceneSpec) -> None:
+    """Each arm belongs to a robot of the scene and names links of that robot's URDF.
+
+    Raises:
+        SceneError: at the arm's path: no such robot (closest name suggested), or an unknown
+            ``palm_link`` / ``gripper_link`` (the robot's closest link names suggested).
+    """
+    robots = {r.name: r for r in scene.robots}
+    for a in spec.arms:
+        robot = _arm_robot(a, list(robots))
+        d = robots[robot].description
+        if d is None or (a.palm_link is None and a.gripper_link is None):
+            continue
+        palm, fingers = _default_links(d)
+        cfg = GraspFixArm(a.arm_name or robot, a.palm_link or palm, a.gripper_link or fingers)
+        try:
+            validate_links(cfg, model_link_names(d))
+        except GraspFixConfigError as e:
+            raise SceneError(a.path + (e.key.rsplit(".", 1)[-1],), f"{e.message} ({d.name})") from None
+
+
 register_section(
     "grasp_fix", parse_grasp_fix,
     "GraspFix (gazebo_grasp_fix plugin keys: `arm`, `forces_angle_tolerance`, `update_rate`, `grip_count_threshold`, "
     "`max_grip_count`, `release_tolerance`, `disable_collisions_on_attach`; plus `auto`, `max_force_n`): weld "
-    "gripped objects to the palm (see `py_trees_manipulation.sim.grasp_fix`)")
+    "gripped objects to the palm (see `py_trees_manipulation.sim.grasp_fix`)", check=check_grasp_fix)
 
 
 # ================================================================================================
@@ -275,20 +312,9 @@ class GraspFix:
         arm_cfgs: list[GraspFixArm] = []
         arm_specs = spec.arms or tuple(ArmSpec(r, r, None, None, ("grasp_fix",)) for r in robot_names)
         for a in arm_specs:
-            robot = a.robot or (a.arm_name if a.arm_name in backend.arms else None)
-            if robot is None:
-                if len(robot_names) == 1:
-                    robot = robot_names[0]
-                else:
-                    what = f"arm {a.arm_name!r}" if a.arm_name else "an arm without arm_name"
-                    raise SceneError(a.path, f"{what} does not name a robot and the scene has {len(robot_names)} robots "
-                                     f"{robot_names}; add 'robot: <name>' or name the arm after its robot")
-            if robot not in backend.arms:
-                close = difflib.get_close_matches(robot, robot_names, n=1)
-                raise SceneError(a.path + (("robot",) if a.robot else ("arm_name",)),
-                                 f"no robot named {robot!r}" + (f"; did you mean {close[0]!r}?" if close else f"; robots: {robot_names}"))
+            robot = _arm_robot(a, robot_names)
             loaded = backend.arms[robot].robot
-            palm_default, fingers_default = _default_links(loaded.model.name)
+            palm_default, fingers_default = _default_links(loaded.model)
             cfg = GraspFixArm(a.arm_name or robot, a.palm_link or palm_default, a.gripper_link or fingers_default)
             names = list(loaded.link_index)
             try:

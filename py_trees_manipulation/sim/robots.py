@@ -1,106 +1,59 @@
-"""Robot models of the simulator: the Franka Emika Panda from ``pybullet_data``.
+"""Robots in the simulator: a robot description loaded in one PyBullet client.
 
-A :class:`RobotModel` is static data (URDF path, joint names, named configurations, gripper
-figures). A :class:`LoadedRobot` is that model loaded in one PyBullet client: joint indices, limits
-and velocity limits read from the URDF, the TCP link, and forward kinematics.
+What a robot *is* (URDF, arm joints, TCP, gripper, pads, named configurations, limits) is data: a
+robot description file (:mod:`py_trees_manipulation.robots`; the stock models ``franka_panda`` and
+``kuka_iiwa_wsg50`` are in ``robots/models/``). :class:`LoadedRobot` is one such description loaded
+in a PyBullet client: joint and link indices, limits (the description's, else the URDF's), the TCP
+link and offset, the wrist force-torque joint, the finger pad links, and forward kinematics.
 
-The Panda's TCP is the ``panda_grasptarget`` link of ``franka_panda/panda.urdf`` (0.105 m beyond the
-``panda_hand`` frame along its z axis, between the fingertips). A URDF without that link falls back
-to the flange (``panda_hand``) plus 0.1034 m along the hand's z axis (Franka's documented TCP).
-TCP frame: z points out of the fingers (approach direction), y is the finger travel axis
-(``panda_finger_joint1`` moves along +y), x completes the right-handed frame. A top-down grasp is
-``rpy_deg: [180, 0, yaw]``.
-
-Sources: ``pybullet_data/franka_panda/panda.urdf`` (limits, efforts, velocities); Franka Hand data
-sheet (70 N continuous grasping force, 140 N peak, 0.08 m stroke, about 0.05 m/s per finger).
+TCP frame (every stock model): z points out of the fingers (approach direction), y is the finger
+travel axis, x completes the right-handed frame. A top-down grasp is ``rpy_deg: [180, 0, yaw]``.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from collections.abc import Mapping
+from typing import Iterator, Optional, Sequence
 
 import numpy as np
 import pybullet as pb
 
 from ..conventions import quat_wxyz_from_xyzw
 from ..geometry.poses import Pose, invert, pose_from_pq
+from ..robots import RobotDescription, stock_description, stock_models
+from ..robots.urdf import parse_urdf
+
+RobotModel = RobotDescription
+"""The simulator's name for a robot description (kept for the code that reads ``robot.model``)."""
 
 
-@dataclass(frozen=True)
-class RobotModel:
-    """Static description of a robot arm with a parallel gripper.
+class _StockModels(Mapping):
+    """Stock robot descriptions by model name, loaded on first use (``MODELS["franka_panda"]``)."""
 
-    Attributes:
-        name: model name used in the scene (``model: franka_panda``).
-        urdf: URDF path relative to ``pybullet_data``.
-        arm_joint_names: the arm's revolute joints, base to tip.
-        finger_joint_names: the two prismatic finger joints; the finger gap is their sum, metres.
-        tcp_link_name: link whose frame is the TCP, if the URDF has it.
-        flange_link_name: link used with ``tcp_offset_m`` when ``tcp_link_name`` is absent.
-        tcp_offset_m: TCP offset along the flange link's z axis, metres (fallback only).
-        named_configurations: arm joint positions, radians, ``arm_joint_names`` order.
-        max_gap_m: fully open finger gap, metres.
-        default_grip_force_n: finger force used when a command's ``max_effort`` is negative
-            ("unlimited" on the PR2), newtons per finger.
-        max_grip_force_n: upper clip of the commanded finger force, newtons per finger.
-        finger_speed_mps: speed of each finger, m/s (the gap changes twice as fast).
-        finger_lateral_friction: Coulomb friction coefficient set on the finger links.
-        acceleration_limits: arm joint acceleration limits, rad/s^2, ``arm_joint_names`` order (the
-            URDF has none; the motion planner's time parameterisation reads them).
-        allowed_collision_pairs: link-name pairs never checked against each other for self-collision
-            (beyond parent-child pairs, which are never checked).
-    """
+    def __getitem__(self, name: str) -> RobotDescription:
+        if name not in stock_models():
+            raise KeyError(name)
+        return stock_description(name)
 
-    name: str
-    urdf: str
-    arm_joint_names: tuple[str, ...]
-    finger_joint_names: tuple[str, str]
-    tcp_link_name: str
-    flange_link_name: str
-    tcp_offset_m: float
-    named_configurations: dict[str, tuple[float, ...]] = field(default_factory=dict)
-    max_gap_m: float = 0.08
-    default_grip_force_n: float = 70.0
-    max_grip_force_n: float = 140.0
-    finger_speed_mps: float = 0.05
-    finger_lateral_friction: float = 1.5
-    acceleration_limits: tuple[float, ...] = ()
-    allowed_collision_pairs: tuple[tuple[str, str], ...] = ()
+    def __iter__(self) -> Iterator[str]:
+        return iter(stock_models())
+
+    def __len__(self) -> int:
+        return len(stock_models())
 
 
-PANDA = RobotModel(
-    name="franka_panda",
-    urdf="franka_panda/panda.urdf",
-    arm_joint_names=tuple(f"panda_joint{i}" for i in range(1, 8)),
-    finger_joint_names=("panda_finger_joint1", "panda_finger_joint2"),
-    tcp_link_name="panda_grasptarget",
-    flange_link_name="panda_hand",
-    tcp_offset_m=0.1034,
-    named_configurations={
-        # Franka's "ready" pose: hand above the front of the base, fingers pointing down.
-        "ready": (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785),
-        # All joints at zero except those whose limits exclude it (joint 4 <= 0, joint 6 >= -0.087).
-        "home": (0.0, 0.0, 0.0, -0.0698, 0.0, 0.0698, 0.785),
-        # Arm stretched forwards at shoulder height, hand pointing down.
-        "extended": (0.0, 0.6, 0.0, -1.2, 0.0, 1.8, 0.785),
-    },
-    # Franka Emika Panda data sheet ("Robot and interface specifications"): max joint accelerations.
-    acceleration_limits=(15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0),
-)
-
-MODELS: dict[str, RobotModel] = {PANDA.name: PANDA}
-"""Robot models by scene ``model`` name."""
+MODELS: Mapping[str, RobotDescription] = _StockModels()
+"""The stock robot descriptions by scene ``model`` name."""
 
 
 class LoadedRobot:
-    """A :class:`RobotModel` loaded in one PyBullet client.
+    """A :class:`~py_trees_manipulation.robots.RobotDescription` loaded in one PyBullet client.
 
     Args:
         client: PyBullet physics client id.
-        body: body unique id of the loaded URDF.
-        model: the model it was loaded from.
+        body: body unique id of the loaded URDF (``model.urdf``).
+        model: the description it was loaded from.
 
     Attributes:
         arm_joints: joint indices of ``model.arm_joint_names``.
@@ -108,18 +61,24 @@ class LoadedRobot:
         movable_joints: indices of every non-fixed joint, in index order (the order of
             ``calculateInverseKinematics`` results).
         lower, upper: arm joint limits, radians, shape (n_arm,).
-        velocity_limits: arm joint velocity limits, rad/s, shape (n_arm,).
+        velocity_limits: arm joint velocity limits, rad/s, shape (n_arm,) (the description's, else the URDF's).
         acceleration_limits: arm joint acceleration limits, rad/s^2, shape (n_arm,).
-        effort_limits: arm joint torque limits, N m, shape (n_arm,).
-        finger_upper: upper limit of each finger joint, metres.
+        effort_limits: arm joint torque limits, N m, shape (n_arm,) (the description's, else the URDF's).
+        finger_upper: upper limit of the first finger joint (m or rad).
+        finger_travel, finger_closed, closed_gap: the finger gap's linear map (see
+            :class:`~py_trees_manipulation.robots.GripperDescription`): pad travel per joint unit,
+            the joints' closed positions, the closed gap (m).
+        finger_links: link indices of the two finger pads (``model.gripper.pads``).
+        palm_link: link index of the gripper's palm.
+        wrist_ft_joint: joint index whose reaction force is the wrist force.
         tcp_link: link index whose frame (times ``tcp_in_link``) is the TCP.
-        tcp_in_link: (4, 4) TCP pose in the ``tcp_link`` frame (identity with ``panda_grasptarget``).
+        tcp_in_link: (4, 4) TCP pose in the ``tcp_link`` frame (the description's ``tcp.pose``).
 
     Raises:
-        ValueError: when a joint of the model is missing from the URDF.
+        ValueError: when a joint or link of the description is missing from the loaded body.
     """
 
-    def __init__(self, client: int, body: int, model: RobotModel):
+    def __init__(self, client: int, body: int, model: RobotDescription):
         self.client = client
         self.body = body
         self.model = model
@@ -128,32 +87,48 @@ class LoadedRobot:
         self.joint_index = {info[1].decode(): j for j, info in enumerate(infos)}
         self.link_index = {info[12].decode(): j for j, info in enumerate(infos)}
         self.link_index.setdefault(pb.getBodyInfo(body, physicsClientId=client)[0].decode(), -1)
-        missing = [j for j in (*model.arm_joint_names, *model.finger_joint_names) if j not in self.joint_index]
+        g = model.gripper
+        missing = [j for j in (*model.arm_joint_names, *g.joints) if j not in self.joint_index]
+        missing += [ln for ln in (model.tcp_link_name, g.palm_link, *g.pad_links) if ln not in self.link_index]
         if missing:
-            raise ValueError(f"URDF {model.urdf} has no joint(s) {missing}")
+            raise ValueError(f"URDF {model.urdf_path} as loaded has no joint or link {missing}")
         self.arm_joints = [self.joint_index[j] for j in model.arm_joint_names]
-        self.finger_joints = [self.joint_index[j] for j in model.finger_joint_names]
+        self.finger_joints = [self.joint_index[j] for j in g.joints]
         self.movable_joints = [j for j, info in enumerate(infos) if info[2] != pb.JOINT_FIXED]
         arm = [infos[j] for j in self.arm_joints]
         self.lower = np.array([i[8] for i in arm])
         self.upper = np.array([i[9] for i in arm])
-        self.effort_limits = np.array([i[10] for i in arm])
-        self.velocity_limits = np.array([i[11] for i in arm])
-        # rad/s^2: the model's figures, or (none given) 5x the velocity limit per second
+        self.effort_limits = (np.array(model.effort_limits, dtype=float) if model.effort_limits
+                              else np.array([i[10] for i in arm]))
+        self.velocity_limits = (np.array(model.velocity_limits, dtype=float) if model.velocity_limits
+                                else np.array([i[11] for i in arm]))
+        # rad/s^2: the description's figures, or (none given) 5x the velocity limit per second
         self.acceleration_limits = (np.array(model.acceleration_limits, dtype=float) if model.acceleration_limits
                                     else 5.0 * self.velocity_limits)
         self.finger_upper = float(infos[self.finger_joints[0]][9])
         self.finger_effort_limit = float(infos[self.finger_joints[0]][10])
-        self.finger_links = list(self.finger_joints)  # a joint's child link has the joint's index
-        if model.tcp_link_name in self.link_index:
-            self.tcp_link = self.link_index[model.tcp_link_name]
-            self.tcp_in_link = np.eye(4)
-        else:
-            self.tcp_link = self.link_index[model.flange_link_name]
-            self.tcp_in_link = np.eye(4)
-            self.tcp_in_link[2, 3] = model.tcp_offset_m
+        # finger gap = closed_gap + sum_i finger_travel[i] * (q_i - finger_closed[i]) (see GripperDescription)
+        self.finger_travel = tuple(float(v) for v in g.travel_per_unit)
+        self.finger_closed = tuple(float(v) for v in g.closed_positions)
+        self.closed_gap = float(g.opening_m[0])
+        self.finger_links = [self.link_index[ln] for ln in g.pad_links]
+        # <mimic> joints other than the second finger joint (PyBullet ignores <mimic>; the backend
+        # couples them with gear constraints): (follower, leader, multiplier, offset), joint indices
+        urdf = parse_urdf(model.urdf_path, model.packages)
+        self.mimics = [(self.joint_index[j.name], self.joint_index[j.mimic[0]], j.mimic[1], j.mimic[2])
+                       for j in urdf.joints.values()
+                       if j.mimic is not None and j.name in self.joint_index and j.mimic[0] in self.joint_index
+                       and not (j.name == g.joints[1] and j.mimic[0] == g.joints[0])]
+        self.palm_link = self.link_index[g.palm_link]
+        ft = model.wrist_ft_joint
+        self.wrist_ft_joint = self.joint_index[ft] if ft in self.joint_index else self.arm_joints[-1]
+        self.tcp_link = self.link_index[model.tcp_link_name]
+        self.tcp_in_link = model.tcp_offset
         self.link_in_tcp = invert(self.tcp_in_link)
-        self._tcp_is_link = bool(np.array_equal(self.tcp_in_link, np.eye(4)))
+        self._tcp_is_link = bool(np.allclose(self.tcp_in_link, np.eye(4), atol=1e-12))
+        if self._tcp_is_link:
+            self.tcp_in_link = np.eye(4)
+            self.link_in_tcp = np.eye(4)
         # Per-DoF arrays for calculateInverseKinematics (its lists cover every movable joint).
         all_lower = np.array([infos[j][8] for j in self.movable_joints])
         all_upper = np.array([infos[j][9] for j in self.movable_joints])
@@ -178,9 +153,20 @@ class LoadedRobot:
         return np.array([s[1] for s in states])
 
     def finger_positions(self) -> tuple[float, float]:
-        """Both finger joint positions, metres (each 0 closed .. ``finger_upper`` open)."""
+        """Both finger joint positions (m for prismatic fingers, rad for revolute ones)."""
         s = pb.getJointStates(self.body, self.finger_joints, physicsClientId=self.client)
         return float(s[0][0]), float(s[1][0])
+
+    def gap_of(self, q0: float, q1: float) -> float:
+        """Finger gap, m, at finger joint positions ``q0``, ``q1`` (Panda: ``q0 + q1``)."""
+        (s0, s1), (c0, c1) = self.finger_travel, self.finger_closed
+        return self.closed_gap + s0 * (q0 - c0) + s1 * (q1 - c1)
+
+    def finger_targets(self, gap_m: float) -> tuple[float, float]:
+        """Finger joint positions of gap ``gap_m`` (m), both fingers travelling alike (Panda: gap / 2 each)."""
+        t = (gap_m - self.closed_gap) / 2.0
+        (s0, s1), (c0, c1) = self.finger_travel, self.finger_closed
+        return c0 + t / s0, c1 + t / s1
 
     def reset_arm(self, q: Sequence[float]) -> None:
         """Teleport the arm joints to ``q`` (radians). Only for set-up and the kinematics shadow."""
@@ -188,9 +174,12 @@ class LoadedRobot:
             pb.resetJointState(self.body, j, float(v), 0.0, physicsClientId=self.client)
 
     def reset_fingers(self, each_m: float) -> None:
-        """Teleport both finger joints to ``each_m`` metres each (gap ``2 * each_m``). Set-up only."""
-        for j in self.finger_joints:
-            pb.resetJointState(self.body, j, float(each_m), 0.0, physicsClientId=self.client)
+        """Teleport both fingers to the gap ``2 * each_m`` (m), their ``<mimic>`` joints along. Set-up only."""
+        for j, q in zip(self.finger_joints, self.finger_targets(2.0 * each_m)):
+            pb.resetJointState(self.body, j, float(q), 0.0, physicsClientId=self.client)
+        for follower, leader, m, offset in self.mimics:
+            q = pb.getJointState(self.body, leader, physicsClientId=self.client)[0]
+            pb.resetJointState(self.body, follower, m * q + offset, 0.0, physicsClientId=self.client)
 
     def link_pose(self, link: int) -> Pose:
         """(4, 4) world pose of a link frame (URDF link frame, not the inertial frame)."""
@@ -248,6 +237,6 @@ class LoadedRobot:
         return rest
 
 
-def model_by_name(name: str) -> Optional[RobotModel]:
-    """The built-in :class:`RobotModel` called ``name`` (a key of :data:`MODELS`), or None."""
+def model_by_name(name: str) -> Optional[RobotDescription]:
+    """The stock description called ``name`` (a key of :data:`MODELS`), or None."""
     return MODELS.get(name)

@@ -14,9 +14,9 @@ Format (every key, its type, default and meaning: :data:`SCENE_KEYS`, rendered b
       physics_hz: 1000
       robots:
         - name: panda
-          model: franka_panda
+          model: franka_panda               # a stock model or a robot description file (.yaml)
           base_pose: {position: [0, 0, 0.626], rpy_deg: [0, 0, 0]}
-          initial_configuration: ready      # a named configuration or 7 joint angles (rad)
+          initial_configuration: ready      # a named configuration or one angle per arm joint (rad)
       fixtures:
         - {name: table, urdf: table/table.urdf, pose: {position: [0.5, 0, 0]}}
       objects:
@@ -48,7 +48,8 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from ..geometry.poses import Pose, pose_from_spec
-from .robots import MODELS
+from ..keydocs import KeyDoc, keys_markdown
+from ..robots import RobotDescription, RobotDescriptionError, UnknownModelError, resolve_model, stock_models
 
 PathT = tuple[Union[str, int], ...]
 
@@ -60,12 +61,16 @@ class SceneError(ValueError):
         path: keys and list indices from the scene dict to the offending value,
             e.g. ``("objects", 0, "mass_kg")``; ``()`` for the scene itself.
         message: what is wrong, and the fix where one can be suggested.
+        problems: problems in another file the scene names (a robot description's
+            ``FILE:LINE:COL`` :class:`~py_trees_manipulation.trees.errors.Problem` lines), else empty.
     """
 
-    def __init__(self, path: Sequence[Union[str, int]], message: str):
+    def __init__(self, path: Sequence[Union[str, int]], message: str, problems: Sequence[Any] = ()):
         self.path: PathT = tuple(path)
         self.message = message
-        super().__init__(f"{format_path(self.path)}: {message}")
+        self.problems = list(problems)
+        text = f"{format_path(self.path)}: {message}"
+        super().__init__("\n".join([text] + [str(p) for p in self.problems]))
 
 
 def format_path(path: Sequence[Union[str, int]], root: str = "scene") -> str:
@@ -94,11 +99,23 @@ class PoseNoiseSpec:
 
 @dataclass(frozen=True)
 class RobotSpec:
+    """One ``robots[]`` entry.
+
+    Attributes:
+        name: the robot's (and its arm and gripper resources') name.
+        model: as written: a stock model name or a description file path.
+        base_pose: (4, 4) base pose, world frame.
+        initial_configuration: a named configuration or one angle per arm joint, rad.
+        initial_gap_m: initial finger gap, m.
+        description: the robot description ``model`` names.
+    """
+
     name: str
     model: str
     base_pose: Pose
     initial_configuration: Union[str, tuple[float, ...]] = "ready"
     initial_gap_m: float = 0.08
+    description: Optional[RobotDescription] = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -177,17 +194,6 @@ class SceneSpec:
 # ------------------------------------------------------------------------------------------------
 # Key tables: the single source for validation of unknown keys and for the documentation
 # ------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class KeyDoc:
-    """One accepted key: name, type as written in YAML, default (``None``: required or unset), meaning."""
-
-    name: str
-    type: str
-    default: str
-    doc: str
-    required: bool = False
-
-
 _POSE_T = "pose"
 SCENE_KEYS: dict[str, list[KeyDoc]] = {
     "scene": [
@@ -204,11 +210,13 @@ SCENE_KEYS: dict[str, list[KeyDoc]] = {
     ],
     "robots[]": [
         KeyDoc("name", "str", "", "unique name; the arm and gripper resources are called this", True),
-        KeyDoc("model", "str", "franka_panda", f"robot model, one of {sorted(MODELS)}"),
+        KeyDoc("model", "str", "franka_panda", f"robot model: a stock model ({', '.join(stock_models())}) or a "
+               "robot description file (.yaml, relative to the task file; see the README's 'Robots')"),
         KeyDoc("base_pose", _POSE_T, "identity", "base pose, world frame"),
         KeyDoc("initial_configuration", "str or list", "ready",
-               "a named configuration (`ready`, `home`, `extended`) or one angle per arm joint, rad"),
-        KeyDoc("initial_gap_m", "number", "0.08", "initial finger gap, m (0 ... 0.08)"),
+               "a named configuration of the model (`ready`; the stock models also have `home`, `extended`, "
+               "`forward`) or one angle per arm joint, rad"),
+        KeyDoc("initial_gap_m", "number", "fully open", "initial finger gap, m, >= 0 (at most the gripper's opening)"),
     ],
     "fixtures[]": [
         KeyDoc("name", "str", "", "unique name", True),
@@ -265,22 +273,26 @@ SCENE_KEYS: dict[str, list[KeyDoc]] = {
 class _Section:
     parse: Callable[[Any, PathT], Any]
     doc: str
+    check: Optional[Callable[[Any, "SceneSpec"], None]] = None
 
 
 _EXTRA_SECTIONS: dict[str, _Section] = {}
 
 
-def register_section(key: str, parse: Callable[[Any, PathT], Any], doc: str = "") -> None:
+def register_section(key: str, parse: Callable[[Any, PathT], Any], doc: str = "",
+                     check: Optional[Callable[[Any, "SceneSpec"], None]] = None) -> None:
     """Accept an extra top-level scene key (e.g. ``doors`` from :mod:`.articulated`).
 
     Args:
         key: the key under ``scene:``.
         parse: ``parse(value, path) -> parsed``; raises :class:`SceneError` with paths under ``path``.
         doc: one line for :func:`scene_keys_doc`.
+        check: ``check(parsed, scene)``, run once the whole scene is parsed, for what the section
+            refers to elsewhere in the scene (e.g. the links of its robots); raises :class:`SceneError`.
 
     The parsed value lands in ``SceneSpec.extra[key]``; the backend's builders read it from there.
     """
-    _EXTRA_SECTIONS[key] = _Section(parse, doc)
+    _EXTRA_SECTIONS[key] = _Section(parse, doc, check)
 
 
 def accepted_keys(section: str) -> list[str]:
@@ -293,21 +305,12 @@ def accepted_keys(section: str) -> list[str]:
 
 def scene_keys_doc() -> str:
     """Markdown reference of every accepted scene key (one table per section), for the README."""
-    lines: list[str] = []
     titles = {"scene": "`scene`", "robots[]": "`scene.robots[]`", "fixtures[]": "`scene.fixtures[]`",
               "objects[]": "`scene.objects[]`", "primitive": "`scene.objects[].primitive`",
               "pose_noise": "`scene.objects[].pose_noise`", "task": "`scene.task`",
               "pose": "poses (`base_pose`, `pose`)"}
-    for section, keys in SCENE_KEYS.items():
-        lines += [f"#### {titles[section]}", "", "| key | type | default | meaning |", "|---|---|---|---|"]
-        for k in keys:
-            default = "**required**" if k.required else (k.default or "")
-            lines.append(f"| `{k.name}` | {k.type} | {default} | {k.doc} |")
-        if section == "scene":
-            for key, sec in sorted(_EXTRA_SECTIONS.items()):
-                lines.append(f"| `{key}` | | | {sec.doc} |")
-        lines.append("")
-    return "\n".join(lines)
+    extra = {"scene": [f"| `{key}` | | | {sec.doc} |" for key, sec in sorted(_EXTRA_SECTIONS.items())]}
+    return keys_markdown(SCENE_KEYS, titles, extra)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -451,14 +454,19 @@ def _name(d: Mapping[str, Any], path: PathT, seen: dict[str, PathT]) -> str:
 # ------------------------------------------------------------------------------------------------
 # Sections
 # ------------------------------------------------------------------------------------------------
-def _parse_robot(d: Any, path: PathT, seen: dict[str, PathT]) -> RobotSpec:
+def _parse_robot(d: Any, path: PathT, seen: dict[str, PathT], base_dir: Optional[str] = None) -> RobotSpec:
     d = _mapping(d, path, "a robot")
     _check_keys(d, "robots[]", path)
     name = _name(d, path, seen)
     model_name = _string(d, "model", path, "franka_panda")
-    if model_name not in MODELS:
-        raise SceneError(path + ("model",), f"unknown robot model {model_name!r}; {_suggest(model_name, sorted(MODELS))}")
-    model = MODELS[model_name]
+    try:
+        model = resolve_model(model_name, base_dir)
+    except UnknownModelError as e:
+        raise SceneError(path + ("model",), f"{e.message}; {e.hint}" if e.hint else e.message) from None
+    except RobotDescriptionError as e:
+        raise SceneError(path + ("model",), f"the robot description {model_name!r} is invalid "
+                         f"({len(e.problems)} problem{'s' if len(e.problems) != 1 else ''}, below)",
+                         problems=e.problems) from None
     conf: Any = d.get("initial_configuration", "ready")
     p = path + ("initial_configuration",)
     if isinstance(conf, str):
@@ -471,9 +479,9 @@ def _parse_robot(d: Any, path: PathT, seen: dict[str, PathT]) -> RobotSpec:
     else:
         raise SceneError(p, f"initial_configuration must be a configuration name or a list of "
                          f"{len(model.arm_joint_names)} joint angles in radians, got {conf!r}")
-    gap = _number(d, "initial_gap_m", path, model.max_gap_m, ge=0.0, le=model.max_gap_m, unit="m")
+    gap = _number(d, "initial_gap_m", path, model.max_gap_m, ge=model.min_gap_m, le=model.max_gap_m, unit="m")
     return RobotSpec(name=name, model=model_name, base_pose=_pose(d, "base_pose", path),
-                     initial_configuration=conf, initial_gap_m=gap)
+                     initial_configuration=conf, initial_gap_m=gap, description=model)
 
 
 def _parse_fixture(d: Any, path: PathT, seen: dict[str, PathT], base_dir: Optional[str]) -> FixtureSpec:
@@ -571,8 +579,9 @@ def parse_scene(scene: Any, base_dir: Optional[str] = None) -> SceneSpec:
 
     Args:
         scene: the plain dict under ``scene:`` (from ``yaml.safe_load``).
-        base_dir: folder relative URDF paths are tried against before ``pybullet_data``
-            (normally the task file's folder).
+        base_dir: folder relative URDF paths are tried against before ``pybullet_data``, and
+            robot description files (``model: my_robot.yaml``) are relative to (normally the task
+            file's folder).
 
     Raises:
         SceneError: the first problem found, with its path inside ``scene`` and a suggested fix.
@@ -592,7 +601,7 @@ def parse_scene(scene: Any, base_dir: Optional[str] = None) -> SceneSpec:
         raise SceneError(("solver_iterations",), f"solver_iterations must be an integer in 1 ... 1000, got {iters!r}")
     settle = _number(d, "settle_s", root, 0.2, ge=0.0, le=5.0, unit="s")
     seen: dict[str, PathT] = {}
-    robots = tuple(_parse_robot(r, ("robots", i), seen)
+    robots = tuple(_parse_robot(r, ("robots", i), seen, base_dir)
                    for i, r in enumerate(_list(d.get("robots", []), ("robots",), "robots")))
     fixtures = tuple(_parse_fixture(f, ("fixtures", i), seen, base_dir)
                      for i, f in enumerate(_list(d.get("fixtures", []), ("fixtures",), "fixtures")))
@@ -604,5 +613,9 @@ def parse_scene(scene: Any, base_dir: Optional[str] = None) -> SceneSpec:
     if task.place_position is not None and task.target_object is None:
         raise SceneError(("task",), "place_position needs a target_object (the scene has several objects)")
     extra = {k: sec.parse(d[k], (k,)) for k, sec in _EXTRA_SECTIONS.items() if k in d}
-    return SceneSpec(seed=seed, gravity=gravity, physics_hz=hz, solver_iterations=iters, settle_s=settle,
+    spec = SceneSpec(seed=seed, gravity=gravity, physics_hz=hz, solver_iterations=iters, settle_s=settle,
                      robots=robots, fixtures=fixtures, objects=objects, task=task, extra=extra)
+    for k, sec in _EXTRA_SECTIONS.items():
+        if k in extra and sec.check is not None:
+            sec.check(extra[k], spec)
+    return spec

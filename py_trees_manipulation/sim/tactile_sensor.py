@@ -1,4 +1,4 @@
-"""Simulated PR2 tactile sensing and the PR2 gripper sensor actions on the Panda's gripper.
+"""Simulated PR2 tactile sensing and the PR2 gripper sensor actions on any robot's parallel gripper.
 
 The simulator side of :mod:`py_trees_manipulation.control.gripper_controller` (the PR2 realtime
 controller ``pr2_gripper_sensor_controller``) and :mod:`py_trees_manipulation.control.tactile`,
@@ -18,7 +18,7 @@ optional scene section ``tactile:`` tunes it::
         crush_time_s: 0.05            # time over crush_force_n that crushes a fragile object
         velocity_gain: 5000.0         # K_D of the PR2 servo, N s/m (see "Controller" below)
         friction_effort: 0.0          # Coulomb feed-forward, N (robot 7; the sim fingers have no friction)
-        max_effort_n: 70.0            # finger actuator limit, N (Franka Hand continuous force)
+        max_effort_n: 70.0            # finger actuator limit, N (default: the gripper's default_force_n)
         max_finger_speed_mps: 0.1     # speed limit of each finger under the controller, m/s
         finger_contact_stiffness: 30000   # finger pad contact stiffness, N/m (default: the URDF's 30000)
         finger_contact_damping: 100   # finger pad contact damping, N s/m (default: the URDF's 1000)
@@ -29,15 +29,16 @@ optional scene section ``tactile:`` tunes it::
           #       | noise (+ Gaussian noise of amplitude_n per cell, default 0.05 N: degraded, not lost)
           # optional: duration_s (default: to the end), gripper (default: every gripper)
 
-**Pressure arrays.** Each Panda finger carries a PR2-style array of 22 cells (layout in
+**Pressure arrays.** Each finger pad of the robot description (``gripper.pads``: the pad link and
+the pad frame in it, and the pad geometry; the Panda's: 17.4 mm wide, 18 mm long, 5.8 mm x 3.6 mm
+cells; the WSG 50's: 19 mm x 20 mm) carries a PR2-style array of 22 cells (layout in
 :mod:`~py_trees_manipulation.control.tactile`): the 3 x 5 pad covers the finger's inner pad face
-(17.4 mm wide, 18 mm long, 5.8 mm x 3.6 mm cells, row 0 at the tip); the edge cells are the back
-(0), the two sides (1, 6), the tip corners (2, 5) and the tip face (3, 4). Every
-``sample_period_s`` one ``getContactPoints(bodyA=robot)`` (and, when a finger touches something,
-one ``getLinkStates`` for both fingers) maps each finger contact to a cell by its point
-(``positionOnA``) and its surface normal in the finger's mesh frame (:func:`cell_of`: the face the
-normal points out of, then the pad cell by position) and adds its normal force; contacts on the
-inner face beyond the pad count on the nearest pad row. This runs whether or not the controller is
+(row 0 at the tip); the edge cells are the back (0), the two sides (1, 6), the tip corners (2, 5)
+and the tip face (3, 4). Every ``sample_period_s`` one ``getContactPoints(bodyA=robot)`` (and, when
+a finger touches something, one ``getLinkStates`` for both pad links) maps each pad-link contact to
+a cell by its point (``positionOnA``) and its surface normal in the pad frame (:func:`cell_of`: the
+face the normal points out of, then the pad cell by position) and adds its normal force; contacts
+on the inner face beyond the pad count on the nearest pad row. This runs whether or not the controller is
 installed, so the telemetry and metrics of a plain ``GripperCommand`` grasp read its fingertip forces. Every
 ``frame_period_s`` a frame goes to the controller: the latest cell forces plus ``baseline_n`` per
 cell (a finger whose pad sums to exactly 0 counts as a broken sensor on the PR2), Gaussian noise of
@@ -65,7 +66,7 @@ force, no vibration). The default gain gives 0.1 N per pad at 10 mm/s, above the
 a few frames after the grip force changes (band-pass content over 0.18 N).
 
 **Palm accelerometer.** While an event-detector command is active (EventDetector, or Release
-waiting for its event: the only consumers of the acceleration), the hand link's linear velocity
+waiting for its event: the only consumers of the acceleration), the palm link's linear velocity
 (``getLinkState(computeLinkVelocity=1)``) is finite-differenced at the physics rate (1 kHz, one
 sample per control cycle; the PR2 samples at 3 kHz, three per cycle); the sample is the specific
 force ``a - g`` in the hand frame, as an accelerometer reads it, so at rest it reads +9.81 m/s^2
@@ -77,7 +78,8 @@ every step, and not at all otherwise (the controller gets ``palm_acceleration=No
 sample re-seeds the band-pass at steady state, as at start-up, so arming is not an event).
 
 **Controller.** One :class:`~py_trees_manipulation.control.gripper_controller.Pr2GripperController`
-per gripper (``ControllerParams.panda`` plus the overrides above) is installed with
+per gripper (``ControllerParams.for_gripper`` with the description's opening, plus the overrides
+above) is installed with
 :meth:`SimGripper.set_controller` when a PR2 action starts and stays installed (SlipServo keeps
 holding after Grab); a plain ``gripper_action`` goal removes it and goes back to the position
 motors. Each physics step it gets a :class:`SensorSample` (gap, gap speed, applied effort, a new
@@ -165,74 +167,87 @@ from ..control.gripper_controller import ActionState, ControllerParams, Pr2Gripp
 from ..control.tactile import NUM_CELLS, PAD_CELLS, PAD_COLS, PAD_ROWS
 from ..msgs.actions import GoalHandle, GoalStatus
 from ..msgs.gripper_sensor import ACTIONS, PR2GripperSensorRTState
+from ..robots import PadGeometry
 from .backend import SimBackend, SimGripper, _Execution, register_extension
 from .scene import SceneError, register_section
 
 SECTION = "tactile"
 RT = PR2GripperSensorRTState
 
-# Pad geometry of the Panda finger (collision mesh ``finger.obj``, finger link frame of the left
-# finger; the right finger's mesh is turned by pi about z): inner face at y ~ 0 (the other finger
-# is towards -y), x across the finger, z along it towards the tip.
-PAD_HALF_WIDTH_M = 0.0087
-PAD_TIP_Z_M = 0.0538
-PAD_LENGTH_M = 0.018
-TIP_FACE_Z_M = 0.0530
-SIDE_X_M = 0.0095
-BACK_Y_M = 0.012
-_CELL_W = 2 * PAD_HALF_WIDTH_M / PAD_COLS
-_CELL_L = PAD_LENGTH_M / PAD_ROWS
-
 CRUSHED_RGBA = (0.95, 0.8, 0.15, 1.0)
 PAD_FIRST = PAD_CELLS.start
 
 
-def cell_of(x: float, y: float, z: float, normal: Optional[tuple[float, float, float]] = None) -> int:
-    """PR2 cell index (0..21) of a contact point ``(x, y, z)`` in the finger's mesh frame, metres.
+class PadCells:
+    """The 22 PR2 cells laid on one pad geometry (:class:`~py_trees_manipulation.robots.PadGeometry`),
+    with the figures :meth:`cell` needs precomputed (it runs for every finger contact sample)."""
+
+    __slots__ = ("half_w", "half_l", "cell_w", "cell_l", "tip_face", "side", "back", "corner")
+
+    def __init__(self, pad: PadGeometry):
+        self.half_w = pad.width_m / 2
+        self.half_l = pad.length_m / 2
+        self.cell_w = pad.width_m / PAD_COLS
+        self.cell_l = pad.length_m / PAD_ROWS
+        self.tip_face = pad.tip_face_m
+        self.side = pad.side_m
+        self.back = pad.back_m
+        self.corner = self.half_w - pad.corner_m
+
+    def cell(self, x: float, y: float, z: float, normal: Optional[tuple[float, float, float]] = None) -> int:
+        """See :func:`cell_of`."""
+        if normal is not None:
+            nx, ny, nz = normal
+            ax, ay, az = abs(nx), abs(ny), abs(nz)
+            if az >= ax and az >= ay:
+                if nz > 0:
+                    return self._tip(x)
+            elif ax >= ay:
+                return 1 if nx < 0 else 6
+            elif ny > 0:
+                return 0
+            else:
+                return self._pad(x, z)
+        if y > self.back:
+            return 0
+        if z > self.tip_face:
+            return self._tip(x)
+        if abs(x) > self.side:
+            return 1 if x < 0 else 6
+        return self._pad(x, z)
+
+    def _tip(self, x: float) -> int:
+        if abs(x) > self.corner:
+            return 2 if x < 0 else 5
+        return 3 if x < 0 else 4
+
+    def _pad(self, x: float, z: float) -> int:
+        col = min(PAD_COLS - 1, max(0, int((x + self.half_w) / self.cell_w)))
+        row = min(PAD_ROWS - 1, max(0, int((self.half_l - z) / self.cell_l)))
+        return 7 + PAD_COLS * row + col
+
+
+def cell_of(x: float, y: float, z: float, normal: Optional[tuple[float, float, float]] = None, *,
+            pad: PadGeometry) -> int:
+    """PR2 cell index (0..21) of a contact point ``(x, y, z)`` in the **pad frame**, metres.
+
+    Pad frame (:mod:`py_trees_manipulation.robots.description`): origin at the pad centre on the
+    finger's inner surface, z towards the fingertip, y out of the back of the finger (the inner
+    surface's outward normal is -y), x across. ``pad`` is the robot description's pad geometry.
 
     With ``normal`` (the finger surface's outward unit normal at the point, same frame), the face is
     chosen by the normal's dominant axis: ``+z`` the tip face (tip 3/4 or corner 2/5 by ``x``),
     ``+-x`` a side (1 for ``-x``, 6 for ``+x``), ``+y`` the back (0), ``-y`` the inner face: the pad
     cell ``7 + 3 row + col`` of ``(x, z)`` (row 0 at the tip), clamped to the pad, so a grasp on the
-    inner face's top millimetre (above 53 mm, e.g. a mug's side at the fingertips) still loads the
-    pad, as the PR2 pad's pressure cells feel any normal load on the gripping surface. A normal
-    along ``-z`` (no sensor there) falls back to the position rules.
+    inner face beyond the pad (e.g. a mug's side at the fingertips) still loads the pad, as the PR2
+    pad's pressure cells feel any normal load on the gripping surface. A normal along ``-z`` (no
+    sensor there) falls back to the position rules.
 
-    Position rules (``normal`` None): back (``y > 12 mm``) -> 0; tip face (``z > 53 mm``) -> tip or
-    corner by ``x``; sides (``|x| > 9.5 mm``) -> 1/6; otherwise the pad cell (points below the pad
-    clamp to row 4).
+    Position rules (``normal`` None): back (``y > back_m``) -> 0; tip face (``z > tip_face_m``) ->
+    tip or corner (the outer ``corner_m``) by ``x``; sides (``|x| > side_m``) -> 1/6; otherwise the
+    pad cell (points beyond the pad clamp to its first or last row).
     """
-    if normal is not None:
-        nx, ny, nz = normal
-        ax, ay, az = abs(nx), abs(ny), abs(nz)
-        if az >= ax and az >= ay:
-            if nz > 0:
-                return _tip_cell(x)
-        elif ax >= ay:
-            return 1 if nx < 0 else 6
-        elif ny > 0:
-            return 0
-        else:
-            return _pad_cell(x, z)
-    if y > BACK_Y_M:
-        return 0
-    if z > TIP_FACE_Z_M:
-        return _tip_cell(x)
-    if abs(x) > SIDE_X_M:
-        return 1 if x < 0 else 6
-    return _pad_cell(x, z)
-
-
-def _tip_cell(x: float) -> int:
-    if abs(x) > PAD_HALF_WIDTH_M - 0.0017:
-        return 2 if x < 0 else 5
-    return 3 if x < 0 else 4
-
-
-def _pad_cell(x: float, z: float) -> int:
-    col = min(PAD_COLS - 1, max(0, int((x + PAD_HALF_WIDTH_M) / _CELL_W)))
-    row = min(PAD_ROWS - 1, max(0, int((PAD_TIP_Z_M - z) / _CELL_L)))
-    return 7 + PAD_COLS * row + col
+    return PadCells(pad).cell(x, y, z, normal)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -288,15 +303,16 @@ class TactileConfig:
     crush_time_s: float = 0.05
     velocity_gain: float = 5000.0
     friction_effort: float = 0.0
-    max_effort_n: float = 70.0
+    max_effort_n: Optional[float] = None
     max_finger_speed_mps: float = 0.1
     finger_contact_stiffness: Optional[float] = None
     finger_contact_damping: Optional[float] = None
     controller: dict[str, Any] = field(default_factory=dict)
     faults: tuple[SensorFault, ...] = ()
 
-    def controller_params(self) -> ControllerParams:
-        """``ControllerParams.panda`` with the simulation gains, the frame period, the sensor-loss
+    def controller_params(self, max_gap_m: float, min_gap_m: float = 0.0) -> ControllerParams:
+        """``ControllerParams.for_gripper(max_gap_m, min_gap_m)`` (Grab and Release open to the
+        gripper's full opening) with the simulation gains, the frame period, the sensor-loss
         checks (``sensor_timeout`` five frame periods, at least 0.2 s; ``sensor_frozen_time``
         0.25 s when the cells carry noise, whose frames never repeat) and the overrides."""
         values: dict[str, Any] = {"velocity_gain": self.velocity_gain, "friction_effort": self.friction_effort,
@@ -304,7 +320,7 @@ class TactileConfig:
                                   "sensor_timeout": max(0.2, 5.0 * self.frame_period_s),
                                   "sensor_frozen_time": max(0.25, 6.0 * self.frame_period_s) if self.noise_n > 0 else 0.0}
         values.update(self.controller)
-        return ControllerParams.panda(**values)
+        return ControllerParams.for_gripper(max_gap_m, min_gap_m, **values)
 
 
 _LIMITS = {"frame_period_s": (0.001, 1.0), "sample_period_s": (0.0005, 0.1), "noise_n": (0.0, 1.0),
@@ -339,7 +355,7 @@ def parse_tactile(value: Any, path: tuple) -> TactileConfig:
             if not isinstance(v, dict):
                 raise SceneError(path + (key,), "controller must be a mapping of ControllerParams names")
             try:
-                ControllerParams.panda(**v)
+                ControllerParams(**v)
             except (TypeError, ValueError) as e:
                 raise SceneError(path + (key,), f"invalid controller parameters: {e}") from None
             out[key] = dict(v)
@@ -426,9 +442,14 @@ class GripperTactile:
         self.body, self.client = robot.body, robot.client
         self.fingers = list(robot.finger_links)
         self.finger_joints = list(robot.finger_joints)
-        self.hand_link = robot.link_index.get("panda_hand", robot.finger_links[0] - 1)
+        self._travel, self._closed, self._g0 = robot.finger_travel, robot.finger_closed, robot.closed_gap
+        self.hand_link = robot.palm_link
+        gd = robot.model.gripper
+        self.cells_of = PadCells(gd.pad)
+        # each pad frame in its link frame: origin (3,) and rotation (row-major 9)
+        self._pads = [(tuple(p.pose[:3, 3]), tuple(p.pose[:3, :3].ravel())) for p in gd.pads]
         self.cfg = ext.cfg
-        self.controller = Pr2GripperController(ext.cfg.controller_params())
+        self.controller = Pr2GripperController(ext.cfg.controller_params(gripper.max_gap_m, gripper.min_gap_m))
         self._cells: Any = [[0.0] * NUM_CELLS, [0.0] * NUM_CELLS]  # latest sample, lists (arrays on demand)
         self._obj_force = [0.0, 0.0]
         self._cells_array: Optional[np.ndarray] = None
@@ -461,7 +482,7 @@ class GripperTactile:
         self._imb: list[float] = []       # left - right target pad force, the last frame period's samples
         self._imb_len = max(1, int(round(self.cfg.frame_period_s / self.cfg.sample_period_s)))
         self._touching = True     # the first sample() writes the zero state
-        self._lim = float(self.cfg.max_effort_n)
+        self._lim = float(self.cfg.max_effort_n if self.cfg.max_effort_n is not None else robot.model.default_grip_force_n)
         self._vmax = float(self.cfg.max_finger_speed_mps)
         self._motors_off = False  # the finger velocity motors are switched off (torque mode)
         self._dt = ext.backend.dt
@@ -523,14 +544,19 @@ class GripperTactile:
         movable = ext.movable
         states = pb.getLinkStates(body, self.fingers, computeLinkVelocity=1, physicsClientId=client)
         frames = []
-        for st in states:
-            R = pb.getMatrixFromQuaternion(st[5])
-            frames.append((st[4], R))
+        for st, (op, Rp) in zip(states, self._pads):
+            # the pad frame in the world: link frame (URDF link origin) times the pad pose
+            Rl, ol = pb.getMatrixFromQuaternion(st[5]), st[4]
+            R = [Rl[r] * Rp[c] + Rl[r + 1] * Rp[c + 3] + Rl[r + 2] * Rp[c + 6] for r in (0, 3, 6) for c in (0, 1, 2)]
+            o = (ol[0] + Rl[0] * op[0] + Rl[1] * op[1] + Rl[2] * op[2],
+                 ol[1] + Rl[3] * op[0] + Rl[4] * op[1] + Rl[5] * op[2],
+                 ol[2] + Rl[6] * op[0] + Rl[7] * op[1] + Rl[8] * op[2])
+            frames.append((o, R))
+        cell = self.cells_of.cell
         candidates = []  # (finger, contact) pairs whose slip speed may be needed
         for c in mine:
             i = 0 if c[3] == f0 else 1
             o, R = frames[i]
-            sign = 1.0 if i == 0 else -1.0
             other, fn, p, n = c[2], c[9], c[5], c[7]
             dx, dy, dz = p[0] - o[0], p[1] - o[1], p[2] - o[2]
             lx = R[0] * dx + R[3] * dy + R[6] * dz
@@ -540,9 +566,9 @@ class GripperTactile:
             mx = -(R[0] * n[0] + R[3] * n[1] + R[6] * n[2])
             my = -(R[1] * n[0] + R[4] * n[1] + R[7] * n[2])
             mz = -(R[2] * n[0] + R[5] * n[1] + R[8] * n[2])
-            cell = cell_of(sign * lx, sign * ly, lz, (sign * mx, sign * my, mz))
-            cells[i][cell] += fn
-            if other == target and cell >= PAD_FIRST:
+            k = cell(lx, ly, lz, (mx, my, mz))
+            cells[i][k] += fn
+            if other == target and k >= PAD_FIRST:
                 target_pad[i] += fn
             if other in movable:
                 obj_force[i] += fn
@@ -768,7 +794,9 @@ class GripperTactile:
         dt = self._dt
         (x0, v0, _f0, e0), (x1, v1, _f1, e1) = pb.getJointStates(self.body, self.finger_joints,
                                                                   physicsClientId=self.client)
-        x = x0 + x1
+        # joint space -> the virtual gap joint (the Panda's map is the identity: x = x0 + x1)
+        (s0, s1), (c0, c1) = self._travel, self._closed
+        x = self._g0 + s0 * (x0 - c0) + s1 * (x1 - c1)
         frames = self._pending
         if frames is None:
             left = right = None
@@ -782,7 +810,7 @@ class GripperTactile:
         else:
             acc = None
             self._v_prev = None
-        cmd = ctl.step(dt, SensorSample(self.ext.backend.now(), x, v0 + v1, self.effort, left, right, acc))
+        cmd = ctl.step(dt, SensorSample(self.ext.backend.now(), x, s0 * v0 + s1 * v1, self.effort, left, right, acc))
         if ctl.state != self._state:
             if ctl.state == RT.FIND_CONTACT:
                 self._rephase_frames()
@@ -801,8 +829,8 @@ class GripperTactile:
             vt = 0.5 * (cmd.velocity + rate * (cmd.position - x))
             vmax = self._vmax
             vt = vmax if vt > vmax else (-vmax if vt < -vmax else vt)
-            pb.setJointMotorControlArray(body, joints, pb.VELOCITY_CONTROL, targetVelocities=(vt, vt),
-                                         forces=(lim, lim), physicsClientId=client)
+            pb.setJointMotorControlArray(body, joints, pb.VELOCITY_CONTROL, targetVelocities=(vt / s0, vt / s1),
+                                         forces=(lim * abs(s0), lim * abs(s1)), physicsClientId=client)
             self._motors_off = False
         else:
             if not self._motors_off:
@@ -811,11 +839,11 @@ class GripperTactile:
                 self._motors_off = True
             if cmd.enabled:
                 e = lim if cmd.effort > lim else (-lim if cmd.effort < -lim else cmd.effort)
-                pb.setJointMotorControlArray(body, joints, pb.TORQUE_CONTROL, forces=(e, e),
+                pb.setJointMotorControlArray(body, joints, pb.TORQUE_CONTROL, forces=(e * s0, e * s1),
                                              physicsClientId=client)
         gripper._torque_mode = True  # the motors are ours until command_gap
         # the applied virtual-joint effort, read back next cycle (motor force per finger, + opens)
-        self.effort = 0.5 * (e0 + e1)
+        self.effort = 0.5 * (e0 / s0 + e1 / s1)
         slip = ctl.slip_detected or ctl.events.slip_event
         if slip and not self._slip_flag:
             self.ext.slip_detections += 1
@@ -1152,7 +1180,7 @@ class TactileSensing:
         g = math.sqrt(sum(v * v for v in self.gravity))
         limit = g0.controller.params.fingertip_force_limit
         if limit < 0:
-            limit = float(self.cfg.max_effort_n)
+            limit = float(g0._lim)  # the actuator limit (tactile max_effort_n, or the gripper description's)
         if mass <= 0 or mu <= 0:
             return {}
         needed = mass * g / (2.0 * mu)

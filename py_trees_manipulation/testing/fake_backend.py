@@ -65,6 +65,8 @@ class FakeResource:
         self.live: list[_Goal] = []
         self.joint_names = [f"joint{i + 1}" for i in range(7)]
         self.named_configurations = {"ready": [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]}
+        self.max_gap_m = 0.08  # gripper opening range, m (GripperCommand position: open / closed)
+        self.min_gap_m = 0.0
         self._tcp = np.eye(4)
         self._tcp[:3, 3] = [0.3, 0.0, 0.5]
 
@@ -78,7 +80,7 @@ class FakeResource:
         return list(self.named_configurations["ready"])
 
     def gap_m(self) -> float:
-        return 0.08
+        return self.max_gap_m
 
     def send_goal(self, action: str, goal: Any) -> GoalHandle:
         self.goals.append((action, goal))

@@ -318,17 +318,16 @@ def _validate_scene(scene: dict[str, Any], ctx: _Ctx) -> Any:
         hint = getattr(e, "hint", "") or ""
         loc = ctx.override_loc(path) or loc_of(scene, path[1:], getattr(scene, "loc", Loc(ctx.task_file, 1, 1)))
         ctx.add(loc, f"scene: {msg}", hint)
+        for problem in getattr(e, "problems", None) or ():  # in a file the scene names (a robot description)
+            ctx.add(problem.loc, problem.message, problem.hint)
         return None
 
 
 def _scene_names(scene: Any) -> dict[str, list[str]]:
     """What literal parameter values may name, by ``Param.refers_to``."""
-    from ..sim.robots import MODELS
-
     configurations: set[str] = set()
     for r in scene.robots:
-        model = MODELS.get(r.model)
-        configurations |= set(getattr(model, "named_configurations", {}) or {})
+        configurations |= set(getattr(r.description, "named_configurations", {}) or {})
     extra = scene.extra or {}
     return {
         "object": [o.name for o in scene.objects],

@@ -22,6 +22,7 @@ from py_trees_manipulation.geometry.poses import pose_from_spec
 from py_trees_manipulation.msgs import gripper_sensor as gs
 from py_trees_manipulation.msgs.motion import MoveCartesianGoal, MoveToPoseGoal
 from py_trees_manipulation.sim import SceneError, SimBackend, parse_scene
+from py_trees_manipulation.robots import stock_description
 from py_trees_manipulation.sim.tactile_sensor import cell_of
 from py_trees_manipulation.trees.loader import load_task
 from py_trees_manipulation.trees.runner import RunOptions, run_task
@@ -373,26 +374,34 @@ def test_tactile_faults_are_validated_with_their_path():
 
 
 # ---- sensor layout and scene keys --------------------------------------------------------------------------
+def _panda_cell(x, y, z, normal=None):
+    """cell_of for a point in the Panda finger mesh frame (the left finger link frame): the pad
+    frame of franka_panda.yaml sits 44.8 mm up that frame, axes alike."""
+    pad = stock_description("franka_panda").gripper
+    assert pad.pads[0].position == (0.0, 0.0, 0.0448) and pad.pads[0].orientation == (1.0, 0.0, 0.0, 0.0)
+    return cell_of(x, y, z - 0.0448, normal, pad=pad.pad)
+
+
 def test_contact_points_map_to_the_pr2_cells():
-    assert cell_of(0.0, 0.0, 0.0528) == 7 + 3 * 0 + 1     # pad, row 0 (tip end), middle column
-    assert cell_of(-0.008, 0.0, 0.037) == 7 + 3 * 4 + 0   # pad, row 4 (palm end), first column
-    assert cell_of(0.0, 0.0, 0.02) == 7 + 3 * 4 + 1       # inner face below the pad: row 4
-    assert cell_of(0.0, 0.02, 0.04) == 0                  # back
-    assert (cell_of(-0.0102, 0.0, 0.04), cell_of(0.0102, 0.0, 0.04)) == (1, 6)   # sides
-    assert (cell_of(-0.003, 0.0, 0.0536), cell_of(0.003, 0.0, 0.0536)) == (3, 4)  # tip face
-    assert (cell_of(-0.008, 0.0, 0.0536), cell_of(0.008, 0.0, 0.0536)) == (2, 5)  # corners
+    assert _panda_cell(0.0, 0.0, 0.0528) == 7 + 3 * 0 + 1     # pad, row 0 (tip end), middle column
+    assert _panda_cell(-0.008, 0.0, 0.037) == 7 + 3 * 4 + 0   # pad, row 4 (palm end), first column
+    assert _panda_cell(0.0, 0.0, 0.02) == 7 + 3 * 4 + 1       # inner face below the pad: row 4
+    assert _panda_cell(0.0, 0.02, 0.04) == 0                  # back
+    assert (_panda_cell(-0.0102, 0.0, 0.04), _panda_cell(0.0102, 0.0, 0.04)) == (1, 6)   # sides
+    assert (_panda_cell(-0.003, 0.0, 0.0536), _panda_cell(0.003, 0.0, 0.0536)) == (3, 4)  # tip face
+    assert (_panda_cell(-0.008, 0.0, 0.0536), _panda_cell(0.008, 0.0, 0.0536)) == (2, 5)  # corners
     # with the outward surface normal the face decides: the pick_and_lift mug touches the inner
     # face (normal -y) 53.1 mm up, above the 53 mm tip-face line: pad row 0, column 0 (x < -2.9 mm)
-    assert cell_of(-0.0026, -0.0011, 0.0531) == 3                       # by position: tip face
-    assert cell_of(-0.0026, -0.0011, 0.0531, (0.0, -1.0, 0.0)) == 7 + 1  # by normal: pad (0, 1)
-    assert cell_of(-0.0030, -0.0011, 0.0531, (0.0, -1.0, 0.0)) == 7 + 0  # pad (0, 0)
-    assert cell_of(0.0, -0.0011, 0.0600, (0.0, -1.0, 0.0)) == 7 + 1      # beyond the pad tip: row 0
-    assert cell_of(0.0, -0.0011, 0.0100, (0.0, -1.0, 0.0)) == 7 + 3 * 4 + 1  # below the pad: row 4
-    assert cell_of(-0.003, -0.0011, 0.0531, (0.1, 0.2, 0.97)) == 3       # table under the tip: tip face
-    assert cell_of(0.0, 0.0, 0.04, (-0.9, -0.3, 0.0)) == 1               # side faces by the normal's sign
-    assert cell_of(0.0, 0.0, 0.04, (0.9, -0.3, 0.0)) == 6
-    assert cell_of(0.0, 0.0, 0.04, (0.0, 1.0, 0.0)) == 0                 # back
-    assert cell_of(0.0, 0.0, 0.04, (0.0, 0.0, -1.0)) == 7 + 3 * 3 + 1    # no sensor facing -z: position (row 3)
+    assert _panda_cell(-0.0026, -0.0011, 0.0531) == 3                       # by position: tip face
+    assert _panda_cell(-0.0026, -0.0011, 0.0531, (0.0, -1.0, 0.0)) == 7 + 1  # by normal: pad (0, 1)
+    assert _panda_cell(-0.0030, -0.0011, 0.0531, (0.0, -1.0, 0.0)) == 7 + 0  # pad (0, 0)
+    assert _panda_cell(0.0, -0.0011, 0.0600, (0.0, -1.0, 0.0)) == 7 + 1      # beyond the pad tip: row 0
+    assert _panda_cell(0.0, -0.0011, 0.0100, (0.0, -1.0, 0.0)) == 7 + 3 * 4 + 1  # below the pad: row 4
+    assert _panda_cell(-0.003, -0.0011, 0.0531, (0.1, 0.2, 0.97)) == 3       # table under the tip: tip face
+    assert _panda_cell(0.0, 0.0, 0.04, (-0.9, -0.3, 0.0)) == 1               # side faces by the normal's sign
+    assert _panda_cell(0.0, 0.0, 0.04, (0.9, -0.3, 0.0)) == 6
+    assert _panda_cell(0.0, 0.0, 0.04, (0.0, 1.0, 0.0)) == 0                 # back
+    assert _panda_cell(0.0, 0.0, 0.04, (0.0, 0.0, -1.0)) == 7 + 3 * 3 + 1    # no sensor facing -z: position (row 3)
 
 
 def test_tactile_section_and_crush_force_are_validated():

@@ -9,7 +9,7 @@ import pytest
 
 from py_trees_manipulation.cli import build_parser
 
-COMMANDS = ["view", "report", "test", "sweep", "schema", "convert", "docs"]
+COMMANDS = ["view", "report", "test", "sweep", "schema", "convert", "docs", "robots"]
 
 
 def _subparser(name: str) -> argparse.ArgumentParser:

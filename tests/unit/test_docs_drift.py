@@ -27,7 +27,7 @@ def test_table_lists_every_behaviour_with_parameters_and_units():
     md = docs.behaviours_markdown()
     for name in registry.behaviours():
         assert f"| `{name}` |" in md
-    assert "`position` (number in m, **required**, 0 ... 0.2)" in md
+    assert "`position` (number in m or 'open' / 'closed', **required**, 0 ... 0.2)" in md
     assert "writes the keys named by `output_key`" in md
     assert "| `Timeout` (decorator) |" in md
 

@@ -1,0 +1,138 @@
+"""``ptm robots``: list the robot models, show one, or check a robot description file.
+
+Registered through :data:`py_trees_manipulation.cli.COMMAND_MODULES`. Imports no simulator: the
+descriptions and their URDFs are read with ``xml.etree``. Exit codes: 0 done, 2 invalid input (an
+unknown model, or a description file with problems, each ``FILE:LINE:COL: problem; fix``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any
+
+from .description import RobotDescription
+
+
+def _summary_row(d: RobotDescription) -> dict[str, Any]:
+    g = d.gripper
+    return {"model": d.name, "arm_joints": d.dof, "reach_m": d.reach_m, "opening_m": list(g.opening_m),
+            "default_force_n": g.default_force_n, "max_force_n": g.max_force_n, "description": d.summary,
+            "file": d.file}
+
+
+def _details(d: RobotDescription) -> dict[str, Any]:
+    g = d.gripper
+    vel = list(d.velocity_limits) or [lim[3] for lim in d.arm_urdf_limits]
+    acc = list(d.acceleration_limits) or [5.0 * v for v in vel]
+    eff = list(d.effort_limits) or [lim[2] for lim in d.arm_urdf_limits]
+    out = _summary_row(d)
+    out.update({
+        "urdf": d.urdf_path,
+        "arm": [{"joint": n, "lower": lim[0], "upper": lim[1], "velocity_limit": v, "acceleration_limit": a,
+                 "effort_limit": e} for n, lim, v, a, e in zip(d.arm_joint_names, d.arm_urdf_limits, vel, acc, eff)],
+        "tcp": {"link": d.tcp_link_name, "position": list(d.tcp_position), "orientation": list(d.tcp_orientation)},
+        "wrist_force_torque_joint": d.wrist_ft_joint,
+        "gripper": {"joints": list(g.joints), "palm_link": g.palm_link, "coupling": g.coupling,
+                    "mimic_multiplier": g.mimic_multiplier, "finger_speed_mps": g.finger_speed_mps,
+                    "finger_friction": g.finger_friction,
+                    "pads": [{"link": p.link, "position": list(p.position), "orientation": list(p.orientation)}
+                             for p in g.pads],
+                    "pad": {"width_m": g.pad.width_m, "length_m": g.pad.length_m}},
+        "named_configurations": {k: list(v) for k, v in d.named_configurations.items()},
+        "allowed_collision_pairs": [list(p) for p in d.allowed_collision_pairs],
+    })
+    return out
+
+
+def _fmt_list(v: Any, digits: int = 3) -> str:
+    return "[" + ", ".join(f"{x:.{digits}f}" for x in v) + "]"
+
+
+def _print_table(rows: list[dict[str, Any]]) -> None:
+    head = ("model", "joints", "reach", "opening", "grip force", "description")
+    lines = [head]
+    for r in rows:
+        lo, hi = r["opening_m"]
+        lines.append((r["model"], str(r["arm_joints"]), f"{r['reach_m']:.2f} m", f"{lo * 1000:.0f}-{hi * 1000:.0f} mm",
+                      f"{r['default_force_n']:g} N (max {r['max_force_n']:g} N)", r["description"]))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(head) - 1)]
+    for line in lines:
+        print("  ".join(c.ljust(w) for c, w in zip(line, widths)) + "  " + line[-1])
+
+
+def _print_details(info: dict[str, Any]) -> None:
+    print(f"{info['model']}: {info['description']}")
+    print(f"  file: {info['file']}")
+    print(f"  URDF: {info['urdf']}")
+    print(f"  reach: {info['reach_m']:.2f} m (TCP from the first joint's axis)")
+    print("  arm joints, base to wrist:")
+    w = max(len(j["joint"]) for j in info["arm"])
+    for j in info["arm"]:
+        rng = (f"[{j['lower']:.3f}, {j['upper']:.3f}]" if math.isfinite(j["lower"]) else "continuous")
+        print(f"    {j['joint'].ljust(w)}  {rng}  {j['velocity_limit']:.3f}/s  {j['acceleration_limit']:.2f}/s^2  "
+              f"effort {j['effort_limit']:g}")
+    t = info["tcp"]
+    print(f"  TCP: {t['link']} + position {_fmt_list(t['position'])} m, orientation (w, x, y, z) "
+          f"{_fmt_list(t['orientation'])}")
+    print(f"  wrist force-torque joint: {info['wrist_force_torque_joint']}")
+    g = info["gripper"]
+    lo, hi = info["opening_m"]
+    print(f"  gripper: joints {', '.join(g['joints'])} ({g['coupling']} coupling, x{g['mimic_multiplier']:g}); palm "
+          f"{g['palm_link']}")
+    print(f"    opening {lo:.3f} .. {hi:.3f} m; force {info['default_force_n']:g} N (max {info['max_force_n']:g} N); "
+          f"finger speed {g['finger_speed_mps']:g} m/s; friction {g['finger_friction']:g}")
+    print(f"    pads {g['pad']['width_m'] * 1000:.1f} x {g['pad']['length_m'] * 1000:.1f} mm on "
+          f"{', '.join(p['link'] for p in g['pads'])}")
+    print("  named configurations:")
+    for k, v in info["named_configurations"].items():
+        print(f"    {k}: {_fmt_list(v, 4)}")
+    if info["allowed_collision_pairs"]:
+        print(f"  allowed collision pairs: {', '.join('/'.join(p) for p in info['allowed_collision_pairs'])}")
+
+
+def cmd_robots(args: argparse.Namespace) -> int:
+    from ..trees.errors import TreeLoadError
+    from .loader import UnknownModelError, resolve_model, stock_models
+
+    try:
+        if args.model:
+            d = resolve_model(args.model)
+            info = _details(d)
+            if args.json:
+                print(json.dumps(info, indent=2))
+            else:
+                _print_details(info)
+            return 0
+        rows = [_summary_row(resolve_model(name)) for name in stock_models()]
+    except UnknownModelError as e:
+        print(f"ptm: {e}", file=sys.stderr)
+        return 2
+    except TreeLoadError as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        _print_table(rows)
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add ``robots`` to the ``ptm`` parser."""
+    from ..interop.cli import _HelpFormatter
+
+    p = subparsers.add_parser(
+        "robots", help="list the robot models; show or check a robot description",
+        description="List the stock robot models (arm joints, reach, gripper opening and force), or show one model "
+                    "or robot description file in full: joints with limits, TCP, gripper, pads, named "
+                    "configurations. A description file is checked against its URDF first (every problem as "
+                    "FILE:LINE:COL). A task's scene uses a model with 'model: NAME' or 'model: my_robot.yaml'.",
+        epilog="Examples:\n  ptm robots\n  ptm robots kuka_iiwa_wsg50\n  ptm robots my_robot.yaml     # check it\n"
+               "  ptm robots --json\nExit codes: 0 done, 2 unknown model or invalid description.",
+        formatter_class=_HelpFormatter)
+    p.add_argument("model", nargs="?", help="a stock model name or a robot description file (.yaml)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.set_defaults(func=cmd_robots)
