@@ -106,9 +106,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     opts = RunOptions(backend=args.backend, gui=args.gui, realtime=args.realtime, seed=args.seed,
                       tick_hz=args.tick_hz, timeout_s=args.timeout, robot=getattr(args, "robot", None),
                       observers=observers, display=False if args.quiet else None)
+    from .backend import BackendError
+
     try:
         result = run_task(task, opts)
-    except ValueError as e:  # the backend refused the tree or could not start (e.g. rosbridge unreachable)
+    except (ValueError, BackendError) as e:  # the backend refused the tree or could not start (rosbridge
+        # unreachable, a URDF PyBullet cannot load)
         if args.summary:
             try:
                 write_summary({"task": task.name, "file": task.file, "backend": args.backend, "status": "INVALID",

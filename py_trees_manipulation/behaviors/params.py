@@ -48,9 +48,19 @@ UNITS: dict[str, tuple[str, float]] = {
     "N*m": ("torque", 1.0), "Nm": ("torque", 1.0),
 }
 
-_QUANTITY = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/^*()0-9]+)\s*$")
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+#: a number followed by a unit (every unit starts with a letter: ``"1e308"`` is a number, not 1e30 of unit 8)
+_QUANTITY = re.compile(r"^\s*(" + _NUMBER + r")\s*([A-Za-z][A-Za-z/^*()0-9]*)\s*$")
+#: a number written as text: YAML 1.1 (PyYAML) reads an exponent without a dot (``1e308``) as a string
+_NUMBER_TEXT = re.compile(r"^\s*" + _NUMBER + r"\s*$")
 _REF = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_/.\-]*)\}$")
 _KEY = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_/.\-]*$")
+
+
+def _finite(v: float, text: str) -> float:
+    if not math.isfinite(v):
+        raise ParamError(f"expected a finite number, got {text!r}", "the number is too large for a float (|x| < 1.8e308)")
+    return v
 
 
 class ParamError(ValueError):
@@ -203,9 +213,11 @@ class Param:
                 raise ParamError(f"expected a finite number, got {value!r}")
             return v
         if isinstance(value, str):
+            if _NUMBER_TEXT.match(value):
+                return _finite(float(value), value)
             m = _QUANTITY.match(value)
             if m:
-                number, unit = float(m.group(1)), m.group(2)
+                number, unit = _finite(float(m.group(1)), value), m.group(2)
                 if unit not in UNITS:
                     raise ParamError(f"unknown unit {unit!r} in {value!r}", f"known units: {', '.join(UNITS)}")
                 if self.unit is None:
@@ -217,7 +229,7 @@ class Param:
                         f"unit {unit!r} ({dim_v}) does not fit this parameter ({dim_p}, in {self.unit})",
                         f"give a {dim_p} such as '1 {self.unit}'",
                     )
-                return number * f_v / f_p
+                return _finite(number * f_v / f_p, value)
         raise ParamError(f"expected a number{' in ' + self.unit if self.unit else ''}, got {value!r}")
 
     def _check_range(self, v: float) -> None:

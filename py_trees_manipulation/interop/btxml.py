@@ -504,6 +504,14 @@ class _Importer:
 
     def _value(self, el: XmlElement, file: str, raw: str, p: Optional[Param], port: str, scope: _Scope) -> Any:
         """An attribute's text -> the value for the loader (blackboard pointers resolved through the scope)."""
+        try:
+            return self._attr_value(el, file, raw, p, port, scope)
+        except _AttributeTooComplex as e:
+            short = raw if len(raw) <= 40 else raw[:37] + "..."
+            self.add(el, file, f"{port}={short!r}: {e}", "write the value out flat (a pose, a list of numbers)")
+            return raw
+
+    def _attr_value(self, el: XmlElement, file: str, raw: str, p: Optional[Param], port: str, scope: _Scope) -> Any:
         loc = el.loc(file)
         text = raw
         if text.strip() == "{=}":
@@ -512,7 +520,7 @@ class _Importer:
         if m:
             kind_, resolved = scope.resolve(m.group(1))
             if kind_ == "lit":
-                return self._value(el, file, resolved, p, port, scope.parent or _Scope())
+                return self._attr_value(el, file, resolved, p, port, scope.parent or _Scope())
             return "{" + resolved + "}"
         structured = p is None or p.kind in ("pose", "any", "vector3", "float_list")
         if not structured and text.strip().startswith("{") and "${" not in text:
@@ -577,10 +585,24 @@ def _msec(raw: str) -> Optional[float]:
     return v if math.isfinite(v) and v >= 0 else None
 
 
+class _AttributeTooComplex(ValueError):
+    """An attribute's inline YAML/JSON is nested too deeply or expands too far (locyaml's limits)."""
+
+
 def _yaml_or_raw(text: str) -> Any:
+    """Inline YAML/JSON of an attribute, with the task files' limits (depth, size, aliases), or
+    the text itself when it is not YAML (the loader then reports the value).
+
+    Raises:
+        _AttributeTooComplex: nested deeper than ``locyaml.MAX_DEPTH`` or expanding to more than
+            ``locyaml.MAX_EXPANDED_VALUES`` values.
+    """
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
+        return locyaml.to_plain(locyaml.loads(text, "<attribute>"))
+    except TreeLoadError as e:
+        message = e.problems[0].message if e.problems else str(e)
+        if "nested" in message or "expands to" in message:
+            raise _AttributeTooComplex(message) from None
         return text
 
 

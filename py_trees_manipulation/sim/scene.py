@@ -436,6 +436,11 @@ def _urdf(d: Mapping[str, Any], path: PathT, base_dir: Optional[str]) -> tuple[s
         hint = ("did you mean " + " or ".join(repr(c) for c in close) + "?") if close else \
             "give an absolute path, a path relative to the task file, or one under pybullet_data (e.g. 'objects/mug.urdf')"
         raise SceneError(path + ("urdf",), f"URDF file {urdf!r} not found; {hint}")
+    from .urdf_check import urdf_problem
+
+    problem = urdf_problem(resolved)
+    if problem is not None:
+        raise SceneError(path + ("urdf",), f"{urdf!r} is not a URDF PyBullet can load: {problem}")
     return urdf, resolved
 
 

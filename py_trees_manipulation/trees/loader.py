@@ -45,6 +45,12 @@ class _Missing:
 
 _MISSING: Any = _Missing()
 
+
+class _Unresolved(str):
+    """Text holding a ``${...}`` that could not be substituted (an unknown or missing parameter,
+    already reported): the parameter checks do not report it again. Any other ``${`` in a value (a
+    literal ``"${"``, a parameter default that is itself ``"${x}"``) is checked like any text."""
+
 TOP_KEYS = ("name", "description", "parameters", "scene", "blackboard", "tree", "expect", "variants")
 INCLUDE_KEYS = ("include", "with", "name")
 MAX_INCLUDE_DEPTH = 16
@@ -280,19 +286,27 @@ def _substitute(value: Any, params: dict[str, Any], ctx: _Ctx, loc: Loc) -> Any:
         if whole:
             name = whole.group(1)
             if name in params:
-                return value if params[name] is _MISSING else params[name]
+                return _Unresolved(value) if params[name] is _MISSING else params[name]
             ctx.add(loc, f"unknown parameter ${{{name}}}",
                     did_you_mean(name, list(params)) or "declare it under 'parameters:'")
-            return value
+            return _Unresolved(value)
+        unresolved = False
 
         def rep(m: re.Match[str]) -> str:
+            nonlocal unresolved
             name = m.group(1)
             if name in params:
-                return m.group(0) if params[name] is _MISSING else str(params[name])
+                if params[name] is _MISSING:
+                    unresolved = True
+                    return m.group(0)
+                unresolved = unresolved or isinstance(params[name], _Unresolved)
+                return str(params[name])
             ctx.add(loc, f"unknown parameter ${{{name}}}", did_you_mean(name, list(params)) or "declare it under 'parameters:'")
+            unresolved = True
             return m.group(0)
 
-        return _SUBST.sub(rep, value)
+        out = _SUBST.sub(rep, value)
+        return _Unresolved(out) if unresolved or isinstance(value, _Unresolved) else out
     if isinstance(value, LocDict):
         for k in list(value):
             value[k] = _substitute(value[k], params, ctx, value.value_loc(k))
@@ -457,8 +471,10 @@ def _parse_node(data: Any, loc: Loc, ctx: _Ctx, prefix: str) -> Optional[NodeSpe
 
 
 def _holds_substitution(value: Any) -> bool:
+    """``value`` holds a ``${...}`` left unresolved because its parameter is unknown or missing
+    (reported where the substitution failed)."""
     if isinstance(value, str):
-        return "${" in value
+        return isinstance(value, _Unresolved)
     if isinstance(value, dict):
         return any(_holds_substitution(v) for v in value.values())
     if isinstance(value, list):
@@ -480,7 +496,11 @@ def _check_params(kind: str, decl: dict[str, Param], params: dict[str, Any], loc
             params[key] = decl[key].coerce(params[key])
         except ParamError as e:
             if not _holds_substitution(params[key]):  # an unresolved ${...} was reported already
-                ctx.add(locs.get(key, node_loc), f"{kind}.{key}: {e}", e.hint)
+                hint = e.hint
+                if isinstance(params[key], str) and "${" in params[key] and not hint:
+                    hint = ("a ${name} is substituted once, from the file's parameters: a parameter's default "
+                            "cannot hold another ${...}, and a lone '${' is plain text")
+                ctx.add(locs.get(key, node_loc), f"{kind}.{key}: {e}", hint)
             del params[key]
             invalid.add(key)
     for key, p in decl.items():
