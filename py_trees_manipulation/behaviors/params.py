@@ -186,7 +186,7 @@ class Param:
         if k == "key":
             if not isinstance(value, str) or not _KEY.match(value.strip("{}")):
                 raise ParamError(f"expected a blackboard key name, got {value!r}", "use letters, digits and _ (e.g. mug_pose)")
-            return value.strip("{}")
+            return value.strip("{}").lstrip("/")  # every key lives in the root namespace: "/x" is "x"
         if k == "pose":
             try:
                 return pose_from_spec(value)

@@ -794,17 +794,34 @@ def value_to_text(value: Any, p: Param) -> str:
         from ..geometry.poses import pq_from_pose
 
         pos, q = pq_from_pose(np.asarray(value, dtype=float))
-        return json.dumps({"position": [_clean(v) for v in pos], "orientation": [_clean(v) for v in q]})
+        return _json({"position": [_clean(v) for v in pos], "orientation": [_clean(v) for v in q]})
     if k in ("vector3", "float_list"):
-        return json.dumps([float(v) for v in value])
+        return _json([float(v) for v in value])
     if isinstance(value, str):
-        return json.dumps(value) if _scalar(value) != value or value.strip()[:1] in "[{" else value
-    return json.dumps(_jsonable(value))
+        return _json(value) if _scalar(value) != value or value.strip()[:1] in "[{" else value
+    return _json(_jsonable(value))
+
+
+#: characters YAML reads as printable (PyYAML's reader); any other is written as a JSON \uXXXX escape
+_NOT_YAML_PRINTABLE = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
+#: characters an XML 1.0 document cannot hold, even escaped
+_NOT_XML = re.compile("[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
+
+
+def _json(value: Any) -> str:
+    """Inline JSON that both the XML parser and the YAML reader take back unchanged: non-ASCII text
+    as it is (``json.dumps``' default would split characters beyond the BMP into surrogate escapes,
+    which YAML reads as two lone surrogates), characters YAML does not read as ``\\uXXXX``."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    return _NOT_YAML_PRINTABLE.sub(lambda m: "\\u%04x" % ord(m.group()), text)
 
 
 def _attrs_for(spec: NodeSpec, decl: dict[str, Param], skip: tuple[str, ...] = ()) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     if spec.name is not None:
+        bad = _NOT_XML.search(spec.name)
+        if bad:
+            raise _export_error(spec, f"the name holds the character U+{ord(bad.group()):04X}, which XML cannot hold")
         out.append(("name", spec.name))
     for key, p in decl.items():
         if key in skip or key not in spec.params:
@@ -812,7 +829,15 @@ def _attrs_for(spec: NodeSpec, decl: dict[str, Param], skip: tuple[str, ...] = (
         v = spec.params[key]
         if v is None or (not p.required and _same(v, p.default)):
             continue
-        out.append((key, value_to_text(v, p)))
+        try:
+            text = value_to_text(v, p)
+        except ValueError as e:  # e.g. NaN in an 'any' value: JSON has no NaN
+            raise _export_error(spec, f"{key}: {e}") from None
+        bad = _NOT_XML.search(text)
+        if bad:
+            raise _export_error(spec, f"{key} holds the character U+{ord(bad.group()):04X}, which XML cannot hold",
+                                "remove control characters from the value")
+        out.append((key, text))
     return out
 
 

@@ -260,6 +260,15 @@ def _file_parameters(doc: LocDict, ctx: _Ctx, given: dict[str, Any], given_locs:
         if not isinstance(key, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", key):
             ctx.add(declared.key_loc(key), f"invalid parameter name {key!r}", "use letters, digits and _")
             continue
+        value = given[key] if key in given else default
+        nested = _plain_substitution(value)
+        if nested is not None:
+            where = ctx.override_loc(("parameters", key)) or (
+                (given_locs or {}).get(key, include_loc or doc.loc) if key in given else declared.value_loc(key))
+            ctx.add(where, f"the value of parameter {key!r} holds {nested}: a parameter's value is not substituted",
+                    "give the value itself (substitution is one level: ${name} in the tree takes the value as written)")
+            out[key] = _MISSING
+            continue
         if key in given:
             out[key] = given[key]
         elif default is None:
@@ -278,6 +287,20 @@ def _file_parameters(doc: LocDict, ctx: _Ctx, given: dict[str, Any], given_locs:
             ctx.add(loc, f"the included file has no parameter {key!r}",
                     did_you_mean(key, list(declared)) or (f"it declares: {', '.join(declared)}" if declared else "it declares no parameters"))
     return out
+
+
+def _plain_substitution(value: Any) -> Optional[str]:
+    """The first ``${name}`` in ``value`` (text, or inside lists and mappings) that is not an
+    already reported :class:`_Unresolved` one, else None."""
+    if isinstance(value, str):
+        m = _SUBST.search(value)
+        return m.group(0) if m and not isinstance(value, _Unresolved) else None
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for v in items:
+        found = _plain_substitution(v)
+        if found is not None:
+            return found
+    return None
 
 
 def _substitute(value: Any, params: dict[str, Any], ctx: _Ctx, loc: Loc) -> Any:
@@ -434,11 +457,16 @@ def _parse_node(data: Any, loc: Loc, ctx: _Ctx, prefix: str) -> Optional[NodeSpe
             children_raw.loc, children_raw.item_locs = kloc, []
         children = [c for i, item in enumerate(children_raw)
                     if (c := _parse_node(item, children_raw.item_loc(i), ctx, prefix)) is not None]
+        if kind == "Parallel" and params.get("selected") is not None and params.get("policy") != "success_on_selected":
+            ctx.add(param_locs.get("selected", kloc), "'selected' is only used with policy success_on_selected",
+                    "remove it, or set policy: success_on_selected")
         if kind == "Parallel" and params.get("policy") == "success_on_selected":
             sel = params.get("selected")
             names = [c.name for c in children]
             if not isinstance(sel, list) or not sel:
                 ctx.add(kloc, "policy success_on_selected needs 'selected:' (a list of child names)")
+            elif not all(isinstance(s, str) for s in sel):
+                ctx.add(param_locs.get("selected", kloc), "'selected' lists child names (text)")
             else:
                 for s in sel:
                     if prefix + str(s) not in names:
