@@ -71,6 +71,16 @@ class ParamError(ValueError):
         self.hint = hint
 
 
+class BlackboardReadError(ParamError, KeyError):
+    """A ``"{key}"`` parameter cannot be read at run time: the key has no value yet, or its value
+    does not fit the parameter. A ParamError (ValueError) and a KeyError, so code that catches
+    either keeps working; a behaviour that lets it escape fails with its text as the feedback
+    message (``ManipulationBehaviour.tick``), it does not crash the run."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 @dataclass(frozen=True)
 class BlackboardRef:
     """A ``"{key}"`` parameter value: read the blackboard key at run time."""

@@ -692,7 +692,7 @@ def load_tree_from_xml(xml_path: str, overrides: Optional[list[str]] = None, mai
         items.append(("name", importer.main_id, top))
     if bt is not None and bt.attrib.get("_description"):
         items.append(("description", bt.attrib["_description"], bt.loc(xml_path)))
-    return load_task_data(_loc_dict(top, items), xml_path, overrides)
+    return load_task_data(_loc_dict(top, items), xml_path, overrides, check_blackboard=False)
 
 
 def load_task_from_xml(xml_path: str, scene_task_yaml_path: str, overrides: Optional[list[str]] = None,

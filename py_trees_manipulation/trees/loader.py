@@ -31,6 +31,7 @@ import yaml
 from ..behaviors import registry
 from ..behaviors.params import Param, ParamError
 from . import locyaml
+from .dataflow import check_data_flow
 from .errors import Loc, Problem, TreeLoadError, did_you_mean
 from .locyaml import LocDict, LocList, loc_of
 from .nodes import COMPOSITES, DECORATORS
@@ -108,8 +109,13 @@ def load_task(path: str, overrides: Optional[list[str]] = None, *, require_tree:
     return load_task_data(doc, path, overrides, require_tree=require_tree)
 
 
-def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *, require_tree: bool = True) -> TaskSpec:
-    """Like :func:`load_task` for an already parsed document (from :func:`locyaml.loads`)."""
+def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *, require_tree: bool = True,
+                   check_blackboard: bool = True) -> TaskSpec:
+    """Like :func:`load_task` for an already parsed document (from :func:`locyaml.loads`).
+
+    ``check_blackboard=False`` skips the data-flow check (:mod:`.dataflow`), for a tree whose
+    ``blackboard:`` section is not known (an XML tree converted without ``--scene``).
+    """
     ctx = _Ctx(path)
     top = Loc(path, 1, 1)
     if not isinstance(doc, dict):
@@ -150,6 +156,12 @@ def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *
         tree = _parse_node(doc["tree"], doc.value_loc("tree"), ctx, prefix="")
     if tree is not None and scene_spec is not None:
         _check_scene_references(tree, scene_spec, ctx)
+    if tree is not None and check_blackboard and not ctx.problems:
+        def bb_loc(key: str) -> Loc:
+            return ctx.override_loc(("blackboard", key)) or (
+                blackboard.value_loc(key) if isinstance(blackboard, LocDict) else top)
+
+        check_data_flow(tree, blackboard, bb_loc, ctx.add)
     for name in set(ctx.node_overrides) - ctx.used_overrides:
         ctx.add(Loc(f"--set tree.{name}", 0, 0), f"no node named {name!r}", did_you_mean(name, ctx.names))
 

@@ -12,7 +12,8 @@ import pytest
 from py_trees_manipulation.behaviors.params import BlackboardRef
 from py_trees_manipulation.interop import btxml
 from py_trees_manipulation.trees.errors import TreeLoadError
-from py_trees_manipulation.trees.loader import load_task
+from py_trees_manipulation.trees import locyaml
+from py_trees_manipulation.trees.loader import load_task, load_task_data
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "*.yaml")))
@@ -45,7 +46,8 @@ def test_round_trip_yaml_xml_yaml_gives_the_same_tree(path, tmp_path):
     # and once more through the YAML text that 'ptm convert FILE.xml -o FILE.yaml' writes
     y = tmp_path / "back.yaml"
     y.write_text(btxml.task_to_yaml(back))
-    again = load_task(str(y))
+    # a tree-only file (no --scene): its blackboard: section is not known, so data flow is not checked
+    again = load_task_data(locyaml.load(str(y)), str(y), check_blackboard=False)
     assert btxml.tree_differences(task.tree, again.tree) == []
     assert sum(1 for _ in again.tree.walk()) == sum(1 for _ in task.tree.walk())
 
