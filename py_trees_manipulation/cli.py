@@ -80,6 +80,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     except TreeLoadError as e:
         print(str(e), file=sys.stderr)
         return 2
+    for w in getattr(task, "warnings", ()):
+        print(str(w), file=sys.stderr)
     if args.gui and sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         # PyBullet's GUI would print X11 noise and exit the process from C code
         return _die("--gui needs a display (DISPLAY is not set): run without --gui (headless), "
@@ -150,6 +152,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(str(e), file=sys.stderr)
             worst = 2
             continue
+        for w in task.warnings:
+            print(str(w), file=sys.stderr)
         n = sum(1 for _ in task.tree.walk())
         if task.scene:
             k = len(task.scene.get("objects", []) or [])

@@ -68,6 +68,7 @@ class _Ctx:
     def __init__(self, task_file: str):
         self.task_file = task_file
         self.problems: list[Problem] = []
+        self.warnings: list[Problem] = []  # printed, not fatal (exit code 0)
         self.include_stack: list[str] = []
         self.display_stack: list[str] = []
         self.names: dict[str, Loc] = {}
@@ -86,6 +87,9 @@ class _Ctx:
 
     def add(self, loc: Loc, message: str, hint: str = "") -> None:
         self.problems.append(Problem(loc, message, hint))
+
+    def warn(self, loc: Loc, message: str, hint: str = "") -> None:
+        self.warnings.append(Problem(loc, "warning: " + message, hint))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -156,6 +160,7 @@ def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *
         tree = _parse_node(doc["tree"], doc.value_loc("tree"), ctx, prefix="")
     if tree is not None and scene_spec is not None:
         _check_scene_references(tree, scene_spec, ctx)
+        _check_reach(tree, scene_spec, ctx)
     if tree is not None and check_blackboard and not ctx.problems:
         def bb_loc(key: str) -> Loc:
             return ctx.override_loc(("blackboard", key)) or (
@@ -176,6 +181,7 @@ def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *
         scene=scene, blackboard=dict(blackboard),
         tree=tree if tree is not None else NodeSpec("Success", "behaviour", None, {}, [], top),
         parameters=params, expect=doc.get("expect"), variants=doc.get("variants"), raw=doc,
+        warnings=list(ctx.warnings),
     )
 
 
@@ -405,6 +411,45 @@ def _check_scene_references(tree: NodeSpec, scene: Any, ctx: _Ctx) -> None:
                 what = "named configuration" if ref == "configuration" else ref
                 ctx.add(node.param_locs.get(key, node.loc), f"{node.type}.{key}: the scene has no {what} {value!r}",
                         did_you_mean(value, known) or (f"it has {', '.join(known)}" if known else f"the scene has no {what}s"))
+
+
+def _check_reach(tree: NodeSpec, scene: Any, ctx: _Ctx) -> None:
+    """Warn about literal arm targets beyond every (named) robot's reach bound (sim/reach.py)."""
+    import numpy as np
+
+    from ..sim.reach import reach_bound_m
+    from ..sim.robots import MODELS
+
+    robots = []
+    for r in scene.robots:
+        bound = reach_bound_m(MODELS.get(r.model))
+        if bound is None:
+            return  # a robot of unknown reach: no warning at all
+        robots.append((r.name, np.asarray(r.base_pose, dtype=float)[:3, 3], bound))
+    if not robots:
+        return
+    for node in tree.walk():
+        cls = registry.lookup(node.type) if node.category == "behaviour" else None
+        target = node.params.get("target")
+        if getattr(cls, "RESOURCE", None) != "arm" or not isinstance(target, np.ndarray) or target.shape != (4, 4):
+            continue
+        T = np.array(target, dtype=float)
+        offset = node.params.get("offset")
+        if isinstance(offset, np.ndarray) and offset.shape == (4, 4):
+            T = T @ offset
+        world_offset = node.params.get("world_offset")
+        if isinstance(world_offset, list) and len(world_offset) == 3:
+            T[:3, 3] += np.asarray(world_offset, dtype=float)
+        arm = node.params.get("arm")
+        candidates = [r for r in robots if r[0] == arm] or robots
+        p = T[:3, 3]
+        name, base, bound = min(candidates, key=lambda r: float(np.linalg.norm(p - r[1])) - r[2])
+        dist = float(np.linalg.norm(p - base))
+        if dist > bound:
+            ctx.warn(node.param_locs.get("target", node.loc),
+                     f"{node.type}.target: the TCP target ({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) m is {dist:.2f} m from "
+                     f"{name}'s base, beyond what its arm can reach (at most {bound:.2f} m)",
+                     "check the units (metres) and the frame (world)")
 
 
 # ---------------------------------------------------------------------------------------------------

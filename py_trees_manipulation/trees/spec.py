@@ -51,6 +51,9 @@ class TaskSpec:
         raw: the whole document after overrides and substitution.
         scene_dir: the folder relative URDF paths of the scene are resolved against (default: the
             task file's folder; an XML tree run with ``--scene`` uses the scene file's).
+        warnings: problems that do not stop the task (e.g. a literal target out of every robot's
+            reach), each a ``Problem`` whose message starts with ``warning:``; printed by
+            ``ptm validate`` and ``ptm run``, exit code unchanged.
     """
 
     file: str
@@ -64,3 +67,4 @@ class TaskSpec:
     variants: Optional[dict[str, Any]] = None
     raw: Any = None
     scene_dir: Optional[str] = None
+    warnings: list[Any] = field(default_factory=list)
