@@ -67,10 +67,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                 return _die("BehaviorTree.CPP XML is not supported by this installation")
             if not args.scene:
                 return _die(f"{args.file}: an XML tree needs --scene TASK.yaml for its scene and blackboard")
-            task = load_task_from_xml(args.file, args.scene, args.set)
+            task = load_task_from_xml(args.file, args.scene, args.set, main_tree_id=args.main_tree)
         else:
-            if args.scene:
-                return _die("--scene is only for XML trees; a YAML task file holds its own scene")
+            if args.scene or args.main_tree:
+                return _die("--scene and --main-tree are for XML trees; a YAML task file holds its own scene and tree")
             if args.backend == "hardware":  # the robot is the scene: no simulator import (saves seconds)
                 from .hardware.cli import load_task_for_robot
 
@@ -141,16 +141,33 @@ def cmd_run(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
+def _load_xml(path: str, scene: Optional[str], overrides: list[str], main_tree: Optional[str]) -> Any:
+    """A BehaviorTree.CPP XML tree, with the scene and blackboard of ``scene`` (a task file) if given."""
+    from .interop.btxml import load_task_from_xml, load_tree_from_xml
+
+    if scene:
+        return load_task_from_xml(path, scene, overrides, main_tree_id=main_tree)
+    return load_tree_from_xml(path, overrides, main_tree_id=main_tree)
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from .trees.errors import TreeLoadError
 
+    if (args.scene or args.main_tree) and not all(p.lower().endswith(".xml") for p in args.files):
+        return _die("--scene and --main-tree are for XML trees; a YAML task file holds its own scene and tree")
     worst = 0
     for path in args.files:
+        xml = path.lower().endswith(".xml")
         try:
-            task = _load(path, args.set)
+            task = _load_xml(path, args.scene, args.set, args.main_tree) if xml else _load(path, args.set)
         except TreeLoadError as e:
             print(str(e), file=sys.stderr)
             worst = 2
+            continue
+        if xml and not args.scene:
+            n = sum(1 for _ in task.tree.walk())
+            print(f"{path}: OK ({n} node{'' if n == 1 else 's'}; tree only: blackboard reads and scene names are "
+                  "checked with --scene TASK.yaml)")
             continue
         for w in task.warnings:
             print(str(w), file=sys.stderr)
@@ -257,6 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog="Exit codes: 0 SUCCESS, 1 FAILURE or timeout, 2 invalid input, 130 interrupted.")
     p.add_argument("file", help="task file (YAML), or a BehaviorTree.CPP XML tree with --scene")
     p.add_argument("--scene", metavar="TASK.yaml", help="for an XML tree: the task file whose scene and blackboard to use")
+    p.add_argument("--main-tree", metavar="ID", help="for an XML file with several trees and no main_tree_to_execute: "
+                                                    "the BehaviorTree ID to run")
     p.add_argument("--backend", default="sim", choices=["sim", "hardware"], help="where to run (default: sim, the embedded PyBullet simulator)")
     p.add_argument("--gui", action="store_true", help="open the PyBullet GUI (sim)")
     p.add_argument("--realtime", action="store_true", help="pace the simulation to the wall clock")
@@ -271,9 +290,15 @@ def build_parser() -> argparse.ArgumentParser:
         ext.add_run_arguments(p)
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("validate", help="check task files without running them")
-    p.add_argument("files", nargs="+", help="task files (YAML)")
+    p = sub.add_parser("validate", help="check task files without running them",
+                       description="Check task files (YAML) or BehaviorTree.CPP XML trees without running them: every "
+                                   "problem a run would meet in the file is reported as FILE:LINE:COL with the fix.",
+                       epilog="Exit codes: 0 valid (warnings may be printed), 2 invalid.")
+    p.add_argument("files", nargs="+", help="task files (YAML) or BehaviorTree.CPP XML trees")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help=set_help)
+    p.add_argument("--scene", metavar="TASK.yaml", help="for XML trees: the task file whose scene and blackboard they "
+                                                       "run with (checks blackboard reads and scene names too)")
+    p.add_argument("--main-tree", metavar="ID", help="for XML files with several trees and no main_tree_to_execute")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("render", help="draw a task tree (no simulator needed)")

@@ -160,16 +160,22 @@ def parse_xml(text: str, file: str = "<string>") -> XmlElement:
     """
     if len(text.encode("utf-8", "replace")) > locyaml.MAX_FILE_BYTES:
         raise TreeLoadError.single(Loc(file, 1, 1), f"file is larger than {locyaml.MAX_FILE_BYTES // 1000} kB")
+    text, shifts = _escape_bare_ampersands(text)
     parser = expat.ParserCreate()
     parser.ordered_attributes = True
     stack: list[XmlElement] = []
     roots: list[XmlElement] = []
 
+    def column(line: int, col0: int) -> int:
+        """1-based column in the file as written (before bare '&' became '&amp;')."""
+        return col0 + 1 - 4 * sum(1 for c in shifts.get(line, ()) if c < col0)
+
     class _Refused(Exception):
         pass
 
     def start(tag: str, attrs: list[str]) -> None:
-        el = XmlElement(tag, dict(zip(attrs[::2], attrs[1::2])), parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
+        line = parser.CurrentLineNumber
+        el = XmlElement(tag, dict(zip(attrs[::2], attrs[1::2])), line, column(line, parser.CurrentColumnNumber))
         if len(stack) >= locyaml.MAX_DEPTH:
             raise _Refused(f"elements nested deeper than {locyaml.MAX_DEPTH} levels")
         (stack[-1].children if stack else roots).append(el)
@@ -188,14 +194,39 @@ def parse_xml(text: str, file: str = "<string>") -> XmlElement:
     try:
         parser.Parse(text, True)
     except expat.ExpatError as e:
-        raise TreeLoadError.single(Loc(file, e.lineno, e.offset + 1), f"malformed XML: {expat.errors.messages[e.code]}") from None
+        raise TreeLoadError.single(Loc(file, e.lineno, column(e.lineno, e.offset)),
+                                   f"malformed XML: {expat.errors.messages[e.code]}") from None
     except _Refused as e:
-        raise TreeLoadError.single(Loc(file, parser.CurrentLineNumber, parser.CurrentColumnNumber + 1), str(e)) from None
+        line = parser.CurrentLineNumber
+        raise TreeLoadError.single(Loc(file, line, column(line, parser.CurrentColumnNumber)), str(e)) from None
     except RecursionError:  # pragma: no cover - depth is limited above
         raise TreeLoadError.single(Loc(file, 1, 1), "the XML is nested too deeply") from None
     if not roots:  # pragma: no cover - expat reports "no element found"
         raise TreeLoadError.single(Loc(file, 1, 1), "empty XML document")
     return roots[0]
+
+
+#: an '&' that does not start one of XML's own references (the five entities, &#N;, &#xN;)
+_BARE_AMP = re.compile(r"&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9A-Fa-f]+);)")
+
+
+def _escape_bare_ampersands(text: str) -> tuple[str, dict[int, list[int]]]:
+    """``text`` with every bare ``&`` written ``&amp;``, as BT.CPP's tinyxml2 reads them
+    (``if="A && B"``, ``name="pick & place"``), and, per 1-based line, the 0-based columns (in the
+    new text) where 4 characters were inserted, to report the file's own columns."""
+    shifts: dict[int, list[int]] = {}
+    out: list[str] = []
+    for n, line in enumerate(text.split("\n"), start=1):
+        cols: list[int] = []
+
+        def rep(m: re.Match[str]) -> str:
+            cols.append(m.start() + 4 * len(cols))
+            return "&amp;"
+
+        out.append(_BARE_AMP.sub(rep, line))
+        if cols:
+            shifts[n] = cols
+    return "\n".join(out), shifts
 
 
 def read_xml(path: str) -> XmlElement:
@@ -266,9 +297,16 @@ class _Importer:
         self.trees: dict[str, tuple[XmlElement, str]] = {}
         self._index(root, file, set())
         self.main_id = self._main_id(root, main_tree_id)
+        self.reported: set[int] = set()  # id() of elements whose type was reported by _check_node_types
+        self._check_node_types()
 
     def add(self, el: XmlElement, file: str, message: str, hint: str = "") -> None:
         self.problems.append(Problem(el.loc(file), message, hint))
+
+    def error(self) -> TreeLoadError:
+        """Every problem found, in file order."""
+        found = sorted(self.problems, key=lambda p: (p.loc.file != self.file, p.loc.file, p.loc.line, p.loc.col))
+        return TreeLoadError(found or [Problem(Loc(self.file, 1, 1), "no tree found")])
 
     # -- file structure --------------------------------------------------------------------
     def _index(self, root: XmlElement, file: str, seen: set[str]) -> None:
@@ -331,12 +369,38 @@ class _Importer:
             if len(local) == 1:
                 return local[0]
             self.add(root, self.file, "several <BehaviorTree>s and no main_tree_to_execute",
-                     f"add main_tree_to_execute=\"...\" (one of {', '.join(sorted(local))})")
+                     f"add main_tree_to_execute=\"...\" or pass --main-tree ID (one of {', '.join(sorted(local))})")
             return None
         if main not in self.trees:
             self.add(root, self.file, f"main tree {main!r} not found", did_you_mean(main, list(self.trees)))
             return None
         return main
+
+    def _check_node_types(self) -> None:
+        """Report every unknown or unsupported node type of every tree at once (as BT.CPP checks a
+        whole file), before the main tree is imported; :meth:`_node` then skips those elements."""
+        for tid, (bt, file) in self.trees.items():
+            stack = list(bt.children)
+            while stack:
+                el = stack.pop(0)
+                stack[:0] = el.children
+                tag = el.tag
+                if tag in _EXPLICIT:
+                    tag = el.attrib.get("ID", "Condition" if tag == "Condition" and "status" in el.attrib else "")
+                    if not tag:
+                        continue  # reported as a missing ID where the tree is imported
+                elif tag == "SubTree":
+                    continue
+                if tag in UNSUPPORTED:
+                    self.add(el, file, f"<{tag}> (BehaviorTree.CPP) has no py_trees_manipulation equivalent", UNSUPPORTED[tag])
+                    self.reported.add(id(el))
+                elif tag not in KNOWN_TAGS and tag not in COMPOSITES and tag not in DECORATORS \
+                        and registry.lookup(tag) is None:
+                    options = sorted(set(KNOWN_TAGS) | set(COMPOSITES) | set(DECORATORS) | set(registry.behaviours()))
+                    self.add(el, file, f"unknown node <{tag}> in BehaviorTree {tid!r}",
+                             did_you_mean(tag, options) or "run 'ptm behaviours' for ours; BT.CPP's built-ins are listed in "
+                             "the module docstring of py_trees_manipulation/interop/btxml.py")
+                    self.reported.add(id(el))
 
     # -- nodes -----------------------------------------------------------------------------
     def tree(self) -> Optional[LocDict]:
@@ -377,9 +441,8 @@ class _Importer:
                 del attrs[a]
             elif a in _IGNORED_ATTRS or a == "_autoremap":
                 del attrs[a]
-        if tag in UNSUPPORTED:
-            self.add(el, file, f"<{tag}> (BehaviorTree.CPP) has no py_trees_manipulation equivalent", UNSUPPORTED[tag])
-            return None
+        if id(el) in self.reported:
+            return None  # unknown or unsupported type, reported by _check_node_types
         name = attrs.pop("name", None)
         full = (prefix + name) if name is not None else None
         kind, params, mapped_ok = self._map_type(el, file, tag, attrs, len(el.children))
@@ -575,6 +638,10 @@ class _Importer:
 
 
 REQUIRED_INT = -(2**62)
+#: BT.CPP tags the importer maps (besides our own composites, decorators and behaviours)
+KNOWN_TAGS = ("Sequence", "ReactiveSequence", "Fallback", "ReactiveFallback", "Selector", "Parallel", "Inverter",
+              "ForceSuccess", "ForceFailure", "KeepRunningUntilFailure", "RetryUntilSuccessful", "Repeat", "Timeout",
+              "Sleep", "RunOnce", "AlwaysSuccess", "AlwaysFailure", "SetBlackboard")
 
 
 def _msec(raw: str) -> Optional[float]:
@@ -675,7 +742,7 @@ def xml_tree_document(xml_path: str, main_tree_id: Optional[str] = None) -> LocD
     importer = _Importer(xml_path, read_xml(xml_path), main_tree_id)
     node = importer.tree()
     if importer.problems or node is None:
-        raise TreeLoadError(importer.problems or [Problem(Loc(xml_path, 1, 1), "no tree found")])
+        raise importer.error()
     return node
 
 
@@ -684,7 +751,7 @@ def load_tree_from_xml(xml_path: str, overrides: Optional[list[str]] = None, mai
     importer = _Importer(xml_path, read_xml(xml_path), main_tree_id)
     node = importer.tree()
     if importer.problems or node is None:
-        raise TreeLoadError(importer.problems or [Problem(Loc(xml_path, 1, 1), "no tree found")])
+        raise importer.error()
     top = Loc(xml_path, 1, 1)
     items: list[tuple[Any, Any, Loc]] = [("tree", node, node.loc)]
     bt = importer.trees[importer.main_id][0] if importer.main_id else None

@@ -332,4 +332,4 @@ def test_cli_convert_refuses_missing_files_and_scene_on_yaml(tmp_path, capsys):
     assert main(["convert", str(tmp_path / "nope.xml")]) == 2
     assert capsys.readouterr().err == f"ptm: {tmp_path / 'nope.xml'}: no such file\n"
     assert main(["convert", PICK_AND_LIFT, "--scene", PICK_AND_LIFT]) == 2
-    assert "--scene is for XML -> YAML" in capsys.readouterr().err
+    assert "--scene and --main-tree are for XML -> YAML" in capsys.readouterr().err
