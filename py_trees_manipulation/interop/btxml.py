@@ -35,7 +35,8 @@ BT.CPP                                          task file
 ``SubTree ID= name= port="{outer}"``            the template inlined: names get ``NAME/``, ports remap
                                                 ``{inner}`` keys, literals become values, other keys
                                                 get the subtree's scope ``{NAME/key}``; ``_autoremap``,
-                                                ``{=}`` and ``{@key}`` (root blackboard) as in BT.CPP
+                                                ``{=}`` and ``{@key}`` (root blackboard) as in BT.CPP;
+                                                export: a named ``include:`` (see :func:`export_xml`)
 our other behaviours and decorators             custom nodes of the same name, declared in
                                                 ``<TreeNodesModel>`` (our ``Condition`` decorator is
                                                 written ``<Decorator ID="Condition">``, since
@@ -883,13 +884,22 @@ def _json(value: Any) -> str:
     return _NOT_YAML_PRINTABLE.sub(lambda m: "\\u%04x" % ord(m.group()), text)
 
 
-def _attrs_for(spec: NodeSpec, decl: dict[str, Param], skip: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+def _attrs_for(spec: NodeSpec, decl: dict[str, Param], skip: tuple[str, ...] = (),
+               ex: Optional["_Export"] = None) -> list[tuple[str, str]]:
+    """The attributes of ``spec``: its name and every parameter that is not at its default.
+
+    Inside a SubTree definition (``ex.scope``), the name is relative to the include, a parameter
+    whose whole value came from the include's parameter ``P`` is written as the port ``{P}`` (the
+    value goes to the ``<SubTree>`` element), and every other blackboard key as ``{@key}``: an
+    include does not scope keys, a BT.CPP SubTree does unless they name the root blackboard.
+    """
+    scope = ex.scope if ex is not None else None
     out: list[tuple[str, str]] = []
-    if spec.name is not None:
+    if spec.name is not None and not (scope is not None and spec is scope.root):
         bad = _NOT_XML.search(spec.name)
         if bad:
             raise _export_error(spec, f"the name holds the character U+{ord(bad.group()):04X}, which XML cannot hold")
-        out.append(("name", spec.name))
+        out.append(("name", scope.relative(spec.name) if scope is not None else spec.name))
     for key, p in decl.items():
         if key in skip or key not in spec.params:
             continue
@@ -898,6 +908,13 @@ def _attrs_for(spec: NodeSpec, decl: dict[str, Param], skip: tuple[str, ...] = (
             continue
         try:
             text = value_to_text(v, p)
+            if scope is not None:
+                port = _port(spec, key, v, p, scope)
+                if port is not None:
+                    out.append((key, port))
+                    continue
+                if isinstance(v, BlackboardRef) or p.kind == "key":
+                    text = "{@" + (v.key if isinstance(v, BlackboardRef) else str(v)) + "}"
         except ValueError as e:  # e.g. NaN in an 'any' value: JSON has no NaN
             raise _export_error(spec, f"{key}: {e}") from None
         bad = _NOT_XML.search(text)
@@ -908,12 +925,93 @@ def _attrs_for(spec: NodeSpec, decl: dict[str, Param], skip: tuple[str, ...] = (
     return out
 
 
+def _port(spec: NodeSpec, key: str, v: Any, p: Param, scope: "_DefScope") -> Optional[str]:
+    """``"{P}"`` when parameter ``key`` of a behaviour came whole from the include's parameter P (the
+    remapping ``P="value"`` is recorded in ``scope.ports``), else None (the value is written as is)."""
+    src = spec.param_sources.get(key) if spec.category == "behaviour" else None
+    if src is None or src[1] in ("ID", "name") or src[1].startswith("_"):
+        return None
+    pname = src[1]
+    at = "@" if scope.nested else ""
+    if isinstance(v, BlackboardRef):
+        remap = "{" + at + v.key + "}"
+    elif p.kind == "key":
+        remap = "{" + at + str(v) + "}"
+    else:
+        remap = value_to_text(v, p)
+        if POINTER.match(remap) or remap.strip() == "{=}":
+            return None  # a literal that reads like a pointer would be taken for one
+    if scope.ports.setdefault(pname, remap) != remap:
+        return None  # the same parameter used with two encodings: write this one as a value
+    return "{" + pname + "}"
+
+
+@dataclass
+class _DefScope:
+    """A SubTree definition being written: the include's root, its name prefix, the ports used."""
+
+    root: NodeSpec
+    prefix: str
+    nested: bool
+    ports: dict[str, str] = field(default_factory=dict)
+
+    def relative(self, name: str) -> str:
+        return name[len(self.prefix):] if name.startswith(self.prefix) else name
+
+
 @dataclass
 class _Export:
     custom: dict[str, tuple[str, dict[str, Param], str]] = field(default_factory=dict)  # ID -> (category, ports, doc)
+    subtrees: bool = True  # named includes as <SubTree> (False: inlined)
+    scope: Optional[_DefScope] = None
+    main_id: str = ""
+    defs: dict[str, str] = field(default_factory=dict)  # definition body text -> BehaviorTree ID
+    def_list: list[tuple[str, str, list[str]]] = field(default_factory=list)  # (ID, included file, body lines)
+
+
+def _subtree_xml(spec: NodeSpec, ex: _Export, depth: int) -> list[str]:
+    """``<SubTree ID=... name=... port="value"/>`` for a named include, its ``<BehaviorTree>``
+    definition added to ``ex`` (one per distinct body: two includes of a file with the same
+    structure share it, ports carrying what differs)."""
+    import dataclasses
+
+    info = spec.includes[-1]
+    parent = ex.scope
+    root = dataclasses.replace(spec, includes=[])
+    scope = _DefScope(root=root, prefix=(spec.name or "") + "/", nested=parent is not None)
+    ex.scope = scope
+    try:
+        body = _node_xml(root, ex, 2)
+    finally:
+        ex.scope = parent
+    key = "\n".join(body)
+    tid = ex.defs.get(key)
+    if tid is None:
+        base = tree_id(os.path.splitext(os.path.basename(info.file))[0])
+        tid, n = base, 2
+        taken = {t for t, _, _ in ex.def_list} | {ex.main_id}
+        while tid in taken:
+            tid, n = f"{base}_{n}", n + 1
+        ex.defs[key] = tid
+        ex.def_list.append((tid, info.file, body))
+    name = parent.relative(spec.name or "") if parent is not None else spec.name or ""
+    remaps = dict(scope.ports)
+    if parent is not None:  # with: {k: "${P}"} inside a definition: k="{P}", a port of the enclosing one
+        for pname, text in scope.ports.items():
+            src = info.given_sources.get(pname)
+            if src is None or src[0] != "value" or src[1] in ("ID", "name") or src[1].startswith("_"):
+                continue
+            m = POINTER.match(text)
+            outer = ("{" + ("@" if parent.nested else "") + m.group(1).lstrip("@") + "}") if m else text
+            if parent.ports.setdefault(src[1], outer) == outer:
+                remaps[pname] = "{" + src[1] + "}"
+    attrs = [("ID", tid), ("name", name)] + sorted(remaps.items())
+    return ["  " * depth + "<SubTree" + "".join(f" {k}={quoteattr(v)}" for k, v in attrs) + "/>"]
 
 
 def _node_xml(spec: NodeSpec, ex: _Export, depth: int) -> list[str]:
+    if ex.subtrees and len(spec.includes) == 1 and spec.includes[0].name and spec.name:
+        return _subtree_xml(spec, ex, depth)
     pad = "  " * depth
     t = spec.type
     children: list[NodeSpec] = spec.children
@@ -921,10 +1019,10 @@ def _node_xml(spec: NodeSpec, ex: _Export, depth: int) -> list[str]:
         params = spec.params
         if t == "Sequence":
             tag = "Sequence" if params["memory"] else "ReactiveSequence"
-            attrs = _attrs_for(spec, COMPOSITES[t], skip=("memory",))
+            attrs = _attrs_for(spec, COMPOSITES[t], skip=("memory",), ex=ex)
         elif t == "Selector":
             tag = "Fallback" if params["memory"] else "ReactiveFallback"
-            attrs = _attrs_for(spec, COMPOSITES[t], skip=("memory",))
+            attrs = _attrs_for(spec, COMPOSITES[t], skip=("memory",), ex=ex)
         else:
             policy = params["policy"]
             if policy == "success_on_selected":
@@ -933,39 +1031,39 @@ def _node_xml(spec: NodeSpec, ex: _Export, depth: int) -> list[str]:
             if policy == "success_on_all" and not params.get("synchronise", True):
                 raise _export_error(spec, "synchronise: false (re-tick finished children) has no BT.CPP equivalent")
             tag = "Parallel"
-            attrs = _attrs_for(spec, {}) + [("success_count", "-1" if policy == "success_on_all" else "1"),
+            attrs = _attrs_for(spec, {}, ex=ex) + [("success_count", "-1" if policy == "success_on_all" else "1"),
                                              ("failure_count", "1")]
     elif spec.category == "decorator":
         params = spec.params
         if t in _DECORATOR_TO_BTCPP:
-            tag, attrs = _DECORATOR_TO_BTCPP[t], _attrs_for(spec, {})
+            tag, attrs = _DECORATOR_TO_BTCPP[t], _attrs_for(spec, {}, ex=ex)
         elif t == "Retry":
-            tag, attrs = "RetryUntilSuccessful", _attrs_for(spec, {}) + [("num_attempts", str(params["num_failures"]))]
+            tag, attrs = "RetryUntilSuccessful", _attrs_for(spec, {}, ex=ex) + [("num_attempts", str(params["num_failures"]))]
         elif t == "Repeat":
-            tag, attrs = "Repeat", _attrs_for(spec, {}) + [("num_cycles", str(params["num_success"]))]
+            tag, attrs = "Repeat", _attrs_for(spec, {}, ex=ex) + [("num_cycles", str(params["num_success"]))]
         elif t == "Timeout":
             ms = float(params["duration_s"]) * 1000.0
             if abs(ms - round(ms)) > 1e-6:
                 raise _export_error(spec, f"duration_s {params['duration_s']:g} s is not a whole number of milliseconds",
                                     "BT.CPP's Timeout takes msec (an integer)")
-            tag, attrs = "Timeout", _attrs_for(spec, {}) + [("msec", str(int(round(ms))))]
+            tag, attrs = "Timeout", _attrs_for(spec, {}, ex=ex) + [("msec", str(int(round(ms))))]
         elif t == "OneShot" and params["policy"] == "on_completion":
-            tag, attrs = "RunOnce", _attrs_for(spec, {}) + [("then_skip", "false")]
+            tag, attrs = "RunOnce", _attrs_for(spec, {}, ex=ex) + [("then_skip", "false")]
         else:
             ex.custom[t] = ("Decorator", DECORATORS[t], _decorator_doc(t))
-            tag, attrs = t, _attrs_for(spec, DECORATORS[t])
+            tag, attrs = t, _attrs_for(spec, DECORATORS[t], ex=ex)
             if t == "Condition":
                 tag, attrs = "Decorator", [("ID", "Condition")] + attrs
     else:
         cls = registry.lookup(t)
         decl = cls.all_params() if cls is not None else {}
         if t == "Success":
-            tag, attrs = "AlwaysSuccess", _attrs_for(spec, {})
+            tag, attrs = "AlwaysSuccess", _attrs_for(spec, {}, ex=ex)
         elif t == "Failure" and _same(spec.params.get("message"), decl["message"].default):
-            tag, attrs = "AlwaysFailure", _attrs_for(spec, {})
+            tag, attrs = "AlwaysFailure", _attrs_for(spec, {}, ex=ex)
         else:
             ex.custom[t] = (_leaf_category(cls), decl, registry.describe(cls) if cls else "")
-            tag, attrs = t, _attrs_for(spec, decl)
+            tag, attrs = t, _attrs_for(spec, decl, ex=ex)
     head = pad + "<" + tag + "".join(f" {k}={quoteattr(v)}" for k, v in attrs)
     if not children:
         return [head + "/>"]
@@ -1051,8 +1149,21 @@ def tree_id(name: str) -> str:
     return tid + "_tree" if tid in UNSUPPORTED or tid in ("Sequence", "Fallback", "Parallel", "SubTree") else tid
 
 
-def export_xml(task: TaskSpec | NodeSpec, tree_name: Optional[str] = None) -> str:
-    """BehaviorTree.CPP v4 XML of a validated task's tree (includes inlined; see the module table).
+def _escape_comment(text: str) -> str:
+    return text.replace("--", "- -")
+
+
+def export_xml(task: TaskSpec | NodeSpec, tree_name: Optional[str] = None, subtrees: bool = True) -> str:
+    """BehaviorTree.CPP v4 XML of a validated task's tree (see the module table).
+
+    A named ``include:`` becomes ``<SubTree ID=FILE_STEM name=NAME PARAM="value"/>`` and a
+    ``<BehaviorTree ID=FILE_STEM>`` definition: the included file's parameters used as a whole
+    value become ports (``{PARAM}`` inside, remapped on the SubTree element: ``pose_key="{mug_pose}"``,
+    ``max_effort_n="40"``), values built from a parameter (``[0, 0, "${h}"]``) are written out, and
+    the definition's other blackboard keys are written ``{@key}`` (an include shares the task's
+    blackboard). Includes of one file that differ in such written-out values get one definition
+    each (``FILE_STEM_2``...). An include without a name is inlined (a BT.CPP SubTree always
+    prefixes its nodes' names), as are all with ``subtrees=False``.
 
     Raises:
         TreeLoadError: a node with no BT.CPP equivalent, located at its YAML ``FILE:LINE:COL``.
@@ -1060,7 +1171,7 @@ def export_xml(task: TaskSpec | NodeSpec, tree_name: Optional[str] = None) -> st
     root = task.tree if isinstance(task, TaskSpec) else task
     name = tree_name or (task.name if isinstance(task, TaskSpec) else "MainTree")
     tid = tree_id(name)
-    ex = _Export()
+    ex = _Export(subtrees=subtrees, main_id=tid)
     body = _node_xml(root, ex, 2)
     lines = ['<?xml version="1.0" encoding="UTF-8"?>',
              f'<root BTCPP_format="4" main_tree_to_execute={quoteattr(tid)}>']
@@ -1069,6 +1180,11 @@ def export_xml(task: TaskSpec | NodeSpec, tree_name: Optional[str] = None) -> st
     lines.append(f"  <BehaviorTree{bt_attrs}>")
     lines += body
     lines.append("  </BehaviorTree>")
+    for sub_id, file, sub_body in ex.def_list:
+        lines.append(f"  <!-- from {_escape_comment(file)} -->")
+        lines.append(f"  <BehaviorTree ID={quoteattr(sub_id)}>")
+        lines += sub_body
+        lines.append("  </BehaviorTree>")
     lines.append("  <!-- Node types of py_trees_manipulation used above (ports: see 'ptm behaviours') -->")
     lines += tree_nodes_model(ex.custom)
     lines.append("</root>")

@@ -35,7 +35,7 @@ from .dataflow import check_data_flow
 from .errors import Loc, Problem, TreeLoadError, did_you_mean
 from .locyaml import LocDict, LocList, loc_of
 from .nodes import COMPOSITES, DECORATORS
-from .spec import NodeSpec, TaskSpec
+from .spec import IncludeInfo, NodeSpec, TaskSpec
 
 class _Missing:
     """Value of a required parameter that was not given (already reported)."""
@@ -76,6 +76,8 @@ class _Ctx:
         self.used_overrides: set[str] = set()
         self.node_count = 0
         self.overridden: dict[tuple[Any, ...], str] = {}  # document path -> the --set expression
+        self.param_sources: dict[tuple[int, Any], tuple[str, str]] = {}  # see _substitute(record=...)
+        self.documents: list[Any] = []  # included documents, kept alive while param_sources refers to them
 
     def override_loc(self, path: tuple[Any, ...]) -> Optional[Loc]:
         """``--set EXPR`` when ``path`` (or a part of it) was set on the command line, else None."""
@@ -321,7 +323,24 @@ def _plain_substitution(value: Any) -> Optional[str]:
     return None
 
 
-def _substitute(value: Any, params: dict[str, Any], ctx: _Ctx, loc: Loc) -> Any:
+_POINTER_SUBST = re.compile(r"^\{\$\{([^}]*)\}\}$")
+
+
+def _substitute(value: Any, params: dict[str, Any], ctx: _Ctx, loc: Loc,
+                record: Optional[dict[tuple[int, Any], tuple[str, str]]] = None) -> Any:
+    """``value`` with ``${name}`` replaced from ``params`` (problems reported). With ``record``,
+    mapping entries whose whole value is ``"${name}"`` or ``"{${name}}"`` are noted there as
+    ``(id(mapping), key) -> ("value" | "pointer", name)`` (for the XML export's SubTree ports)."""
+    if record is not None and isinstance(value, LocDict):
+        for k in list(value):
+            v = value[k]
+            if isinstance(v, str):
+                m = _SUBST.fullmatch(v.strip())
+                p = _POINTER_SUBST.match(v.strip())
+                if m and m.group(1) in params:
+                    record[(id(value), k)] = ("value", m.group(1))
+                elif p and p.group(1) in params:
+                    record[(id(value), k)] = ("pointer", p.group(1))
     if isinstance(value, str):
         whole = _SUBST.fullmatch(value.strip())
         if whole:
@@ -350,11 +369,11 @@ def _substitute(value: Any, params: dict[str, Any], ctx: _Ctx, loc: Loc) -> Any:
         return _Unresolved(out) if unresolved or isinstance(value, _Unresolved) else out
     if isinstance(value, LocDict):
         for k in list(value):
-            value[k] = _substitute(value[k], params, ctx, value.value_loc(k))
+            value[k] = _substitute(value[k], params, ctx, value.value_loc(k), record)
         return value
     if isinstance(value, LocList):
         for i in range(len(value)):
-            value[i] = _substitute(value[i], params, ctx, value.item_loc(i))
+            value[i] = _substitute(value[i], params, ctx, value.item_loc(i), record)
         return value
     return value
 
@@ -497,11 +516,13 @@ def _parse_node(data: Any, loc: Loc, ctx: _Ctx, prefix: str) -> Optional[NodeSpe
             ctx.names[full_name] = body.value_loc("name")
     params = {k: v for k, v in body.items() if k not in ("name", "children", "child")}
     param_locs = {k: body.key_loc(k) for k in params}
+    sources = {k: ctx.param_sources[(id(body), k)] for k in params if (id(body), k) in ctx.param_sources}
     if full_name and full_name in ctx.node_overrides:
         ctx.used_overrides.add(full_name)
         for k, v in ctx.node_overrides[full_name].items():
             params[k] = v
             param_locs[k] = Loc(f"--set tree.{full_name}.{k}={v}", 0, 0)
+            sources.pop(k, None)
 
     if kind in COMPOSITES:
         if "child" in body:
@@ -530,7 +551,7 @@ def _parse_node(data: Any, loc: Loc, ctx: _Ctx, prefix: str) -> Optional[NodeSpe
                         ctx.add(param_locs.get("selected", kloc), f"selected child {s!r} is not a child of this Parallel",
                                 did_you_mean(str(s), [n for n in names if n]) or "name the children and list their names")
                 params["selected"] = [prefix + str(s) for s in sel]
-        return NodeSpec(kind, "composite", full_name, params, children, kloc, param_locs)
+        return NodeSpec(kind, "composite", full_name, params, children, kloc, param_locs, param_sources=sources)
 
     if kind in DECORATORS:
         if "children" in body:
@@ -542,7 +563,8 @@ def _parse_node(data: Any, loc: Loc, ctx: _Ctx, prefix: str) -> Optional[NodeSpe
             ctx.add(kloc, f"decorator {kind} needs a 'child:' node")
             return None
         child = _parse_node(child_raw, body.value_loc("child"), ctx, prefix)
-        return NodeSpec(kind, "decorator", full_name, params, [child] if child else [], kloc, param_locs)
+        return NodeSpec(kind, "decorator", full_name, params, [child] if child else [], kloc, param_locs,
+                        param_sources=sources)
 
     cls = registry.lookup(kind)
     if cls is None:
@@ -552,7 +574,7 @@ def _parse_node(data: Any, loc: Loc, ctx: _Ctx, prefix: str) -> Optional[NodeSpe
         if bad in body:
             ctx.add(body.key_loc(bad), f"{kind} is a behaviour: it has no '{bad}'")
     _check_params(kind, cls.all_params(), params, param_locs, kloc, ctx, cls=cls)
-    return NodeSpec(kind, "behaviour", full_name, params, [], kloc, param_locs)
+    return NodeSpec(kind, "behaviour", full_name, params, [], kloc, param_locs, param_sources=sources)
 
 
 def _holds_substitution(value: Any) -> bool:
@@ -645,7 +667,8 @@ def _parse_include(data: LocDict, ctx: _Ctx, prefix: str) -> Optional[NodeSpec]:
                     "an included file holds only description, parameters and tree; scene and blackboard belong to the task file")
     given_locs = {k: with_.key_loc(k) for k in with_} if isinstance(with_, LocDict) else {}
     params = _file_parameters(sub, ctx, dict(with_), given_locs, include_loc=data.loc)
-    sub["tree"] = _substitute(sub["tree"], params, ctx, sub.value_loc("tree"))
+    ctx.documents.append(sub)  # alive until the load ends: param_sources is keyed by id()
+    sub["tree"] = _substitute(sub["tree"], params, ctx, sub.value_loc("tree"), ctx.param_sources)
     ctx.include_stack.append(apath)
     ctx.display_stack.append(display)
     try:
@@ -661,4 +684,8 @@ def _parse_include(data: LocDict, ctx: _Ctx, prefix: str) -> Optional[NodeSpec]:
         else:
             ctx.names[full] = data.value_loc("name")
         node.name = full  # the include's name names its root
+    if node is not None:
+        given_sources = {k: ctx.param_sources[(id(with_), k)] for k in with_ if (id(with_), k) in ctx.param_sources}
+        node.includes.append(IncludeInfo(display, name, {k: v for k, v in params.items() if v is not _MISSING},
+                                         given_sources))
     return node

@@ -9,6 +9,23 @@ from .errors import Loc
 
 
 @dataclass
+class IncludeInfo:
+    """One ``include:`` of a tree.
+
+    Attributes:
+        file: the included file, as displayed in messages (relative to the task file's folder).
+        name: the include's ``name`` (None: its nodes' names get no prefix).
+        parameters: the included file's parameters with their values (``with:`` or defaults).
+    """
+
+    file: str
+    name: Optional[str]
+    parameters: dict[str, Any] = field(default_factory=dict)
+    given_sources: dict[str, tuple[str, str]] = field(default_factory=dict)  # with: values that were "${P}" of
+    # the enclosing include's parameter P (as NodeSpec.param_sources)
+
+
+@dataclass
 class NodeSpec:
     """One node of the tree.
 
@@ -19,7 +36,11 @@ class NodeSpec:
         params: raw parameter values from the file (after ``${...}`` substitution).
         children: child specs (composites: any number, decorators: one).
         loc: where the node starts; ``param_locs``: where each parameter is.
-        source: the file the node came from (differs from the task file inside includes).
+        includes: on the root node of an ``include:``, what was included (innermost first; an
+            included file whose tree is itself an include gives two).
+        param_sources: parameters whose whole value came from the enclosing include's parameter:
+            ``{param: ("value", name)}`` for ``"${name}"``, ``{param: ("pointer", name)}`` for
+            ``"{${name}}"`` (the XML export writes them as SubTree ports).
     """
 
     type: str
@@ -29,6 +50,8 @@ class NodeSpec:
     children: list["NodeSpec"]
     loc: Loc
     param_locs: dict[str, Loc] = field(default_factory=dict)
+    includes: list["IncludeInfo"] = field(default_factory=list)
+    param_sources: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def walk(self):
         yield self
