@@ -40,6 +40,8 @@ class ManipulationBehaviour(py_trees.behaviour.Behaviour):
         BLACKBOARD_WRITES: names of ``str`` parameters whose value is a blackboard key the
             behaviour writes (``key`` parameters are writes already), for the load-time data-flow
             check (:mod:`py_trees_manipulation.trees.dataflow`).
+        EXACTLY_ONE_OF: groups of parameters of which exactly one must be given (not null),
+            checked when the file is loaded (``MoveCartesian``: ``target`` or ``delta``).
 
     Args:
         name: the node's name in the tree (default: the class name).
@@ -54,6 +56,7 @@ class ManipulationBehaviour(py_trees.behaviour.Behaviour):
     SIM_ONLY: ClassVar[bool] = False
     ABSTRACT: ClassVar[bool] = True
     BLACKBOARD_WRITES: ClassVar[tuple[str, ...]] = ()
+    EXACTLY_ONE_OF: ClassVar[tuple[tuple[str, ...], ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -574,6 +574,16 @@ def _parse_node(data: Any, loc: Loc, ctx: _Ctx, prefix: str) -> Optional[NodeSpe
         if bad in body:
             ctx.add(body.key_loc(bad), f"{kind} is a behaviour: it has no '{bad}'")
     _check_params(kind, cls.all_params(), params, param_locs, kloc, ctx, cls=cls)
+    misspelt = any(k not in cls.all_params() for k in body if k not in ("name", "children", "child"))
+    for group in getattr(cls, "EXACTLY_ONE_OF", ()) if not misspelt else ():
+        if not all(k in params for k in group):
+            continue  # one of them was invalid (reported)
+        given = [k for k in group if params[k] is not None]
+        if len(given) != 1:
+            names = " and ".join(repr(k) for k in group)
+            ctx.add(param_locs.get(given[-1], kloc) if given else kloc,
+                    f"{kind} needs exactly one of {names}, got {'both' if len(given) == 2 else 'none' if not given else ', '.join(given)}",
+                    f"keep one of {names}")
     return NodeSpec(kind, "behaviour", full_name, params, [], kloc, param_locs, param_sources=sources)
 
 
