@@ -56,7 +56,7 @@ def _load(path: str, overrides: Optional[list[str]] = None):
 # ------------------------------------------------------------------------------------------------
 def cmd_run(args: argparse.Namespace) -> int:
     from .trees.errors import TreeLoadError
-    from .trees.runner import RunOptions, run_task, verdict_line, write_summary
+    from .trees.runner import RunOptions, interrupt_once
 
     try:
         if args.file.lower().endswith(".xml"):
@@ -108,7 +108,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     opts = RunOptions(backend=args.backend, gui=args.gui, realtime=args.realtime, seed=args.seed,
                       tick_hz=args.tick_hz, timeout_s=args.timeout, robot=getattr(args, "robot", None),
                       observers=observers, display=False if args.quiet else None)
+
+    with interrupt_once():  # Ctrl-C ends the run; more Ctrl-C cannot cut its log and summary short
+        code = _run_and_report(args, task, opts, exts)
+    summary = getattr(args, "_ptm_summary", None)
+    if summary is not None:
+        for ext in exts:  # after the verdict: a viewer may keep serving until Ctrl-C
+            after = getattr(ext, "after_run", None)
+            if callable(after):
+                after(args, summary)
+    return code
+
+
+def _run_and_report(args: argparse.Namespace, task: Any, opts: Any, exts: list[Any]) -> int:
     from .backend import BackendError
+    from .trees.runner import run_task, verdict_line, write_summary
 
     try:
         result = run_task(task, opts)
@@ -132,10 +146,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if exc is not None:
         print(summary.get("traceback", ""), file=sys.stderr)
     print(verdict_line(summary), flush=True)
-    for ext in exts:  # after the verdict: a viewer may keep serving until Ctrl-C
-        after = getattr(ext, "after_run", None)
-        if callable(after):
-            after(args, summary)
+    args._ptm_summary = summary  # for the after-run hooks (outside interrupt_once: a viewer waits for Ctrl-C)
     if summary_error is not None:
         return _die(summary_error)
     return result.exit_code
@@ -334,6 +345,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    finally:
+        if argv is None:  # the program itself: it exits now, and a late Ctrl-C must not turn 130 into a kill
+            import signal
+
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+            except (ValueError, OSError):  # pragma: no cover - not the main thread
+                pass
 
 
 if __name__ == "__main__":  # pragma: no cover
