@@ -337,7 +337,7 @@ def run_trial(job: SweepJob) -> dict[str, Any]:
 FORKSERVER_PRELOAD = (
     __name__, "py_trees_manipulation.scenarios.scenario", "py_trees_manipulation.trees.loader",
     "py_trees_manipulation.trees.runner", "py_trees_manipulation.sim", "py_trees_manipulation.behaviors.registry",
-    "py_trees_manipulation.control.tactile", "scipy.signal", "importlib.metadata",
+    "py_trees_manipulation.control.tactile", "scipy.signal", "importlib.metadata", "py_trees_manipulation.sim.reach",
 )
 
 

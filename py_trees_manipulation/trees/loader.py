@@ -436,7 +436,7 @@ def _check_reach(tree: NodeSpec, scene: Any, ctx: _Ctx) -> None:
     """Warn about literal arm targets beyond every (named) robot's reach bound (sim/reach.py)."""
     import numpy as np
 
-    from ..sim.reach import reach_bound_m
+    from ..sim.reach import reach_bound_m  # light: xml.etree and the scene module the loader already uses
     from ..sim.robots import MODELS
 
     robots = []
