@@ -66,6 +66,7 @@ from ..msgs.actions import GoalHandle, GoalStatus
 from ..msgs.motion import MotionFeedback, MoveJointsGoal
 from . import convert as cv
 from ..msgs.plain import jsonable as _jsonable
+from .rosbridge import add_one_line_filter, ros2_action_type
 
 STATUS_PERIOD_S = 0.2
 KEEP_FINISHED_S = 2.0
@@ -83,20 +84,6 @@ _LEVELS = ("none", "error", "warning", "info")
 #: fragments of one message at most (and bytes once reassembled)
 MAX_FRAGMENTS = 10_000
 MAX_MESSAGE_BYTES = 64_000_000
-
-
-class _OneLine(logging.Filter):
-    """Turns a record with a traceback into one line (``message: ExcType: text``): a bad frame from a
-    client is the client's problem, not a crash of the stand-in."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and record.exc_info[1] is not None:
-            e = record.exc_info[1]
-            record.msg = f"{record.getMessage()}: {type(e).__name__}: {e}"
-            record.args = None
-            record.exc_info = None
-            record.exc_text = None
-        return True
 
 
 class _Conn:
@@ -378,8 +365,6 @@ class RobotStandIn:
             return {"goal": stem + "ActionGoal", "cancel": "actionlib_msgs/GoalID", "status": "actionlib_msgs/GoalStatusArray",
                     "feedback": stem + "ActionFeedback", "result": stem + "ActionResult"}.get(leaf)
         if topic.endswith("/_action/feedback") and topic[: -len("/_action/feedback")] in self.servers:
-            from .rosbridge import ros2_action_type
-
             return ros2_action_type(self.servers[topic[: -len("/_action/feedback")]].type) + "_FeedbackMessage"
         if topic.endswith("/_action/status") and topic[: -len("/_action/status")] in self.servers:
             return "action_msgs/msg/GoalStatusArray"
@@ -561,9 +546,8 @@ class RobotStandIn:
 
         async def main() -> None:
             self._loop = asyncio.get_running_loop()
+            add_one_line_filter("py_trees_manipulation.hardware.serve")  # a client's bad frame: one line
             logger = logging.getLogger("py_trees_manipulation.hardware.serve")
-            if not any(isinstance(f, _OneLine) for f in logger.filters):
-                logger.addFilter(_OneLine())
             async with serve(self._handler, self.host, self.port, max_size=MAX_MESSAGE_BYTES, logger=logger) as server:
                 self.port = server.sockets[0].getsockname()[1] if self.port == 0 else self.port
                 self._ready.set()
@@ -604,8 +588,6 @@ class RobotStandIn:
                         self._send(conn, {"op": "action_result", "id": msg.get("id"), "action": name,
                                           "values": f"no action server {name}", "status": 0, "result": False})
                 elif kind == "send_action_goal":
-                    from .rosbridge import ros2_action_type
-
                     if str(msg.get("action_type")) != ros2_action_type(srv.type):
                         # rosbridge creates a client of the given type, which never matches the server: the goal
                         # is never answered (the connect-time check of the hardware backend prevents this)

@@ -69,9 +69,12 @@ _TERMINAL_FINISH = {
 }
 
 
-class _OneLine(logging.Filter):
-    """roslibpy logs a message it cannot handle with a traceback (``LOGGER.exception``); a bad frame
-    from the bridge is worth one line."""
+class OneLineLogFilter(logging.Filter):
+    """Turns a log record that carries a traceback into one line (``message: ExcType: text``).
+
+    roslibpy logs a message it cannot handle with ``LOGGER.exception``, websockets a client that
+    breaks the protocol likewise: a bad frame from the other end is worth one line, not a traceback.
+    """
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.exc_info and record.exc_info[1] is not None:
@@ -81,6 +84,13 @@ class _OneLine(logging.Filter):
             record.exc_info = None
             record.exc_text = None
         return True
+
+
+def add_one_line_filter(logger_name: str) -> None:
+    """Add :class:`OneLineLogFilter` to a logger (once)."""
+    logger = logging.getLogger(logger_name)
+    if not any(isinstance(f, OneLineLogFilter) for f in logger.filters):
+        logger.addFilter(OneLineLogFilter())
 
 
 def _protocol_class() -> Any:
@@ -130,9 +140,7 @@ class _Connection:
         self.sent = 0  # ops published through :meth:`publish` (tests)
         self._topics: dict[str, Any] = {}
         self._lock = threading.Lock()
-        rlog = logging.getLogger("roslibpy")
-        if not any(isinstance(f, _OneLine) for f in rlog.filters):
-            rlog.addFilter(_OneLine())
+        add_one_line_filter("roslibpy")
         timeout = cfg.connect_timeout_s if connect_timeout_s is None else connect_timeout_s
         try:
             self.ros = roslibpy.Ros(cfg.host, cfg.port, is_secure=cfg.secure)  # starts connecting at once

@@ -279,38 +279,10 @@ def run_task(task: TaskSpec, options: Optional[RunOptions] = None, backend: Any 
 
 
 @contextlib.contextmanager
-def sigint_deferred() -> Iterator[None]:
-    """While the run's log, summary and backend are being closed, Ctrl-C (SIGINT) is noted and
-    ignored (one line says so) instead of raising KeyboardInterrupt halfway through: two Ctrl-C in a
-    row still end the run as INTERRUPTED (exit code 130) with a complete log. Only in the main
-    thread (elsewhere signals cannot be handled); the previous handler is restored after."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    told: list[bool] = []
-
-    def note(signum: int, frame: Any) -> None:
-        if not told:
-            told.append(True)
-            print("ptm: finishing the run log and summary; Ctrl-C is ignored until they are written",
-                  file=sys.stderr, flush=True)
-
-    try:
-        previous = signal.signal(signal.SIGINT, note)
-    except (ValueError, OSError):  # no signals here (an embedded interpreter)
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-@contextlib.contextmanager
-def interrupt_once() -> Iterator[None]:
-    """The first Ctrl-C raises KeyboardInterrupt (the run ends as INTERRUPTED); every later one is
-    noted and ignored until the block ends, so a burst of Ctrl-C cannot cut the run log or the
-    summary short. Only in the main thread; the previous handler is restored after."""
+def _sigint_handled(interrupt_first: bool) -> Iterator[None]:
+    """SIGINT handling for a block (main thread only; the previous handler restored after): with
+    ``interrupt_first`` the first Ctrl-C raises KeyboardInterrupt, every other one (all of them
+    without it) is noted with one line and ignored."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -327,14 +299,27 @@ def interrupt_once() -> Iterator[None]:
         raise KeyboardInterrupt
 
     try:
-        previous = signal.signal(signal.SIGINT, first)
-    except (ValueError, OSError):
+        previous = signal.signal(signal.SIGINT, first if interrupt_first else later)
+    except (ValueError, OSError):  # no signals here (an embedded interpreter)
         yield
         return
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def sigint_deferred() -> Any:
+    """While the run's log, summary and backend are being closed, Ctrl-C is noted and ignored (one
+    line says so) instead of raising KeyboardInterrupt halfway through (a context manager)."""
+    return _sigint_handled(interrupt_first=False)
+
+
+def interrupt_once() -> Any:
+    """The first Ctrl-C raises KeyboardInterrupt (the run ends as INTERRUPTED); every later one is
+    noted and ignored until the block ends, so two Ctrl-C in a row still give exit code 130 with a
+    complete run log and summary (a context manager; ``ptm run`` wraps the run in it)."""
+    return _sigint_handled(interrupt_first=True)
 
 
 def write_summary(summary: dict[str, Any], path: str) -> None:
