@@ -48,6 +48,7 @@ def run_observers(args: argparse.Namespace, task: Any = None) -> list[Any]:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from ..backend import BackendError
     from ..trees.errors import TreeLoadError
     from .robot_server import RobotStandIn, load_scene
 
@@ -72,8 +73,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except TreeLoadError as e:
         print(str(e), file=sys.stderr)
         return 2
-    except ValueError as e:
-        print(f"ptm: {e}", file=sys.stderr)
+    except (ValueError, BackendError) as e:  # a scene file's mistake, a URDF PyBullet cannot load
+        print(f"ptm: {args.scene}: {e}", file=sys.stderr)
         return 2
     server = RobotStandIn(sim, host=args.host, port=args.port, rate=args.rate, faults=faults, verbose=args.verbose,
                           ros_version=None if args.ros_version == "both" else int(args.ros_version))
