@@ -57,7 +57,7 @@ def _load(path: str, overrides: Optional[list[str]] = None):
 # ------------------------------------------------------------------------------------------------
 def cmd_run(args: argparse.Namespace) -> int:
     from .trees.errors import TreeLoadError
-    from .trees.runner import RunOptions, run_task, verdict_line, write_summary
+    from .trees.runner import RunOptions, interrupt_once
 
     try:
         if args.file.lower().endswith(".xml"):
@@ -68,10 +68,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                 return _die("BehaviorTree.CPP XML is not supported by this installation")
             if not args.scene:
                 return _die(f"{args.file}: an XML tree needs --scene TASK.yaml for its scene and blackboard")
-            task = load_task_from_xml(args.file, args.scene, args.set)
+            task = load_task_from_xml(args.file, args.scene, args.set, main_tree_id=args.main_tree)
         else:
-            if args.scene:
-                return _die("--scene is only for XML trees; a YAML task file holds its own scene")
+            if args.scene or args.main_tree:
+                return _die("--scene and --main-tree are for XML trees; a YAML task file holds its own scene and tree")
             if args.backend == "hardware":  # the robot is the scene: no simulator import (saves seconds)
                 from .hardware.cli import load_task_for_robot
 
@@ -81,6 +81,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     except TreeLoadError as e:
         print(str(e), file=sys.stderr)
         return 2
+    for w in getattr(task, "warnings", ()):
+        print(str(w), file=sys.stderr)
     if args.gui and sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         # PyBullet's GUI would print X11 noise and exit the process from C code
         return _die("--gui needs a display (DISPLAY is not set): run without --gui (headless), "
@@ -107,9 +109,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     opts = RunOptions(backend=args.backend, gui=args.gui, realtime=args.realtime, seed=args.seed,
                       tick_hz=args.tick_hz, timeout_s=args.timeout, robot=getattr(args, "robot", None),
                       observers=observers, display=False if args.quiet else None)
+
+    with interrupt_once():  # Ctrl-C ends the run; more Ctrl-C cannot cut its log and summary short
+        code = _run_and_report(args, task, opts, exts)
+    summary = getattr(args, "_ptm_summary", None)
+    if summary is not None:
+        for ext in exts:  # after the verdict: a viewer may keep serving until Ctrl-C
+            after = getattr(ext, "after_run", None)
+            if callable(after):
+                after(args, summary)
+    return code
+
+
+def _run_and_report(args: argparse.Namespace, task: Any, opts: Any, exts: list[Any]) -> int:
+    from .backend import BackendError
+    from .trees.runner import run_task, verdict_line, write_summary
+
     try:
         result = run_task(task, opts)
-    except ValueError as e:  # the backend refused the tree or could not start (e.g. rosbridge unreachable)
+    except (ValueError, BackendError) as e:  # the backend refused the tree or could not start (rosbridge
+        # unreachable, a URDF PyBullet cannot load)
         if args.summary:
             try:
                 write_summary({"task": task.name, "file": task.file, "backend": args.backend, "status": "INVALID",
@@ -128,26 +147,42 @@ def cmd_run(args: argparse.Namespace) -> int:
     if exc is not None:
         print(summary.get("traceback", ""), file=sys.stderr)
     print(verdict_line(summary), flush=True)
-    for ext in exts:  # after the verdict: a viewer may keep serving until Ctrl-C
-        after = getattr(ext, "after_run", None)
-        if callable(after):
-            after(args, summary)
+    args._ptm_summary = summary  # for the after-run hooks (outside interrupt_once: a viewer waits for Ctrl-C)
     if summary_error is not None:
         return _die(summary_error)
     return result.exit_code
 
 
+def _load_xml(path: str, scene: Optional[str], overrides: list[str], main_tree: Optional[str]) -> Any:
+    """A BehaviorTree.CPP XML tree, with the scene and blackboard of ``scene`` (a task file) if given."""
+    from .interop.btxml import load_task_from_xml, load_tree_from_xml
+
+    if scene:
+        return load_task_from_xml(path, scene, overrides, main_tree_id=main_tree)
+    return load_tree_from_xml(path, overrides, main_tree_id=main_tree)
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from .trees.errors import TreeLoadError
 
+    if (args.scene or args.main_tree) and not all(p.lower().endswith(".xml") for p in args.files):
+        return _die("--scene and --main-tree are for XML trees; a YAML task file holds its own scene and tree")
     worst = 0
     for path in args.files:
+        xml = path.lower().endswith(".xml")
         try:
-            task = _load(path, args.set)
+            task = _load_xml(path, args.scene, args.set, args.main_tree) if xml else _load(path, args.set)
         except TreeLoadError as e:
             print(str(e), file=sys.stderr)
             worst = 2
             continue
+        if xml and not args.scene:
+            n = sum(1 for _ in task.tree.walk())
+            print(f"{path}: OK ({n} node{'' if n == 1 else 's'}; tree only: blackboard reads and scene names are "
+                  "checked with --scene TASK.yaml)")
+            continue
+        for w in task.warnings:
+            print(str(w), file=sys.stderr)
         n = sum(1 for _ in task.tree.walk())
         if task.scene:
             k = len(task.scene.get("objects", []) or [])
@@ -251,6 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog="Exit codes: 0 SUCCESS, 1 FAILURE or timeout, 2 invalid input, 130 interrupted.")
     p.add_argument("file", help="task file (YAML), or a BehaviorTree.CPP XML tree with --scene")
     p.add_argument("--scene", metavar="TASK.yaml", help="for an XML tree: the task file whose scene and blackboard to use")
+    p.add_argument("--main-tree", metavar="ID", help="for an XML file with several trees and no main_tree_to_execute: "
+                                                    "the BehaviorTree ID to run")
     p.add_argument("--backend", default="sim", choices=["sim", "hardware"], help="where to run (default: sim, the embedded PyBullet simulator)")
     p.add_argument("--gui", action="store_true", help="open the PyBullet GUI (sim)")
     p.add_argument("--realtime", action="store_true", help="pace the simulation to the wall clock")
@@ -265,9 +302,15 @@ def build_parser() -> argparse.ArgumentParser:
         ext.add_run_arguments(p)
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("validate", help="check task files without running them")
-    p.add_argument("files", nargs="+", help="task files (YAML)")
+    p = sub.add_parser("validate", help="check task files without running them",
+                       description="Check task files (YAML) or BehaviorTree.CPP XML trees without running them: every "
+                                   "problem a run would meet in the file is reported as FILE:LINE:COL with the fix.",
+                       epilog="Exit codes: 0 valid (warnings may be printed), 2 invalid.")
+    p.add_argument("files", nargs="+", help="task files (YAML) or BehaviorTree.CPP XML trees")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help=set_help)
+    p.add_argument("--scene", metavar="TASK.yaml", help="for XML trees: the task file whose scene and blackboard they "
+                                                       "run with (checks blackboard reads and scene names too)")
+    p.add_argument("--main-tree", metavar="ID", help="for XML files with several trees and no main_tree_to_execute")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("render", help="draw a task tree (no simulator needed)")
@@ -303,6 +346,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    finally:
+        if argv is None:  # the program itself: it exits now, and a late Ctrl-C must not turn 130 into a kill
+            import signal
+
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+            except (ValueError, OSError):  # pragma: no cover - not the main thread
+                pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -21,7 +21,7 @@ from py_trees.common import Access, Status
 
 from ..backend import BackendError, resolve_resource
 from ..msgs.actions import GoalHandle, GoalStatus
-from .params import BlackboardRef, Param, ParamError
+from .params import BlackboardReadError, BlackboardRef, Param, ParamError
 from .registry import register
 
 
@@ -37,6 +37,11 @@ class ManipulationBehaviour(py_trees.behaviour.Behaviour):
         SIM_ONLY: the behaviour needs the simulator (ground truth, scene objects); the hardware
             backend refuses a tree that holds one, before it starts.
         ABSTRACT: set on intermediate base classes so they are not registered.
+        BLACKBOARD_WRITES: names of ``str`` parameters whose value is a blackboard key the
+            behaviour writes (``key`` parameters are writes already), for the load-time data-flow
+            check (:mod:`py_trees_manipulation.trees.dataflow`).
+        EXACTLY_ONE_OF: groups of parameters of which exactly one must be given (not null),
+            checked when the file is loaded (``MoveCartesian``: ``target`` or ``delta``).
 
     Args:
         name: the node's name in the tree (default: the class name).
@@ -50,6 +55,8 @@ class ManipulationBehaviour(py_trees.behaviour.Behaviour):
     PARAMS: ClassVar[dict[str, Param]] = {}
     SIM_ONLY: ClassVar[bool] = False
     ABSTRACT: ClassVar[bool] = True
+    BLACKBOARD_WRITES: ClassVar[tuple[str, ...]] = ()
+    EXACTLY_ONE_OF: ClassVar[tuple[tuple[str, ...], ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -123,8 +130,8 @@ class ManipulationBehaviour(py_trees.behaviour.Behaviour):
         """The parameter's value, reading the blackboard for a ``"{key}"`` reference.
 
         Raises:
-            KeyError: the referenced blackboard key has no value yet.
-            ParamError: the blackboard value does not fit the declaration.
+            BlackboardReadError: (a KeyError and a ParamError) the referenced blackboard key has no
+                value yet, or its value does not fit the declaration.
         """
         value = self.params[key]
         if isinstance(value, BlackboardRef):
@@ -132,12 +139,23 @@ class ManipulationBehaviour(py_trees.behaviour.Behaviour):
             try:
                 raw = self.blackboard.get(bb_key)
             except KeyError:
-                raise KeyError(f"blackboard key {value.key!r} (parameter {key!r}) has no value yet") from None
+                raise BlackboardReadError(f"blackboard key {value.key!r} (parameter {key!r}) has no value yet") from None
             try:
                 return type(self).all_params()[key].coerce_value(raw)
             except ParamError as e:
-                raise ParamError(f"blackboard key {value.key!r} for parameter {key!r}: {e}") from None
+                raise BlackboardReadError(f"blackboard key {value.key!r} for parameter {key!r}: {e}", e.hint) from None
         return value
+
+    def tick(self) -> Any:
+        """py_trees' tick; a ``"{key}"`` parameter that cannot be read (:class:`BlackboardReadError`,
+        escaping ``initialise`` or ``update``) makes the behaviour FAIL with the reason as its
+        feedback message instead of raising through the tree."""
+        try:
+            yield from super().tick()
+        except BlackboardReadError as e:
+            self.feedback_message = str(e)
+            self.stop(Status.FAILURE)
+            yield self
 
     def write_output(self, param_key: str, value: Any) -> None:
         """Write ``value`` to the blackboard key named by the ``key`` parameter ``param_key`` (if set)."""

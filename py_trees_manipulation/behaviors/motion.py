@@ -137,6 +137,7 @@ class MoveCartesian(BackendAction):
 
     ABSTRACT = False
     ACTION = "move_cartesian"
+    EXACTLY_ONE_OF = (("target", "delta"),)
     PARAMS = {
         **_TARGET_PARAMS,
         "delta": Param("vector3", None, "displacement from the current TCP position, world frame", unit="m", frame="world"),
@@ -182,6 +183,7 @@ class MoveJoints(BackendAction):
 
     ABSTRACT = False
     ACTION = "move_joints"
+    EXACTLY_ONE_OF = (("configuration", "positions"),)
     PARAMS = {
         "configuration": Param("str", None, "named configuration of the arm (e.g. 'ready')", refers_to="configuration"),
         "positions": Param("float_list", None, "joint positions in the arm's joint order", unit="rad"),

@@ -48,9 +48,19 @@ UNITS: dict[str, tuple[str, float]] = {
     "N*m": ("torque", 1.0), "Nm": ("torque", 1.0),
 }
 
-_QUANTITY = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/^*()0-9]+)\s*$")
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+#: a number followed by a unit (every unit starts with a letter: ``"1e308"`` is a number, not 1e30 of unit 8)
+_QUANTITY = re.compile(r"^\s*(" + _NUMBER + r")\s*([A-Za-z][A-Za-z/^*()0-9]*)\s*$")
+#: a number written as text: YAML 1.1 (PyYAML) reads an exponent without a dot (``1e308``) as a string
+_NUMBER_TEXT = re.compile(r"^\s*" + _NUMBER + r"\s*$")
 _REF = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_/.\-]*)\}$")
 _KEY = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_/.\-]*$")
+
+
+def _finite(v: float, text: str) -> float:
+    if not math.isfinite(v):
+        raise ParamError(f"expected a finite number, got {text!r}", "the number is too large for a float (|x| < 1.8e308)")
+    return v
 
 
 class ParamError(ValueError):
@@ -59,6 +69,16 @@ class ParamError(ValueError):
     def __init__(self, message: str, hint: str = ""):
         super().__init__(message)
         self.hint = hint
+
+
+class BlackboardReadError(ParamError, KeyError):
+    """A ``"{key}"`` parameter cannot be read at run time: the key has no value yet, or its value
+    does not fit the parameter. A ParamError (ValueError) and a KeyError, so code that catches
+    either keeps working; a behaviour that lets it escape fails with its text as the feedback
+    message (``ManipulationBehaviour.tick``), it does not crash the run."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 @dataclass(frozen=True)
@@ -183,7 +203,7 @@ class Param:
         if k == "key":
             if not isinstance(value, str) or not _KEY.match(value.strip("{}")):
                 raise ParamError(f"expected a blackboard key name, got {value!r}", "use letters, digits and _ (e.g. mug_pose)")
-            return value.strip("{}")
+            return value.strip("{}").lstrip("/")  # every key lives in the root namespace: "/x" is "x"
         if k == "pose":
             try:
                 return pose_from_spec(value)
@@ -210,9 +230,11 @@ class Param:
                 raise ParamError(f"expected a finite number, got {value!r}")
             return v
         if isinstance(value, str):
+            if _NUMBER_TEXT.match(value):
+                return _finite(float(value), value)
             m = _QUANTITY.match(value)
             if m:
-                number, unit = float(m.group(1)), m.group(2)
+                number, unit = _finite(float(m.group(1)), value), m.group(2)
                 if unit not in UNITS:
                     raise ParamError(f"unknown unit {unit!r} in {value!r}", f"known units: {', '.join(UNITS)}")
                 if self.unit is None:
@@ -224,7 +246,7 @@ class Param:
                         f"unit {unit!r} ({dim_v}) does not fit this parameter ({dim_p}, in {self.unit})",
                         f"give a {dim_p} such as '1 {self.unit}'",
                     )
-                return number * f_v / f_p
+                return _finite(number * f_v / f_p, value)
         raise ParamError(f"expected a number{' in ' + self.unit if self.unit else ''}, got {value!r}")
 
     def _check_range(self, v: float) -> None:

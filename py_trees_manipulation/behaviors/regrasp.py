@@ -403,6 +403,7 @@ class PlanRegrasp(_RegraspBase):
     """
 
     ABSTRACT = False
+    BLACKBOARD_WRITES = ("state_key",)  # besides output_key (trees/dataflow.py)
     PARAMS = {
         **_CONFIG_PARAMS,
         "goal": Param("any", REQUIRED, "goal grasp state: {gripper: handle or ''}, a state name, or '{key}'"),
@@ -543,6 +544,7 @@ class ExecuteRegraspPlan(_RegraspBase):
     """
 
     ABSTRACT = False
+    BLACKBOARD_WRITES = ("state_key",)  # trees/dataflow.py
     PARAMS = {
         **_CONFIG_PARAMS,
         "plan": Param("any", REQUIRED, "the plan (RegraspPlan or its dict), usually '{regrasp_plan}'"),

@@ -48,6 +48,7 @@ def run_observers(args: argparse.Namespace, task: Any = None) -> list[Any]:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from ..backend import BackendError
     from ..trees.errors import TreeLoadError
     from .robot_server import RobotStandIn, load_scene
 
@@ -72,10 +73,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except TreeLoadError as e:
         print(str(e), file=sys.stderr)
         return 2
-    except ValueError as e:
-        print(f"ptm: {e}", file=sys.stderr)
+    except (ValueError, BackendError) as e:  # a scene file's mistake, a URDF PyBullet cannot load
+        print(f"ptm: {args.scene}: {e}", file=sys.stderr)
         return 2
-    server = RobotStandIn(sim, host=args.host, port=args.port, rate=args.rate, faults=faults, verbose=args.verbose)
+    server = RobotStandIn(sim, host=args.host, port=args.port, rate=args.rate, faults=faults, verbose=args.verbose,
+                          ros_version=None if args.ros_version == "both" else int(args.ros_version))
     try:
         server.start()
     except OSError as e:
@@ -109,5 +111,8 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=None, help="random seed (overrides scene.seed)")
     p.add_argument("--fault", action="append", default=[], metavar="KIND:ACTION",
                    help="inject a fault for tests: reject:ACTION (reject its goals), malformed:ACTION (malformed results)")
-    p.add_argument("-v", "--verbose", action="store_true", help="print every goal served")
+    p.add_argument("--ros-version", choices=["1", "2", "both"], default="both",
+                   help="the ROS the stand-in plays: 1 (no send_action_goal, as rosbridge for ROS 1), 2, or both "
+                        "(default; /rosapi/get_ros_version is then not served, like an older rosapi)")
+    p.add_argument("-v", "--verbose", action="store_true", help="print every goal served and every status error sent")
     p.set_defaults(func=cmd_serve)

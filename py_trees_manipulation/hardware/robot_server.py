@@ -31,6 +31,14 @@ ROS name                                        type                            
 ``/ptm/metrics`` (service)                       ``std_srvs/Trigger``                            ``SimBackend.metrics()`` as JSON
 ==============================================  ==============================================  =====================
 
+It holds to the protocol as rosbridge_suite does, so it cannot hide client bugs: an unknown ``op``
+(``send_action_goal`` too with ``ros_version=1``), a missing required field, a ``publish`` to a topic
+nobody advertised, an ``advertise``/``subscribe`` whose type differs from the topic's (the client
+then hears nothing on it) get a ``status`` message of level ``error`` (with the request's ``id``);
+``fragment`` messages are reassembled; ``send_action_goal`` sends ``action_feedback`` only with
+``feedback: true``; a ROS 2 goal whose ``action_type`` differs from the server's is never answered;
+``/rosapi/topic_type`` and (with ``ros_version``) ``/rosapi/get_ros_version`` answer as rosapi does.
+
 Only the actions the sim resources offer are served (the gripper sensor actions appear when the
 sim gripper has them). FollowJointTrajectory goals are executed as the sim's ``move_joints`` to
 the last point, with the velocity scaling that takes the trajectory's duration.
@@ -45,6 +53,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import queue
 import sys
 import threading
@@ -57,6 +66,7 @@ from ..msgs.actions import GoalHandle, GoalStatus
 from ..msgs.motion import MotionFeedback, MoveJointsGoal
 from . import convert as cv
 from ..msgs.plain import jsonable as _jsonable
+from .rosbridge import add_one_line_filter, ros2_action_type
 
 STATUS_PERIOD_S = 0.2
 KEEP_FINISHED_S = 2.0
@@ -64,11 +74,27 @@ KEEP_FINISHED_S = 2.0
 
 
 
+#: every op of the rosbridge v2 protocol (ROSBRIDGE_PROTOCOL.md); the ROS 2 action ops only on ROS 2
+_OPS_ROS1 = ("advertise", "unadvertise", "publish", "subscribe", "unsubscribe", "call_service", "advertise_service",
+             "unadvertise_service", "service_response", "set_level", "set_status_level", "status", "fragment", "png",
+             "auth")
+_OPS_ROS2 = _OPS_ROS1 + ("advertise_action", "unadvertise_action", "send_action_goal", "cancel_action_goal",
+                         "action_feedback", "action_result")
+_LEVELS = ("none", "error", "warning", "info")
+#: fragments of one message at most (and bytes once reassembled)
+MAX_FRAGMENTS = 10_000
+MAX_MESSAGE_BYTES = 64_000_000
+
+
 class _Conn:
     def __init__(self, ws: Any, loop: asyncio.AbstractEventLoop):
         self.ws = ws
         self.loop = loop
         self.out: asyncio.Queue = asyncio.Queue()
+        self.advertised: dict[str, str] = {}  # topic -> type this client advertised
+        self.fragments: dict[str, dict[int, str]] = {}  # fragment id -> {num: data}
+        self.fragment_totals: dict[str, int] = {}
+        self.status_level = "error"
 
 
 class _ServedGoal:
@@ -125,10 +151,11 @@ class _ActionServer:
         self.update()
 
     # ---- ROS 2 actions over rosbridge v2 (send_action_goal / action_feedback / action_result) ----
-    def on_goal2(self, conn: "_Conn", rid: str, args: Any) -> None:
+    def on_goal2(self, conn: "_Conn", rid: str, args: Any, feedback: bool = False) -> None:
         self.server.log(f"goal {self.ns} {rid}")
         sg = _ServedGoal({"id": rid}, None)
         sg.conn = conn  # type: ignore[attr-defined]
+        sg.send_feedback = feedback  # type: ignore[attr-defined]  # send_action_goal "feedback": false: none
         self.goals2[rid] = sg
         if self.action in self.server.faults.get("reject", ()):
             self._finish2(sg, GoalStatus.REJECTED, None, f"{self.ns} rejects every goal (fault injected by ptm serve)")
@@ -168,7 +195,7 @@ class _ActionServer:
                 continue
             if h.done:
                 self._finish2(sg, h.status, h.result, h.text)
-            elif h.feedback is not None and h.feedback is not sg.feedback:
+            elif h.feedback is not None and h.feedback is not sg.feedback and sg.send_feedback:  # type: ignore[attr-defined]
                 sg.feedback = h.feedback
                 self.server._send(sg.conn, _jsonable({  # type: ignore[attr-defined]
                     "op": "action_feedback", "id": sg.goal_id["id"], "action": self.ns,
@@ -234,17 +261,26 @@ class RobotStandIn:
         publish_hz: joint states, TCP and object poses per wall second.
         faults: ``{"reject": {action, ...}, "malformed": {action, ...}}`` (tests).
         verbose: print served goals to stdout (``goal <ns> <id>``), flushed.
+        ros_version: the ROS a real bridge would run: ``1`` (``send_action_goal`` is an unknown
+            operation, as on rosbridge_suite for ROS 1), ``2``, or None (both protocols, and no
+            ``/rosapi/get_ros_version``, like an older rosapi). ``/rosapi/get_ros_version`` answers
+            ``{version, distro}`` when set.
     """
 
     def __init__(self, backend: Any, host: str = "127.0.0.1", port: int = 9090, rate: float = 1.0,
-                 publish_hz: float = 30.0, faults: Optional[dict[str, set[str]]] = None, verbose: bool = False):
+                 publish_hz: float = 30.0, faults: Optional[dict[str, set[str]]] = None, verbose: bool = False,
+                 ros_version: Optional[int] = None):
         if rate <= 0:
             raise ValueError(f"rate must be > 0, got {rate}")
+        if ros_version not in (None, 1, 2):
+            raise ValueError(f"ros_version must be 1, 2 or None, got {ros_version!r}")
+        self.ros_version = ros_version
         self.sim = backend
         self.host, self.port, self.rate, self.publish_hz = host, port, float(rate), float(publish_hz)
         self.faults = {k: set(v) for k, v in (faults or {}).items()}
         self.verbose = verbose
         self._subs: dict[str, set[_Conn]] = {}
+        self._conns: set[_Conn] = set()
         self._lock = threading.Lock()
         self._inbox: "queue.Queue[tuple]" = queue.Queue()
         self._running = threading.Event()
@@ -315,6 +351,25 @@ class RobotStandIn:
     def _add(self, ns: str, ros_type: str, resource: Any, action: str, *fns: Callable) -> None:
         self.servers[ns] = _ActionServer(self, ns, ros_type, resource, action, *fns)
 
+    def topic_type(self, topic: str) -> Optional[str]:
+        """The type of a topic the stand-in's robot has (as ``rosapi/TopicType`` answers), or None:
+        the action servers' ROS 1 topics (``<ns>/goal``... ``pkg/NameActionGoal``), their ROS 2
+        feedback topic (``<ns>/_action/feedback``, ``pkg/action/Name_FeedbackMessage``) and the
+        state topics."""
+        if topic in self.topics:
+            return self.topics[topic]
+        base, _, leaf = topic.rpartition("/")
+        srv = self.servers.get(base)
+        if srv is not None:
+            stem = srv.type[: -len("Action")] if srv.type.endswith("Action") else srv.type
+            return {"goal": stem + "ActionGoal", "cancel": "actionlib_msgs/GoalID", "status": "actionlib_msgs/GoalStatusArray",
+                    "feedback": stem + "ActionFeedback", "result": stem + "ActionResult"}.get(leaf)
+        if topic.endswith("/_action/feedback") and topic[: -len("/_action/feedback")] in self.servers:
+            return ros2_action_type(self.servers[topic[: -len("/_action/feedback")]].type) + "_FeedbackMessage"
+        if topic.endswith("/_action/status") and topic[: -len("/_action/status")] in self.servers:
+            return "action_msgs/msg/GoalStatusArray"
+        return None
+
     # ---- outgoing ----------------------------------------------------------------------------------
     def log(self, text: str) -> None:
         if self.verbose:
@@ -334,8 +389,139 @@ class RobotStandIn:
             self._send(c, {"op": "publish", "topic": topic, "msg": msg})
 
     # ---- websocket side (asyncio thread) -----------------------------------------------------------
+    def status(self, conn: _Conn, level: str, text: str, mid: Any = None) -> None:
+        """Send a rosbridge ``status`` message (``{op: status, level, msg, id?}``) if the client's
+        ``set_status_level`` lets it through (default: errors only), as rosbridge does."""
+        if _LEVELS.index(level) > _LEVELS.index(conn.status_level) or conn.status_level == "none":
+            return
+        msg: dict[str, Any] = {"op": "status", "level": level, "msg": text}
+        if mid is not None:
+            msg["id"] = mid
+        self.log(f"status {level}: {text}")
+        self._send(conn, msg)
+
+    def _decode(self, conn: _Conn, raw: Any, depth: int = 0) -> list[dict]:
+        """The complete messages in one websocket frame (a ``fragment`` completes one, or none)."""
+        try:
+            msg = json.loads(raw)
+        except (ValueError, TypeError) as e:
+            self.status(conn, "error", f"malformed rosbridge message: not JSON ({e})")
+            return []
+        if not isinstance(msg, dict) or not isinstance(msg.get("op"), str):
+            self.status(conn, "error", "malformed rosbridge message: expected a JSON object with a string 'op'")
+            return []
+        if msg["op"] != "fragment":
+            return [msg]
+        mid, data, num, total = msg.get("id"), msg.get("data"), msg.get("num"), msg.get("total")
+        if depth > 0 or not isinstance(data, str) or isinstance(num, bool) or isinstance(total, bool) \
+                or not isinstance(num, int) or not isinstance(total, int) or mid is None:
+            self.status(conn, "error", "fragment: expected id, data (text), num and total (integers)", mid)
+            return []
+        key = str(mid)
+        if not 0 < total <= MAX_FRAGMENTS or not 0 <= num < total or conn.fragment_totals.get(key, total) != total:
+            conn.fragments.pop(key, None)
+            conn.fragment_totals.pop(key, None)
+            self.status(conn, "error", f"fragment {key}: num {num} of total {total} is out of range "
+                                       f"(at most {MAX_FRAGMENTS} fragments, the same total in each)", mid)
+            return []
+        parts = conn.fragments.setdefault(key, {})
+        conn.fragment_totals[key] = total
+        parts[num] = data
+        if sum(len(p) for p in parts.values()) > MAX_MESSAGE_BYTES:
+            conn.fragments.pop(key, None)
+            conn.fragment_totals.pop(key, None)
+            self.status(conn, "error", f"fragment {key}: the message is larger than {MAX_MESSAGE_BYTES} bytes", mid)
+            return []
+        if len(parts) < total:
+            return []
+        whole = "".join(parts[i] for i in range(total))
+        del conn.fragments[key], conn.fragment_totals[key]
+        return self._decode(conn, whole, depth + 1)
+
+    def _need(self, conn: _Conn, msg: dict, *keys: str) -> bool:
+        for k in keys:
+            if k not in msg:
+                self.status(conn, "error", f"{msg['op']}: Expected a key '{k}' in message {json.dumps(msg)[:200]}",
+                            msg.get("id"))
+                return False
+        return True
+
+    def _dispatch(self, conn: _Conn, msg: dict) -> None:
+        op = msg["op"]
+        mid = msg.get("id")
+        ops = _OPS_ROS1 if self.ros_version == 1 else _OPS_ROS2
+        if op not in ops:
+            self.status(conn, "error", f"Unknown operation: {op}.  Allowed operations: {list(ops)}", mid)
+            return
+        if op == "advertise":
+            if not self._need(conn, msg, "topic", "type"):
+                return
+            topic, typ = str(msg["topic"]), str(msg["type"])
+            known = self.topic_type(topic)
+            if known is not None and known != typ:
+                self.status(conn, "error", f"advertise: Tried to register topic {topic} with type {typ} but it is "
+                                           f"already established with type {known}", mid)
+                return
+            conn.advertised[topic] = typ
+        elif op == "unadvertise":
+            conn.advertised.pop(str(msg.get("topic")), None)
+        elif op == "subscribe":
+            if not self._need(conn, msg, "topic"):
+                return
+            topic = str(msg["topic"])
+            known = self.topic_type(topic)
+            typ = msg.get("type")
+            if typ and known is not None and known != typ:
+                self.status(conn, "error", f"subscribe: Tried to register topic {topic} with type {typ} but it is "
+                                           f"already established with type {known}", mid)
+                return
+            with self._lock:
+                self._subs.setdefault(topic, set()).add(conn)
+            self._inbox.put(("subscribed", conn, topic, None))
+        elif op == "unsubscribe":
+            with self._lock:
+                self._subs.get(str(msg.get("topic")), set()).discard(conn)
+        elif op == "publish":
+            if not self._need(conn, msg, "topic", "msg"):
+                return
+            topic = str(msg["topic"])
+            if topic not in conn.advertised and self.topic_type(topic) is None:
+                self.status(conn, "error", f"publish: Cannot infer topic type for topic {topic} as it is not yet "
+                                           "advertised", mid)
+                return
+            self._inbox.put((op, conn, topic, msg))
+        elif op == "call_service":
+            if self._need(conn, msg, "service"):
+                self._inbox.put((op, conn, msg["service"], msg))
+        elif op == "send_action_goal":
+            if self._need(conn, msg, "action", "action_type"):
+                self._inbox.put((op, conn, msg["action"], msg))
+        elif op == "cancel_action_goal":
+            if self._need(conn, msg, "action", "id"):
+                self._inbox.put((op, conn, msg["action"], msg))
+        elif op == "set_status_level":
+            level = msg.get("level")
+            if level not in _LEVELS:
+                self.status(conn, "error", f"set_status_level: level must be one of {list(_LEVELS)}, got {level!r}", mid)
+                return
+            conn.status_level = level
+        else:  # a valid op the stand-in has no use for (it serves no client services or actions)
+            self.log(f"ignored op {op}")
+
+    def drop_clients(self) -> int:
+        """Close every client's websocket from the server side, as a network failure would (the
+        served goals keep running: rosbridge does not cancel a disconnected client's goals).
+        Returns how many were closed."""
+        with self._lock:
+            conns = list(self._conns)
+        for c in conns:
+            asyncio.run_coroutine_threadsafe(c.ws.close(), c.loop)
+        return len(conns)
+
     async def _handler(self, ws: Any) -> None:
         conn = _Conn(ws, asyncio.get_running_loop())
+        with self._lock:
+            self._conns.add(conn)
 
         async def writer() -> None:
             while True:
@@ -344,29 +530,15 @@ class RobotStandIn:
         wtask = asyncio.create_task(writer())
         try:
             async for raw in ws:
-                try:
-                    msg = json.loads(raw)
-                    op = msg["op"]
-                except (ValueError, KeyError, TypeError):
-                    await ws.send(json.dumps({"op": "status", "level": "error", "msg": "malformed rosbridge message"}))
-                    continue
-                if op == "subscribe":
-                    with self._lock:
-                        self._subs.setdefault(str(msg.get("topic")), set()).add(conn)
-                    self._inbox.put(("subscribed", conn, msg.get("topic"), None))
-                elif op == "unsubscribe":
-                    with self._lock:
-                        self._subs.get(str(msg.get("topic")), set()).discard(conn)
-                elif op in ("publish", "call_service"):
-                    self._inbox.put((op, conn, msg.get("topic") or msg.get("service"), msg))
-                elif op in ("send_action_goal", "cancel_action_goal"):
-                    self._inbox.put((op, conn, msg.get("action"), msg))
-        except Exception:
-            pass
+                for msg in self._decode(conn, raw):
+                    self._dispatch(conn, msg)
+        except Exception as e:  # the client broke the connection: one line, not a traceback
+            self.log(f"connection closed: {type(e).__name__}: {e}")
         finally:
             with self._lock:
                 for s in self._subs.values():
                     s.discard(conn)
+                self._conns.discard(conn)
             wtask.cancel()
 
     def _serve_ws(self) -> None:
@@ -374,7 +546,9 @@ class RobotStandIn:
 
         async def main() -> None:
             self._loop = asyncio.get_running_loop()
-            async with serve(self._handler, self.host, self.port, max_size=None) as server:
+            add_one_line_filter("py_trees_manipulation.hardware.serve")  # a client's bad frame: one line
+            logger = logging.getLogger("py_trees_manipulation.hardware.serve")
+            async with serve(self._handler, self.host, self.port, max_size=MAX_MESSAGE_BYTES, logger=logger) as server:
                 self.port = server.sockets[0].getsockname()[1] if self.port == 0 else self.port
                 self._ready.set()
                 while self._running.is_set():
@@ -414,7 +588,13 @@ class RobotStandIn:
                         self._send(conn, {"op": "action_result", "id": msg.get("id"), "action": name,
                                           "values": f"no action server {name}", "status": 0, "result": False})
                 elif kind == "send_action_goal":
-                    srv.on_goal2(conn, str(msg.get("id")), msg.get("args"))
+                    if str(msg.get("action_type")) != ros2_action_type(srv.type):
+                        # rosbridge creates a client of the given type, which never matches the server: the goal
+                        # is never answered (the connect-time check of the hardware backend prevents this)
+                        self.log(f"goal {name} of type {msg.get('action_type')} ignored: the server's type is "
+                                 f"{ros2_action_type(srv.type)}")
+                        continue
+                    srv.on_goal2(conn, str(msg.get("id")), msg.get("args"), bool(msg.get("feedback", False)))
                 else:
                     srv.on_cancel2(str(msg.get("id")))
 
@@ -425,6 +605,12 @@ class RobotStandIn:
             reply.update(values={"success": True, "message": json.dumps(metrics)}, result=True)
         elif service == "/rosapi/action_servers":  # rosapi_msgs/srv/GetActionServers (ROS 2 rosapi)
             reply.update(values={"action_servers": sorted(self.servers)}, result=True)
+        elif service == "/rosapi/topic_type":  # rosapi/TopicType: "" for a topic nobody has
+            args = msg.get("args") if isinstance(msg.get("args"), dict) else {}
+            reply.update(values={"type": self.topic_type(str(args.get("topic", ""))) or ""}, result=True)
+        elif service == "/rosapi/get_ros_version" and self.ros_version is not None:  # rosapi/GetROSVersion
+            reply.update(values={"version": self.ros_version, "distro": "noetic" if self.ros_version == 1 else "jazzy"},
+                         result=True)
         else:
             reply.update(values=f"no service {service}", result=False)
         self._send(conn, reply)

@@ -17,7 +17,8 @@ Schema (every key optional unless marked; units in the names)::
       topic_s: 3.0                 # first message of each state topic at connect
       ack_s: 2.0                   # a goal must show up in the server's status list within this
       status_s: 2.0                # an active goal's server must publish status at least this often
-      service_s: 2.0               # the metrics service
+      result_s: 2.0                # a goal whose status is terminal must have its result within this
+      service_s: 2.0               # the metrics service (and rosapi's services at connect)
     metrics_service: /ptm/metrics  # std_srvs/Trigger whose message is a JSON object of run metrics
     arms:
       NAME:                        # the resource name behaviours use (arm: NAME)
@@ -134,6 +135,7 @@ class RobotConfig:
     topic_timeout_s: float = 3.0
     ack_timeout_s: float = 2.0
     status_timeout_s: float = 2.0
+    result_timeout_s: float = 2.0
     service_timeout_s: float = 2.0
     metrics_service: Optional[str] = None
     arms: dict[str, ArmConfig] = field(default_factory=dict)
@@ -288,9 +290,10 @@ def parse_robot_file(data: Any, file: str) -> RobotConfig:
         c.err(data.value_loc("clock"), f"clock must be 'wall' or a rosgraph_msgs/Clock topic like /clock, got {cfg.clock!r}")
     cfg.world_frame = c.value(data, "world_frame", "str", "world", "robot file")
     cfg.metrics_service = c.topic(data, "metrics_service", None, "robot file")
-    to = c.mapping(data, "timeouts", ("server_s", "topic_s", "ack_s", "status_s", "service_s"))
+    to = c.mapping(data, "timeouts", ("server_s", "topic_s", "ack_s", "status_s", "result_s", "service_s"))
     for key, attr in (("server_s", "server_timeout_s"), ("topic_s", "topic_timeout_s"), ("ack_s", "ack_timeout_s"),
-                      ("status_s", "status_timeout_s"), ("service_s", "service_timeout_s")):
+                      ("status_s", "status_timeout_s"), ("result_s", "result_timeout_s"),
+                      ("service_s", "service_timeout_s")):
         setattr(cfg, attr, c.value(to, key, "float", getattr(cfg, attr), "timeouts", positive=True))
 
     arms = c.mapping(data, "arms", tuple(data.get("arms") or ()) if isinstance(data.get("arms"), dict) else ())

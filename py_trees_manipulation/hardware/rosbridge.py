@@ -69,10 +69,66 @@ _TERMINAL_FINISH = {
 }
 
 
+class OneLineLogFilter(logging.Filter):
+    """Turns a log record that carries a traceback into one line (``message: ExcType: text``).
+
+    roslibpy logs a message it cannot handle with ``LOGGER.exception``, websockets a client that
+    breaks the protocol likewise: a bad frame from the other end is worth one line, not a traceback.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            e = record.exc_info[1]
+            record.msg = f"{record.getMessage().split('.It could', 1)[0]}: {type(e).__name__}: {e}"
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+def add_one_line_filter(logger_name: str) -> None:
+    """Add :class:`OneLineLogFilter` to a logger (once)."""
+    logger = logging.getLogger(logger_name)
+    if not any(isinstance(f, OneLineLogFilter) for f in logger.filters):
+        logger.addFilter(OneLineLogFilter())
+
+
+def _protocol_class() -> Any:
+    """roslibpy's Twisted protocol, made to (a) hand rosbridge ``status`` messages to the connection's
+    event queue (roslibpy has no handler and logs a traceback for each) and (b) skip binary or
+    unreadable frames with one warning line (roslibpy raises into Twisted, which prints "Unhandled
+    Error" and drops the connection). None with another transport."""
+    try:
+        from roslibpy.comm.comm_autobahn import AutobahnRosBridgeProtocol
+    except ImportError:  # pragma: no cover - IronPython/asyncio transports
+        return None
+
+    class _Protocol(AutobahnRosBridgeProtocol):
+        def __init__(self, *args: Any, **kwargs: Any):
+            super().__init__(*args, **kwargs)
+            self._message_handlers["status"] = self._on_status_op
+
+        def _on_status_op(self, message: Any) -> None:
+            conn = getattr(self.factory, "ptm_connection", None)
+            if conn is not None:
+                conn.events.append(("bridge_status", None, dict(message)))
+
+        def onMessage(self, payload: bytes, isBinary: bool) -> None:  # noqa: N802 - autobahn API
+            if isBinary:
+                LOG.warning("rosbridge sent a binary frame (%d bytes): ignored", len(payload))
+                return
+            try:
+                self.on_message(payload)
+            except Exception as e:  # noqa: BLE001 - a bad frame must not stop the connection
+                LOG.warning("rosbridge sent a message that cannot be handled (%s: %s): ignored", type(e).__name__, e)
+
+    return _Protocol
+
+
 class _Connection:
     """One rosbridge websocket (roslibpy.Ros) with a guarded publish and an event queue."""
 
-    def __init__(self, cfg: RobotConfig):
+    def __init__(self, cfg: RobotConfig, connect_timeout_s: Optional[float] = None):
         import roslibpy
 
         self._roslibpy = roslibpy
@@ -84,13 +140,26 @@ class _Connection:
         self.sent = 0  # ops published through :meth:`publish` (tests)
         self._topics: dict[str, Any] = {}
         self._lock = threading.Lock()
+        add_one_line_filter("roslibpy")
+        timeout = cfg.connect_timeout_s if connect_timeout_s is None else connect_timeout_s
         try:
-            self.ros = roslibpy.Ros(cfg.host, cfg.port, is_secure=cfg.secure)
-            self.ros.run(timeout=cfg.connect_timeout_s)
+            self.ros = roslibpy.Ros(cfg.host, cfg.port, is_secure=cfg.secure)  # starts connecting at once
+            proto_cls = _protocol_class()
+            factory = getattr(self.ros, "factory", None)
+            if proto_cls is not None and factory is not None:
+                factory.protocol = proto_cls
+                factory.ptm_connection = self
+            self.ros.run(timeout=timeout)
+            live = getattr(factory, "_proto", None)
+            if proto_cls is not None and live is not None and not isinstance(live, proto_cls) \
+                    and isinstance(live, proto_cls.__mro__[1]):
+                # built before factory.protocol was set (Ros() connects from its constructor): adopt it
+                live.__class__ = proto_cls
+                live._message_handlers["status"] = live._on_status_op
         except Exception as e:
             self._stop_reconnecting()
             raise HardwareConnectionError(
-                f"cannot connect to rosbridge at {self.url} within {cfg.connect_timeout_s:g} s "
+                f"cannot connect to rosbridge at {self.url} within {timeout:g} s "
                 f"({type(e).__name__}: {e}); is rosbridge_server (or 'ptm serve') running there?") from None
         self.ros.on("close", self._on_close)
 
@@ -145,10 +214,10 @@ class _Connection:
         self.topic(name, msg_type).publish(self._roslibpy.Message(msg))
         self.sent += 1
 
-    def call_service(self, name: str, srv_type: str, timeout_s: float) -> Any:
+    def call_service(self, name: str, srv_type: str, timeout_s: float, args: Optional[dict] = None) -> Any:
         self.check_can_send()
         svc = self._roslibpy.Service(self.ros, name, srv_type)
-        return svc.call(self._roslibpy.ServiceRequest({}), timeout=timeout_s)
+        return svc.call(self._roslibpy.ServiceRequest(args or {}), timeout=timeout_s)
 
     def close(self) -> None:
         if self.closed:
@@ -163,7 +232,7 @@ class _Connection:
 
 
 class _RemoteGoal:
-    __slots__ = ("handle", "goal_id", "client", "sent_at", "last_status_at", "acked", "terminal_seen")
+    __slots__ = ("handle", "goal_id", "client", "sent_at", "last_status_at", "acked", "terminal_seen", "terminal_at")
 
     def __init__(self, handle: GoalHandle, goal_id: str, client: "_ActionClient", t: float):
         self.handle = handle
@@ -173,6 +242,7 @@ class _RemoteGoal:
         self.last_status_at = t
         self.acked = False
         self.terminal_seen: Optional[tuple[int, str]] = None
+        self.terminal_at: Optional[float] = None  # when the status list first said SUCCEEDED/ABORTED/PREEMPTED
 
 
 class _ActionClient:
@@ -591,6 +661,7 @@ class HardwareBackend:
         self._handlers: dict[str, list[Callable[[Any], None]]] = {}
         self._events: list[dict[str, Any]] = []
         self._lost_applied = False  # poll() applied the loss (goals aborted)
+        self._lost_goals: list[tuple[Any, str]] = []  # (client, goal id) running when the connection was lost
         self._lost_ticked = False   # ... and the tree has been ticked once since
         self._clock: Optional[float] = None
         self._clock0: Optional[float] = None
@@ -631,6 +702,8 @@ class HardwareBackend:
     def _wait_ready(self) -> None:
         cfg = self.cfg
         clients = [c for r in (*self.arms.values(), *self.grippers.values()) for c in r._clients.values()]
+        if clients:
+            self._check_bridge(clients)
         if cfg.protocol == "ros2" and clients:
             self._check_ros2_servers(clients)
         deadline = time.monotonic() + cfg.server_timeout_s
@@ -651,6 +724,67 @@ class HardwareBackend:
                 raise HardwareConnectionError(f"no message on {', '.join(missing)} at {cfg.url} within "
                                               f"{cfg.topic_timeout_s:g} s")
             time.sleep(0.01)
+
+    def _rosapi(self, service: str, srv_type: str, args: Optional[dict] = None) -> Optional[dict]:
+        """A rosapi service's answer, or None when rosapi does not answer (logged: not an error, the
+        bridge may run without rosapi or with an older one)."""
+        try:
+            resp = self._conn.call_service(service, srv_type, self.cfg.service_timeout_s, args)
+            return dict(resp)
+        except Exception as e:  # noqa: BLE001 - no rosapi, an old rosapi, a refused call
+            LOG.info("%s did not answer (%s: %s); not checked at connect", service, type(e).__name__, e)
+            return None
+
+    def _check_bridge(self, clients: list) -> None:
+        """Refuse, at connect, a bridge of the other ROS version and action types that differ from the
+        servers': with them a real rosbridge only logs the problem and the goals hang.
+
+        - ``/rosapi/get_ros_version`` (rosapi >= 0.11 / ROS 2): ``protocol: ros2`` needs version 2
+          (ROS 1 rosbridge has no ``send_action_goal``), ``protocol: ros1`` version 1 (ROS 2 has
+          no actionlib topics);
+        - ``/rosapi/topic_type`` of each action's ROS 1 ``<ns>/goal`` and ``<ns>/result`` (or ROS 2
+          ``<ns>/_action/feedback``) must be the type the robot file gives; an empty answer (no
+          such topic yet) is left to the server check.
+
+        Raises:
+            HardwareConnectionError: naming each mismatch and the fix.
+        """
+        cfg = self.cfg
+        ver = self._rosapi("/rosapi/get_ros_version", "rosapi/GetROSVersion")
+        if ver is not None:
+            try:
+                version = int(ver.get("version"))
+            except (TypeError, ValueError):
+                version = None
+            want = 2 if cfg.protocol == "ros2" else 1
+            if version in (1, 2) and version != want:
+                raise HardwareConnectionError(
+                    f"the robot file {cfg.file} says protocol: {cfg.protocol}, but rosbridge at {cfg.url} runs ROS "
+                    f"{version} ({ver.get('distro', '?')}): set protocol: ros{version}"
+                    + (" (a ROS 1 rosbridge has no send_action_goal: ROS 2 goals would stay PENDING)" if version == 1 else ""))
+        problems: list[str] = []
+        for c in clients:
+            if c.ros2:
+                expect = {c.ns + "/_action/feedback": c.type + "_FeedbackMessage"}
+            else:
+                stem = c.type[: -len("Action")]
+                expect = {c.ns + "/goal": stem + "ActionGoal", c.ns + "/result": stem + "ActionResult"}
+            for topic, wanted in expect.items():
+                resp = self._rosapi("/rosapi/topic_type", "rosapi/TopicType", {"topic": topic})
+                if resp is None:
+                    return  # no rosapi: nothing more to ask
+                actual = str(resp.get("type") or "")
+                if actual and actual != wanted:
+                    server_type = (actual[: -len("_FeedbackMessage")] if c.ros2 else
+                                   actual[: -len("ActionGoal")] + "Action" if actual.endswith("ActionGoal") else
+                                   actual[: -len("ActionResult")] + "Action" if actual.endswith("ActionResult") else actual)
+                    problems.append(f"{c.ns} ({c.action}): the server's {topic} has type {actual}, the robot file "
+                                    f"gives type {c.type}; set type: {server_type}")
+                    break
+        if problems:
+            raise HardwareConnectionError(
+                f"action types at {cfg.url} differ from the robot file {cfg.file} (rosbridge would only log it and the "
+                "goals would never finish):\n  " + "\n  ".join(problems))
 
     def _check_ros2_servers(self, clients: list) -> None:
         """ROS 2: the action servers rosapi lists (``/rosapi/action_servers``) must include ours."""
@@ -698,6 +832,8 @@ class HardwareBackend:
                 self._on_ros2_result(a, msg)
             elif kind == "lost":
                 self._on_lost()
+            elif kind == "bridge_status":
+                self._on_bridge_status(msg)
         now = time.monotonic()
         for rg in list(self._goals.values()):
             h = rg.handle
@@ -705,10 +841,19 @@ class HardwareBackend:
                 self._goals.pop(rg.goal_id, None)
             elif rg.client.ros2:
                 continue  # no status stream in ROS 2 rosbridge actions: the result or a lost connection ends it
+            elif rg.terminal_at is not None and now - rg.terminal_at > self.cfg.result_timeout_s:
+                self._goals.pop(rg.goal_id, None)
+                code = rg.terminal_seen[0] if rg.terminal_seen else GoalStatus.SUCCEEDED
+                h.set_aborted(None, f"{rg.client.ns} reports the goal {GoalStatus(code).name} but its result did not "
+                                    f"arrive within {self.cfg.result_timeout_s:g} s: the server's action type probably "
+                                    f"differs from the robot file's {rg.client.type} (rosbridge then cannot deliver "
+                                    f"results or feedback); check 'rostopic type {rg.client.ns}/result'")
             elif not rg.acked and h.status == GoalStatus.PENDING and now - rg.sent_at > self.cfg.ack_timeout_s:
                 self._goals.pop(rg.goal_id, None)
                 self._send_cancel(rg)
-                h.set_lost(f"{rg.client.ns} did not acknowledge the goal within {self.cfg.ack_timeout_s:g} s")
+                h.set_lost(f"{rg.client.ns} did not acknowledge the goal within {self.cfg.ack_timeout_s:g} s: its "
+                           f"status list never showed it (is the server busy or restarting, is {rg.client.type} its "
+                           "goal type, does the bridge run ROS 1?)")
             elif now - rg.last_status_at > self.cfg.status_timeout_s:
                 self._goals.pop(rg.goal_id, None)
                 self._send_cancel(rg)
@@ -786,6 +931,10 @@ class HardwareBackend:
                 rg.terminal_seen = (code, str(st.get("text", "")))
                 # these finish without doing anything; a result may follow, the status is enough
                 self._finish(rg, code, None, str(st.get("text", "")))
+            elif code in (GoalStatus.SUCCEEDED, GoalStatus.ABORTED, GoalStatus.PREEMPTED) and rg.terminal_at is None:
+                rg.acked = True
+                rg.terminal_seen = (code, str(st.get("text", "")))
+                rg.terminal_at = now  # the result must follow within timeouts.result_s (see poll)
 
     def _on_feedback(self, client: _ActionClient, msg: Any) -> None:
         try:
@@ -857,13 +1006,55 @@ class HardwareBackend:
         self._event(text)
         rg.handle.set_aborted(None, text)
 
+    def _on_bridge_status(self, msg: Any) -> None:
+        """A rosbridge ``status`` message (an error in what we sent): an event, and a ROS 2 goal that
+        the bridge cannot take (``Unknown operation: send_action_goal`` on ROS 1) fails with it."""
+        level = str(msg.get("level", "")) if isinstance(msg, dict) else ""
+        text = str(msg.get("msg", "")) if isinstance(msg, dict) else str(msg)
+        self._event(f"rosbridge {level or 'status'}: {text}")
+        if level == "error" and ("send_action_goal" in text or "cancel_action_goal" in text):
+            for rg in list(self._goals.values()):
+                if rg.client.ros2 and not rg.handle.done:
+                    self._goals.pop(rg.goal_id, None)
+                    rg.handle.set_rejected(f"rosbridge at {self.cfg.url} refused the goal ({text}): "
+                                           "a ROS 1 bridge has no ROS 2 actions; set protocol: ros1")
+
     def _on_lost(self) -> None:
         self._lost_applied = True
         text = f"connection to rosbridge at {self.cfg.url} lost"
         self._event(text)
         for rg in list(self._goals.values()):
+            if not rg.handle.done:
+                self._lost_goals.append((rg.client, rg.goal_id))
             rg.handle.set_aborted(None, text)
         self._goals.clear()
+
+    def _cancel_after_loss(self) -> str:
+        """After a lost connection: reconnect once (``connect_timeout_s``, at most 2 s) and send the
+        cancel of every goal that was still running, since rosbridge does not cancel a disconnected
+        client's goals (ROS 1 actionlib goals are cancelled by id on ``<ns>/cancel``; a ROS 2 goal
+        belongs to the lost session and cannot be). Returns the sentence for the run's verdict."""
+        lost, self._lost_goals = self._lost_goals, []
+        if not lost:
+            return ""
+        names = ", ".join(sorted({c.ns for c, _ in lost}))
+        ros1 = [(c, gid) for c, gid in lost if not c.ros2]
+        if not ros1:
+            return f"; the goal(s) on {names} may still run on the robot (a ROS 2 goal cannot be cancelled from a new session)"
+        try:
+            conn = _Connection(self.cfg, connect_timeout_s=min(self.cfg.connect_timeout_s, 2.0))
+        except HardwareConnectionError:
+            return f"; could not reconnect to cancel them: the goal(s) on {names} may still run on the robot"
+        try:
+            for c, gid in ros1:
+                conn.publish(c.ns + "/cancel", "actionlib_msgs/GoalID", {"stamp": {"secs": 0, "nsecs": 0}, "id": gid})
+                self.cancel_log.append((c.action, gid))
+            time.sleep(0.2)  # let the cancels leave before the close frame
+        except BackendError as e:
+            return f"; reconnected but could not send the cancels ({e}): the goal(s) on {names} may still run"
+        finally:
+            conn.close()
+        return f"; reconnected and sent the cancel of {len(ros1)} goal(s) still running on {names}"
 
     def _event(self, text: str) -> None:
         LOG.warning(text)
@@ -899,7 +1090,7 @@ class HardwareBackend:
         if self._conn.closed:
             raise BackendError("the hardware backend is closed")
         if self._lost_ticked:
-            raise ConnectionLost(f"connection to rosbridge at {self.cfg.url} lost")
+            raise ConnectionLost(f"connection to rosbridge at {self.cfg.url} lost" + self._cancel_after_loss())
         self._next_tick = max(self._next_tick + dt, time.monotonic() - dt)
         if self.cfg.clock != "wall" and self._clock is not None:
             target = self.now() + dt

@@ -35,7 +35,8 @@ BT.CPP                                          task file
 ``SubTree ID= name= port="{outer}"``            the template inlined: names get ``NAME/``, ports remap
                                                 ``{inner}`` keys, literals become values, other keys
                                                 get the subtree's scope ``{NAME/key}``; ``_autoremap``,
-                                                ``{=}`` and ``{@key}`` (root blackboard) as in BT.CPP
+                                                ``{=}`` and ``{@key}`` (root blackboard) as in BT.CPP;
+                                                export: a named ``include:`` (see :func:`export_xml`)
 our other behaviours and decorators             custom nodes of the same name, declared in
                                                 ``<TreeNodesModel>`` (our ``Condition`` decorator is
                                                 written ``<Decorator ID="Condition">``, since
@@ -160,16 +161,22 @@ def parse_xml(text: str, file: str = "<string>") -> XmlElement:
     """
     if len(text.encode("utf-8", "replace")) > locyaml.MAX_FILE_BYTES:
         raise TreeLoadError.single(Loc(file, 1, 1), f"file is larger than {locyaml.MAX_FILE_BYTES // 1000} kB")
+    text, shifts = _escape_bare_ampersands(text)
     parser = expat.ParserCreate()
     parser.ordered_attributes = True
     stack: list[XmlElement] = []
     roots: list[XmlElement] = []
 
+    def column(line: int, col0: int) -> int:
+        """1-based column in the file as written (before bare '&' became '&amp;')."""
+        return col0 + 1 - 4 * sum(1 for c in shifts.get(line, ()) if c < col0)
+
     class _Refused(Exception):
         pass
 
     def start(tag: str, attrs: list[str]) -> None:
-        el = XmlElement(tag, dict(zip(attrs[::2], attrs[1::2])), parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
+        line = parser.CurrentLineNumber
+        el = XmlElement(tag, dict(zip(attrs[::2], attrs[1::2])), line, column(line, parser.CurrentColumnNumber))
         if len(stack) >= locyaml.MAX_DEPTH:
             raise _Refused(f"elements nested deeper than {locyaml.MAX_DEPTH} levels")
         (stack[-1].children if stack else roots).append(el)
@@ -188,14 +195,39 @@ def parse_xml(text: str, file: str = "<string>") -> XmlElement:
     try:
         parser.Parse(text, True)
     except expat.ExpatError as e:
-        raise TreeLoadError.single(Loc(file, e.lineno, e.offset + 1), f"malformed XML: {expat.errors.messages[e.code]}") from None
+        raise TreeLoadError.single(Loc(file, e.lineno, column(e.lineno, e.offset)),
+                                   f"malformed XML: {expat.errors.messages[e.code]}") from None
     except _Refused as e:
-        raise TreeLoadError.single(Loc(file, parser.CurrentLineNumber, parser.CurrentColumnNumber + 1), str(e)) from None
+        line = parser.CurrentLineNumber
+        raise TreeLoadError.single(Loc(file, line, column(line, parser.CurrentColumnNumber)), str(e)) from None
     except RecursionError:  # pragma: no cover - depth is limited above
         raise TreeLoadError.single(Loc(file, 1, 1), "the XML is nested too deeply") from None
     if not roots:  # pragma: no cover - expat reports "no element found"
         raise TreeLoadError.single(Loc(file, 1, 1), "empty XML document")
     return roots[0]
+
+
+#: an '&' that does not start one of XML's own references (the five entities, &#N;, &#xN;)
+_BARE_AMP = re.compile(r"&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9A-Fa-f]+);)")
+
+
+def _escape_bare_ampersands(text: str) -> tuple[str, dict[int, list[int]]]:
+    """``text`` with every bare ``&`` written ``&amp;``, as BT.CPP's tinyxml2 reads them
+    (``if="A && B"``, ``name="pick & place"``), and, per 1-based line, the 0-based columns (in the
+    new text) where 4 characters were inserted, to report the file's own columns."""
+    shifts: dict[int, list[int]] = {}
+    out: list[str] = []
+    for n, line in enumerate(text.split("\n"), start=1):
+        cols: list[int] = []
+
+        def rep(m: re.Match[str]) -> str:
+            cols.append(m.start() + 4 * len(cols))
+            return "&amp;"
+
+        out.append(_BARE_AMP.sub(rep, line))
+        if cols:
+            shifts[n] = cols
+    return "\n".join(out), shifts
 
 
 def read_xml(path: str) -> XmlElement:
@@ -266,9 +298,16 @@ class _Importer:
         self.trees: dict[str, tuple[XmlElement, str]] = {}
         self._index(root, file, set())
         self.main_id = self._main_id(root, main_tree_id)
+        self.reported: set[int] = set()  # id() of elements whose type was reported by _check_node_types
+        self._check_node_types()
 
     def add(self, el: XmlElement, file: str, message: str, hint: str = "") -> None:
         self.problems.append(Problem(el.loc(file), message, hint))
+
+    def error(self) -> TreeLoadError:
+        """Every problem found, in file order."""
+        found = sorted(self.problems, key=lambda p: (p.loc.file != self.file, p.loc.file, p.loc.line, p.loc.col))
+        return TreeLoadError(found or [Problem(Loc(self.file, 1, 1), "no tree found")])
 
     # -- file structure --------------------------------------------------------------------
     def _index(self, root: XmlElement, file: str, seen: set[str]) -> None:
@@ -331,12 +370,38 @@ class _Importer:
             if len(local) == 1:
                 return local[0]
             self.add(root, self.file, "several <BehaviorTree>s and no main_tree_to_execute",
-                     f"add main_tree_to_execute=\"...\" (one of {', '.join(sorted(local))})")
+                     f"add main_tree_to_execute=\"...\" or pass --main-tree ID (one of {', '.join(sorted(local))})")
             return None
         if main not in self.trees:
             self.add(root, self.file, f"main tree {main!r} not found", did_you_mean(main, list(self.trees)))
             return None
         return main
+
+    def _check_node_types(self) -> None:
+        """Report every unknown or unsupported node type of every tree at once (as BT.CPP checks a
+        whole file), before the main tree is imported; :meth:`_node` then skips those elements."""
+        for tid, (bt, file) in self.trees.items():
+            stack = list(bt.children)
+            while stack:
+                el = stack.pop(0)
+                stack[:0] = el.children
+                tag = el.tag
+                if tag in _EXPLICIT:
+                    tag = el.attrib.get("ID", "Condition" if tag == "Condition" and "status" in el.attrib else "")
+                    if not tag:
+                        continue  # reported as a missing ID where the tree is imported
+                elif tag == "SubTree":
+                    continue
+                if tag in UNSUPPORTED:
+                    self.add(el, file, f"<{tag}> (BehaviorTree.CPP) has no py_trees_manipulation equivalent", UNSUPPORTED[tag])
+                    self.reported.add(id(el))
+                elif tag not in KNOWN_TAGS and tag not in COMPOSITES and tag not in DECORATORS \
+                        and registry.lookup(tag) is None:
+                    options = sorted(set(KNOWN_TAGS) | set(COMPOSITES) | set(DECORATORS) | set(registry.behaviours()))
+                    self.add(el, file, f"unknown node <{tag}> in BehaviorTree {tid!r}",
+                             did_you_mean(tag, options) or "run 'ptm behaviours' for ours; BT.CPP's built-ins are listed in "
+                             "the module docstring of py_trees_manipulation/interop/btxml.py")
+                    self.reported.add(id(el))
 
     # -- nodes -----------------------------------------------------------------------------
     def tree(self) -> Optional[LocDict]:
@@ -377,9 +442,8 @@ class _Importer:
                 del attrs[a]
             elif a in _IGNORED_ATTRS or a == "_autoremap":
                 del attrs[a]
-        if tag in UNSUPPORTED:
-            self.add(el, file, f"<{tag}> (BehaviorTree.CPP) has no py_trees_manipulation equivalent", UNSUPPORTED[tag])
-            return None
+        if id(el) in self.reported:
+            return None  # unknown or unsupported type, reported by _check_node_types
         name = attrs.pop("name", None)
         full = (prefix + name) if name is not None else None
         kind, params, mapped_ok = self._map_type(el, file, tag, attrs, len(el.children))
@@ -504,6 +568,14 @@ class _Importer:
 
     def _value(self, el: XmlElement, file: str, raw: str, p: Optional[Param], port: str, scope: _Scope) -> Any:
         """An attribute's text -> the value for the loader (blackboard pointers resolved through the scope)."""
+        try:
+            return self._attr_value(el, file, raw, p, port, scope)
+        except _AttributeTooComplex as e:
+            short = raw if len(raw) <= 40 else raw[:37] + "..."
+            self.add(el, file, f"{port}={short!r}: {e}", "write the value out flat (a pose, a list of numbers)")
+            return raw
+
+    def _attr_value(self, el: XmlElement, file: str, raw: str, p: Optional[Param], port: str, scope: _Scope) -> Any:
         loc = el.loc(file)
         text = raw
         if text.strip() == "{=}":
@@ -512,7 +584,7 @@ class _Importer:
         if m:
             kind_, resolved = scope.resolve(m.group(1))
             if kind_ == "lit":
-                return self._value(el, file, resolved, p, port, scope.parent or _Scope())
+                return self._attr_value(el, file, resolved, p, port, scope.parent or _Scope())
             return "{" + resolved + "}"
         structured = p is None or p.kind in ("pose", "any", "vector3", "float_list")
         if not structured and text.strip().startswith("{") and "${" not in text:
@@ -567,6 +639,10 @@ class _Importer:
 
 
 REQUIRED_INT = -(2**62)
+#: BT.CPP tags the importer maps (besides our own composites, decorators and behaviours)
+KNOWN_TAGS = ("Sequence", "ReactiveSequence", "Fallback", "ReactiveFallback", "Selector", "Parallel", "Inverter",
+              "ForceSuccess", "ForceFailure", "KeepRunningUntilFailure", "RetryUntilSuccessful", "Repeat", "Timeout",
+              "Sleep", "RunOnce", "AlwaysSuccess", "AlwaysFailure", "SetBlackboard")
 
 
 def _msec(raw: str) -> Optional[float]:
@@ -577,10 +653,24 @@ def _msec(raw: str) -> Optional[float]:
     return v if math.isfinite(v) and v >= 0 else None
 
 
+class _AttributeTooComplex(ValueError):
+    """An attribute's inline YAML/JSON is nested too deeply or expands too far (locyaml's limits)."""
+
+
 def _yaml_or_raw(text: str) -> Any:
+    """Inline YAML/JSON of an attribute, with the task files' limits (depth, size, aliases), or
+    the text itself when it is not YAML (the loader then reports the value).
+
+    Raises:
+        _AttributeTooComplex: nested deeper than ``locyaml.MAX_DEPTH`` or expanding to more than
+            ``locyaml.MAX_EXPANDED_VALUES`` values.
+    """
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
+        return locyaml.to_plain(locyaml.loads(text, "<attribute>"))
+    except TreeLoadError as e:
+        message = e.problems[0].message if e.problems else str(e)
+        if "nested" in message or "expands to" in message:
+            raise _AttributeTooComplex(message) from None
         return text
 
 
@@ -653,7 +743,7 @@ def xml_tree_document(xml_path: str, main_tree_id: Optional[str] = None) -> LocD
     importer = _Importer(xml_path, read_xml(xml_path), main_tree_id)
     node = importer.tree()
     if importer.problems or node is None:
-        raise TreeLoadError(importer.problems or [Problem(Loc(xml_path, 1, 1), "no tree found")])
+        raise importer.error()
     return node
 
 
@@ -662,7 +752,7 @@ def load_tree_from_xml(xml_path: str, overrides: Optional[list[str]] = None, mai
     importer = _Importer(xml_path, read_xml(xml_path), main_tree_id)
     node = importer.tree()
     if importer.problems or node is None:
-        raise TreeLoadError(importer.problems or [Problem(Loc(xml_path, 1, 1), "no tree found")])
+        raise importer.error()
     top = Loc(xml_path, 1, 1)
     items: list[tuple[Any, Any, Loc]] = [("tree", node, node.loc)]
     bt = importer.trees[importer.main_id][0] if importer.main_id else None
@@ -670,7 +760,7 @@ def load_tree_from_xml(xml_path: str, overrides: Optional[list[str]] = None, mai
         items.append(("name", importer.main_id, top))
     if bt is not None and bt.attrib.get("_description"):
         items.append(("description", bt.attrib["_description"], bt.loc(xml_path)))
-    return load_task_data(_loc_dict(top, items), xml_path, overrides)
+    return load_task_data(_loc_dict(top, items), xml_path, overrides, check_blackboard=False)
 
 
 def load_task_from_xml(xml_path: str, scene_task_yaml_path: str, overrides: Optional[list[str]] = None,
@@ -772,34 +862,156 @@ def value_to_text(value: Any, p: Param) -> str:
         from ..geometry.poses import pq_from_pose
 
         pos, q = pq_from_pose(np.asarray(value, dtype=float))
-        return json.dumps({"position": [_clean(v) for v in pos], "orientation": [_clean(v) for v in q]})
+        return _json({"position": [_clean(v) for v in pos], "orientation": [_clean(v) for v in q]})
     if k in ("vector3", "float_list"):
-        return json.dumps([float(v) for v in value])
+        return _json([float(v) for v in value])
     if isinstance(value, str):
-        return json.dumps(value) if _scalar(value) != value or value.strip()[:1] in "[{" else value
-    return json.dumps(_jsonable(value))
+        return _json(value) if _scalar(value) != value or value.strip()[:1] in "[{" else value
+    return _json(_jsonable(value))
 
 
-def _attrs_for(spec: NodeSpec, decl: dict[str, Param], skip: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+#: characters YAML reads as printable (PyYAML's reader); any other is written as a JSON \uXXXX escape
+_NOT_YAML_PRINTABLE = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
+#: characters an XML 1.0 document cannot hold, even escaped
+_NOT_XML = re.compile("[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
+
+
+def _json(value: Any) -> str:
+    """Inline JSON that both the XML parser and the YAML reader take back unchanged: non-ASCII text
+    as it is (``json.dumps``' default would split characters beyond the BMP into surrogate escapes,
+    which YAML reads as two lone surrogates), characters YAML does not read as ``\\uXXXX``."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    return _NOT_YAML_PRINTABLE.sub(lambda m: "\\u%04x" % ord(m.group()), text)
+
+
+def _attrs_for(spec: NodeSpec, decl: dict[str, Param], skip: tuple[str, ...] = (),
+               ex: Optional["_Export"] = None) -> list[tuple[str, str]]:
+    """The attributes of ``spec``: its name and every parameter that is not at its default.
+
+    Inside a SubTree definition (``ex.scope``), the name is relative to the include, a parameter
+    whose whole value came from the include's parameter ``P`` is written as the port ``{P}`` (the
+    value goes to the ``<SubTree>`` element), and every other blackboard key as ``{@key}``: an
+    include does not scope keys, a BT.CPP SubTree does unless they name the root blackboard.
+    """
+    scope = ex.scope if ex is not None else None
     out: list[tuple[str, str]] = []
-    if spec.name is not None:
-        out.append(("name", spec.name))
+    if spec.name is not None and not (scope is not None and spec is scope.root):
+        bad = _NOT_XML.search(spec.name)
+        if bad:
+            raise _export_error(spec, f"the name holds the character U+{ord(bad.group()):04X}, which XML cannot hold")
+        out.append(("name", scope.relative(spec.name) if scope is not None else spec.name))
     for key, p in decl.items():
         if key in skip or key not in spec.params:
             continue
         v = spec.params[key]
         if v is None or (not p.required and _same(v, p.default)):
             continue
-        out.append((key, value_to_text(v, p)))
+        try:
+            text = value_to_text(v, p)
+            if scope is not None:
+                port = _port(spec, key, v, p, scope)
+                if port is not None:
+                    out.append((key, port))
+                    continue
+                if isinstance(v, BlackboardRef) or p.kind == "key":
+                    text = "{@" + (v.key if isinstance(v, BlackboardRef) else str(v)) + "}"
+        except ValueError as e:  # e.g. NaN in an 'any' value: JSON has no NaN
+            raise _export_error(spec, f"{key}: {e}") from None
+        bad = _NOT_XML.search(text)
+        if bad:
+            raise _export_error(spec, f"{key} holds the character U+{ord(bad.group()):04X}, which XML cannot hold",
+                                "remove control characters from the value")
+        out.append((key, text))
     return out
+
+
+def _port(spec: NodeSpec, key: str, v: Any, p: Param, scope: "_DefScope") -> Optional[str]:
+    """``"{P}"`` when parameter ``key`` of a behaviour came whole from the include's parameter P (the
+    remapping ``P="value"`` is recorded in ``scope.ports``), else None (the value is written as is)."""
+    src = spec.param_sources.get(key) if spec.category == "behaviour" else None
+    if src is None or src[1] in ("ID", "name") or src[1].startswith("_"):
+        return None
+    pname = src[1]
+    at = "@" if scope.nested else ""
+    if isinstance(v, BlackboardRef):
+        remap = "{" + at + v.key + "}"
+    elif p.kind == "key":
+        remap = "{" + at + str(v) + "}"
+    else:
+        remap = value_to_text(v, p)
+        if POINTER.match(remap) or remap.strip() == "{=}":
+            return None  # a literal that reads like a pointer would be taken for one
+    if scope.ports.setdefault(pname, remap) != remap:
+        return None  # the same parameter used with two encodings: write this one as a value
+    return "{" + pname + "}"
+
+
+@dataclass
+class _DefScope:
+    """A SubTree definition being written: the include's root, its name prefix, the ports used."""
+
+    root: NodeSpec
+    prefix: str
+    nested: bool
+    ports: dict[str, str] = field(default_factory=dict)
+
+    def relative(self, name: str) -> str:
+        return name[len(self.prefix):] if name.startswith(self.prefix) else name
 
 
 @dataclass
 class _Export:
     custom: dict[str, tuple[str, dict[str, Param], str]] = field(default_factory=dict)  # ID -> (category, ports, doc)
+    subtrees: bool = True  # named includes as <SubTree> (False: inlined)
+    scope: Optional[_DefScope] = None
+    main_id: str = ""
+    defs: dict[str, str] = field(default_factory=dict)  # definition body text -> BehaviorTree ID
+    def_list: list[tuple[str, str, list[str]]] = field(default_factory=list)  # (ID, included file, body lines)
+
+
+def _subtree_xml(spec: NodeSpec, ex: _Export, depth: int) -> list[str]:
+    """``<SubTree ID=... name=... port="value"/>`` for a named include, its ``<BehaviorTree>``
+    definition added to ``ex`` (one per distinct body: two includes of a file with the same
+    structure share it, ports carrying what differs)."""
+    import dataclasses
+
+    info = spec.includes[-1]
+    parent = ex.scope
+    root = dataclasses.replace(spec, includes=[])
+    scope = _DefScope(root=root, prefix=(spec.name or "") + "/", nested=parent is not None)
+    ex.scope = scope
+    try:
+        body = _node_xml(root, ex, 2)
+    finally:
+        ex.scope = parent
+    key = "\n".join(body)
+    tid = ex.defs.get(key)
+    if tid is None:
+        base = tree_id(os.path.splitext(os.path.basename(info.file))[0])
+        tid, n = base, 2
+        taken = {t for t, _, _ in ex.def_list} | {ex.main_id}
+        while tid in taken:
+            tid, n = f"{base}_{n}", n + 1
+        ex.defs[key] = tid
+        ex.def_list.append((tid, info.file, body))
+    name = parent.relative(spec.name or "") if parent is not None else spec.name or ""
+    remaps = dict(scope.ports)
+    if parent is not None:  # with: {k: "${P}"} inside a definition: k="{P}", a port of the enclosing one
+        for pname, text in scope.ports.items():
+            src = info.given_sources.get(pname)
+            if src is None or src[0] != "value" or src[1] in ("ID", "name") or src[1].startswith("_"):
+                continue
+            m = POINTER.match(text)
+            outer = ("{" + ("@" if parent.nested else "") + m.group(1).lstrip("@") + "}") if m else text
+            if parent.ports.setdefault(src[1], outer) == outer:
+                remaps[pname] = "{" + src[1] + "}"
+    attrs = [("ID", tid), ("name", name)] + sorted(remaps.items())
+    return ["  " * depth + "<SubTree" + "".join(f" {k}={quoteattr(v)}" for k, v in attrs) + "/>"]
 
 
 def _node_xml(spec: NodeSpec, ex: _Export, depth: int) -> list[str]:
+    if ex.subtrees and len(spec.includes) == 1 and spec.includes[0].name and spec.name:
+        return _subtree_xml(spec, ex, depth)
     pad = "  " * depth
     t = spec.type
     children: list[NodeSpec] = spec.children
@@ -807,10 +1019,10 @@ def _node_xml(spec: NodeSpec, ex: _Export, depth: int) -> list[str]:
         params = spec.params
         if t == "Sequence":
             tag = "Sequence" if params["memory"] else "ReactiveSequence"
-            attrs = _attrs_for(spec, COMPOSITES[t], skip=("memory",))
+            attrs = _attrs_for(spec, COMPOSITES[t], skip=("memory",), ex=ex)
         elif t == "Selector":
             tag = "Fallback" if params["memory"] else "ReactiveFallback"
-            attrs = _attrs_for(spec, COMPOSITES[t], skip=("memory",))
+            attrs = _attrs_for(spec, COMPOSITES[t], skip=("memory",), ex=ex)
         else:
             policy = params["policy"]
             if policy == "success_on_selected":
@@ -819,39 +1031,39 @@ def _node_xml(spec: NodeSpec, ex: _Export, depth: int) -> list[str]:
             if policy == "success_on_all" and not params.get("synchronise", True):
                 raise _export_error(spec, "synchronise: false (re-tick finished children) has no BT.CPP equivalent")
             tag = "Parallel"
-            attrs = _attrs_for(spec, {}) + [("success_count", "-1" if policy == "success_on_all" else "1"),
+            attrs = _attrs_for(spec, {}, ex=ex) + [("success_count", "-1" if policy == "success_on_all" else "1"),
                                              ("failure_count", "1")]
     elif spec.category == "decorator":
         params = spec.params
         if t in _DECORATOR_TO_BTCPP:
-            tag, attrs = _DECORATOR_TO_BTCPP[t], _attrs_for(spec, {})
+            tag, attrs = _DECORATOR_TO_BTCPP[t], _attrs_for(spec, {}, ex=ex)
         elif t == "Retry":
-            tag, attrs = "RetryUntilSuccessful", _attrs_for(spec, {}) + [("num_attempts", str(params["num_failures"]))]
+            tag, attrs = "RetryUntilSuccessful", _attrs_for(spec, {}, ex=ex) + [("num_attempts", str(params["num_failures"]))]
         elif t == "Repeat":
-            tag, attrs = "Repeat", _attrs_for(spec, {}) + [("num_cycles", str(params["num_success"]))]
+            tag, attrs = "Repeat", _attrs_for(spec, {}, ex=ex) + [("num_cycles", str(params["num_success"]))]
         elif t == "Timeout":
             ms = float(params["duration_s"]) * 1000.0
             if abs(ms - round(ms)) > 1e-6:
                 raise _export_error(spec, f"duration_s {params['duration_s']:g} s is not a whole number of milliseconds",
                                     "BT.CPP's Timeout takes msec (an integer)")
-            tag, attrs = "Timeout", _attrs_for(spec, {}) + [("msec", str(int(round(ms))))]
+            tag, attrs = "Timeout", _attrs_for(spec, {}, ex=ex) + [("msec", str(int(round(ms))))]
         elif t == "OneShot" and params["policy"] == "on_completion":
-            tag, attrs = "RunOnce", _attrs_for(spec, {}) + [("then_skip", "false")]
+            tag, attrs = "RunOnce", _attrs_for(spec, {}, ex=ex) + [("then_skip", "false")]
         else:
             ex.custom[t] = ("Decorator", DECORATORS[t], _decorator_doc(t))
-            tag, attrs = t, _attrs_for(spec, DECORATORS[t])
+            tag, attrs = t, _attrs_for(spec, DECORATORS[t], ex=ex)
             if t == "Condition":
                 tag, attrs = "Decorator", [("ID", "Condition")] + attrs
     else:
         cls = registry.lookup(t)
         decl = cls.all_params() if cls is not None else {}
         if t == "Success":
-            tag, attrs = "AlwaysSuccess", _attrs_for(spec, {})
+            tag, attrs = "AlwaysSuccess", _attrs_for(spec, {}, ex=ex)
         elif t == "Failure" and _same(spec.params.get("message"), decl["message"].default):
-            tag, attrs = "AlwaysFailure", _attrs_for(spec, {})
+            tag, attrs = "AlwaysFailure", _attrs_for(spec, {}, ex=ex)
         else:
             ex.custom[t] = (_leaf_category(cls), decl, registry.describe(cls) if cls else "")
-            tag, attrs = t, _attrs_for(spec, decl)
+            tag, attrs = t, _attrs_for(spec, decl, ex=ex)
     head = pad + "<" + tag + "".join(f" {k}={quoteattr(v)}" for k, v in attrs)
     if not children:
         return [head + "/>"]
@@ -937,8 +1149,21 @@ def tree_id(name: str) -> str:
     return tid + "_tree" if tid in UNSUPPORTED or tid in ("Sequence", "Fallback", "Parallel", "SubTree") else tid
 
 
-def export_xml(task: TaskSpec | NodeSpec, tree_name: Optional[str] = None) -> str:
-    """BehaviorTree.CPP v4 XML of a validated task's tree (includes inlined; see the module table).
+def _escape_comment(text: str) -> str:
+    return text.replace("--", "- -")
+
+
+def export_xml(task: TaskSpec | NodeSpec, tree_name: Optional[str] = None, subtrees: bool = True) -> str:
+    """BehaviorTree.CPP v4 XML of a validated task's tree (see the module table).
+
+    A named ``include:`` becomes ``<SubTree ID=FILE_STEM name=NAME PARAM="value"/>`` and a
+    ``<BehaviorTree ID=FILE_STEM>`` definition: the included file's parameters used as a whole
+    value become ports (``{PARAM}`` inside, remapped on the SubTree element: ``pose_key="{mug_pose}"``,
+    ``max_effort_n="40"``), values built from a parameter (``[0, 0, "${h}"]``) are written out, and
+    the definition's other blackboard keys are written ``{@key}`` (an include shares the task's
+    blackboard). Includes of one file that differ in such written-out values get one definition
+    each (``FILE_STEM_2``...). An include without a name is inlined (a BT.CPP SubTree always
+    prefixes its nodes' names), as are all with ``subtrees=False``.
 
     Raises:
         TreeLoadError: a node with no BT.CPP equivalent, located at its YAML ``FILE:LINE:COL``.
@@ -946,7 +1171,7 @@ def export_xml(task: TaskSpec | NodeSpec, tree_name: Optional[str] = None) -> st
     root = task.tree if isinstance(task, TaskSpec) else task
     name = tree_name or (task.name if isinstance(task, TaskSpec) else "MainTree")
     tid = tree_id(name)
-    ex = _Export()
+    ex = _Export(subtrees=subtrees, main_id=tid)
     body = _node_xml(root, ex, 2)
     lines = ['<?xml version="1.0" encoding="UTF-8"?>',
              f'<root BTCPP_format="4" main_tree_to_execute={quoteattr(tid)}>']
@@ -955,6 +1180,11 @@ def export_xml(task: TaskSpec | NodeSpec, tree_name: Optional[str] = None) -> st
     lines.append(f"  <BehaviorTree{bt_attrs}>")
     lines += body
     lines.append("  </BehaviorTree>")
+    for sub_id, file, sub_body in ex.def_list:
+        lines.append(f"  <!-- from {_escape_comment(file)} -->")
+        lines.append(f"  <BehaviorTree ID={quoteattr(sub_id)}>")
+        lines += sub_body
+        lines.append("  </BehaviorTree>")
     lines.append("  <!-- Node types of py_trees_manipulation used above (ports: see 'ptm behaviours') -->")
     lines += tree_nodes_model(ex.custom)
     lines.append("</root>")

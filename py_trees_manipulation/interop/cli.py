@@ -70,8 +70,9 @@ def cmd_convert(args: argparse.Namespace) -> int:
         if not os.path.isfile(path):
             print(f"ptm: {path}: no such file", file=sys.stderr)
             return 2
-    if args.scene and src != "xml":
-        print("ptm: --scene is for XML -> YAML (a YAML task file holds its own scene)", file=sys.stderr)
+    if (args.scene or args.main_tree) and src != "xml":
+        print("ptm: --scene and --main-tree are for XML -> YAML (a YAML task file holds its own scene and tree)",
+              file=sys.stderr)
         return 2
     if src == dst or not dst:
         print(f"ptm: convert goes XML -> YAML or YAML -> XML (got {args.file} -> {args.output})", file=sys.stderr)
@@ -79,11 +80,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
     try:
         if src == "xml":
             if args.scene:
-                task = load_task_from_xml(args.file, args.scene, args.set)
+                task = load_task_from_xml(args.file, args.scene, args.set, main_tree_id=args.main_tree)
                 note = (f"converted from {os.path.basename(args.file)} (tree) and {os.path.basename(args.scene)} "
                         "(name, parameters, scene, blackboard) by 'ptm convert'")
             else:
-                task = load_tree_from_xml(args.file, args.set)
+                task = load_tree_from_xml(args.file, args.set, main_tree_id=args.main_tree)
                 note = (f"converted from {os.path.basename(args.file)} by 'ptm convert' (tree only: "
                         "add --scene TASK.yaml for a runnable task file)")
             to_file = bool(args.output) and args.output != "-"
@@ -157,6 +158,8 @@ def register(subparsers: Any) -> None:
                                                        "description, parameters, scene and blackboard of TASK.yaml "
                                                        "(also needed for ${...} in the XML)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a value (as ptm run)")
+    p.add_argument("--main-tree", metavar="ID", help="XML -> YAML: the BehaviorTree to convert, for a file with several "
+                                                    "trees and no main_tree_to_execute")
     p.set_defaults(func=cmd_convert)
 
     p = subparsers.add_parser("docs", help="the behaviour reference as Markdown; keep the README's table current",

@@ -198,7 +198,9 @@ def register(sub: Any) -> None:
     p.add_argument("--plot", metavar="KEY", help="plot success rate against this swept key (default: the first grid key)")
     p.add_argument("--tick-hz", type=float, default=30.0, help="tree tick rate in sim time, Hz (default 30)")
     p.add_argument("--timeout", type=float, default=None, metavar="SIM_SECONDS", help="per-run timeout without a time budget (default 300)")
-    p.add_argument("--backend", default="sim", choices=["sim", "fake"], help="sim, or fake: every action succeeds at once (checks the plumbing)")
+    p.add_argument("--backend", default="sim", choices=["sim", "fake"], help="sim, or fake: no physics; every action succeeds at once and objects stay at their scene poses, "
+                        "so a tree that checks the world (ObjectLifted...) fails: checks the sweep's plumbing "
+                        "(grid, seeds, outputs), not the task")
     p.add_argument("--min-success-rate", type=float, default=None, metavar="R", help="exit 1 when the overall success rate is below R (0..1)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_sweep)

@@ -199,8 +199,9 @@ class SweepConfig:
         workers: parallel runs (processes, or Ray's CPU count for a local Ray).
         executor: ``"process"`` or ``"ray"``. address: Ray cluster address (None: local).
         tick_hz: tree tick rate, Hz. timeout_s: sim seconds per run when the file has no time budget.
-        backend: ``"sim"`` or ``"fake"`` (the scriptable fake backend: every action succeeds at
-            once; checks a sweep's plumbing without physics).
+        backend: ``"sim"`` or ``"fake"`` (:func:`fake_backend_for`: no physics, every action
+            succeeds at once, objects stay at their scene poses; checks a sweep's plumbing, not the
+            task: a tree that checks the world, e.g. ``ObjectLifted``, fails on it).
         out_dir: where to write the outputs (None: nothing written).
         plot_param: the parameter for the plot (default: the first grid parameter, else the first
             random one).
@@ -259,6 +260,27 @@ def _cell(v: Any) -> Any:
     return v
 
 
+def fake_backend_for(task: Any, seed: int) -> Any:
+    """The ``--backend fake`` of a sweep: :class:`~py_trees_manipulation.testing.fake_backend.FakeBackend`
+    (one arm and one gripper named after the scene's first robot; every action succeeds at once,
+    without moving anything) whose world holds the scene's objects at their poses, so perception
+    (``GetObjectPose``) works and the tree runs to its first check of the world."""
+    from ..testing.fake_backend import FakeBackend
+
+    robot = "panda"
+    poses: dict[str, Any] = {}
+    if task.scene:
+        from ..sim.scene import parse_scene
+
+        spec = parse_scene(task.scene, base_dir=task.scene_dir or os.path.dirname(os.path.abspath(task.file)))
+        if spec.robots:
+            robot = spec.robots[0].name
+        poses = {o.name: o.pose for o in spec.objects}
+    backend = FakeBackend(name=robot, seed=seed)
+    backend.world.poses.update(poses)
+    return backend
+
+
 def run_trial(job: SweepJob) -> dict[str, Any]:
     """Run one trial and return its row. Never raises: an error is a row with status ERROR.
 
@@ -278,11 +300,7 @@ def run_trial(job: SweepJob) -> dict[str, Any]:
         scenario = _scenario(job.file)
         swept = [override_string(k, v) for k, v in t.params]
         task, expectation = scenario.load(job.variant, list(job.overrides) + swept)
-        backend = None
-        if job.backend == "fake":
-            from ..testing.fake_backend import FakeBackend
-
-            backend = FakeBackend(seed=t.seed)
+        backend = fake_backend_for(task, t.seed) if job.backend == "fake" else None
         result = run_scenario(task, expectation, seed=t.seed, tick_hz=job.tick_hz, timeout_s=job.timeout_s, backend=backend)
         s = result.summary
         fb = s.get("failed_behaviour") or {}
@@ -319,7 +337,7 @@ def run_trial(job: SweepJob) -> dict[str, Any]:
 FORKSERVER_PRELOAD = (
     __name__, "py_trees_manipulation.scenarios.scenario", "py_trees_manipulation.trees.loader",
     "py_trees_manipulation.trees.runner", "py_trees_manipulation.sim", "py_trees_manipulation.behaviors.registry",
-    "py_trees_manipulation.control.tactile", "importlib.metadata",
+    "py_trees_manipulation.control.tactile", "importlib.metadata", "py_trees_manipulation.sim.reach",
 )
 
 
@@ -411,15 +429,53 @@ def import_ray() -> Any:
     return ray
 
 
+def check_ray_address(address: str, timeout_s: float = 5.0) -> None:
+    """Refuse a Ray head that does not accept a TCP connection, before ``ray.init`` (which retries
+    an unreachable GCS for minutes, printing a warning every few seconds).
+
+    ``address`` is ``HOST:PORT`` (the GCS, default port 6379), ``ray://HOST:PORT`` (Ray Client,
+    default port 10001) or ``auto`` / ``local`` (not checked here).
+
+    Raises:
+        SweepError: one line naming the address and the reason.
+    """
+    import socket
+
+    if address in ("auto", "local"):
+        return
+    rest = address[len("ray://"):] if address.startswith("ray://") else address
+    host, sep, port_text = rest.rpartition(":")
+    if not sep:
+        host, port_text = rest, "10001" if address.startswith("ray://") else "6379"
+    host = host.strip("[]")
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise SweepError(f"--address {address!r}: expected HOST:PORT or ray://HOST:PORT") from None
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            pass
+    except OSError as e:
+        raise SweepError(f"cannot reach the Ray head at {address} ({e.strerror or type(e).__name__}): start it with "
+                         "'ray start --head' there, or leave out --address for a local Ray") from None
+
+
 def _execute_ray(jobs: list[SweepJob], workers: int, address: Optional[str],
                  on_done: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+    if address:
+        check_ray_address(address)
     ray = import_ray()
     started = False
     if not ray.is_initialized():
-        if address:
-            ray.init(address=address, logging_level="WARNING", log_to_driver=False)
-        else:
-            ray.init(num_cpus=max(1, workers), include_dashboard=False, logging_level="WARNING", log_to_driver=False)
+        try:
+            if address:
+                ray.init(address=address, logging_level="WARNING", log_to_driver=False)
+            else:
+                ray.init(num_cpus=max(1, workers), include_dashboard=False, logging_level="WARNING",
+                         log_to_driver=False)
+        except Exception as e:  # noqa: BLE001 - Ray raises ConnectionError, ValueError, RuntimeError...
+            first = (str(e).strip().splitlines() or [""])[0]
+            raise SweepError(f"cannot start Ray{' at ' + address if address else ''}: {type(e).__name__}: {first}") from None
         started = True
     rows: list[dict[str, Any]] = []
     try:

@@ -50,6 +50,7 @@ import numpy as np
 from ..geometry.poses import Pose, pose_from_spec
 from ..keydocs import KeyDoc, keys_markdown
 from ..robots import RobotDescription, RobotDescriptionError, UnknownModelError, resolve_model, stock_models
+from .urdf_check import urdf_problem
 
 PathT = tuple[Union[str, int], ...]
 
@@ -439,6 +440,9 @@ def _urdf(d: Mapping[str, Any], path: PathT, base_dir: Optional[str]) -> tuple[s
         hint = ("did you mean " + " or ".join(repr(c) for c in close) + "?") if close else \
             "give an absolute path, a path relative to the task file, or one under pybullet_data (e.g. 'objects/mug.urdf')"
         raise SceneError(path + ("urdf",), f"URDF file {urdf!r} not found; {hint}")
+    problem = urdf_problem(resolved)
+    if problem is not None:
+        raise SceneError(path + ("urdf",), f"{urdf!r} is not a URDF PyBullet can load: {problem}")
     return urdf, resolved
 
 

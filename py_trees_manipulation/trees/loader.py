@@ -31,10 +31,11 @@ import yaml
 from ..behaviors import registry
 from ..behaviors.params import Param, ParamError
 from . import locyaml
+from .dataflow import check_data_flow
 from .errors import Loc, Problem, TreeLoadError, did_you_mean
 from .locyaml import LocDict, LocList, loc_of
 from .nodes import COMPOSITES, DECORATORS
-from .spec import NodeSpec, TaskSpec
+from .spec import IncludeInfo, NodeSpec, TaskSpec
 
 class _Missing:
     """Value of a required parameter that was not given (already reported)."""
@@ -44,6 +45,12 @@ class _Missing:
 
 
 _MISSING: Any = _Missing()
+
+
+class _Unresolved(str):
+    """Text holding a ``${...}`` that could not be substituted (an unknown or missing parameter,
+    already reported): the parameter checks do not report it again. Any other ``${`` in a value (a
+    literal ``"${"``, a parameter default that is itself ``"${x}"``) is checked like any text."""
 
 TOP_KEYS = ("name", "description", "parameters", "scene", "blackboard", "tree", "expect", "variants")
 INCLUDE_KEYS = ("include", "with", "name")
@@ -61,6 +68,7 @@ class _Ctx:
     def __init__(self, task_file: str):
         self.task_file = task_file
         self.problems: list[Problem] = []
+        self.warnings: list[Problem] = []  # printed, not fatal (exit code 0)
         self.include_stack: list[str] = []
         self.display_stack: list[str] = []
         self.names: dict[str, Loc] = {}
@@ -68,6 +76,8 @@ class _Ctx:
         self.used_overrides: set[str] = set()
         self.node_count = 0
         self.overridden: dict[tuple[Any, ...], str] = {}  # document path -> the --set expression
+        self.param_sources: dict[tuple[int, Any], tuple[str, str]] = {}  # see _substitute(record=...)
+        self.documents: list[Any] = []  # included documents, kept alive while param_sources refers to them
 
     def override_loc(self, path: tuple[Any, ...]) -> Optional[Loc]:
         """``--set EXPR`` when ``path`` (or a part of it) was set on the command line, else None."""
@@ -79,6 +89,9 @@ class _Ctx:
 
     def add(self, loc: Loc, message: str, hint: str = "") -> None:
         self.problems.append(Problem(loc, message, hint))
+
+    def warn(self, loc: Loc, message: str, hint: str = "") -> None:
+        self.warnings.append(Problem(loc, "warning: " + message, hint))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -102,8 +115,13 @@ def load_task(path: str, overrides: Optional[list[str]] = None, *, require_tree:
     return load_task_data(doc, path, overrides, require_tree=require_tree)
 
 
-def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *, require_tree: bool = True) -> TaskSpec:
-    """Like :func:`load_task` for an already parsed document (from :func:`locyaml.loads`)."""
+def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *, require_tree: bool = True,
+                   check_blackboard: bool = True) -> TaskSpec:
+    """Like :func:`load_task` for an already parsed document (from :func:`locyaml.loads`).
+
+    ``check_blackboard=False`` skips the data-flow check (:mod:`.dataflow`), for a tree whose
+    ``blackboard:`` section is not known (an XML tree converted without ``--scene``).
+    """
     ctx = _Ctx(path)
     top = Loc(path, 1, 1)
     if not isinstance(doc, dict):
@@ -144,6 +162,13 @@ def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *
         tree = _parse_node(doc["tree"], doc.value_loc("tree"), ctx, prefix="")
     if tree is not None and scene_spec is not None:
         _check_scene_references(tree, scene_spec, ctx)
+        _check_reach(tree, scene_spec, ctx)
+    if tree is not None and check_blackboard and not ctx.problems:
+        def bb_loc(key: str) -> Loc:
+            return ctx.override_loc(("blackboard", key)) or (
+                blackboard.value_loc(key) if isinstance(blackboard, LocDict) else top)
+
+        check_data_flow(tree, blackboard, bb_loc, ctx.add)
     for name in set(ctx.node_overrides) - ctx.used_overrides:
         ctx.add(Loc(f"--set tree.{name}", 0, 0), f"no node named {name!r}", did_you_mean(name, ctx.names))
 
@@ -158,6 +183,7 @@ def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *
         scene=scene, blackboard=dict(blackboard),
         tree=tree if tree is not None else NodeSpec("Success", "behaviour", None, {}, [], top),
         parameters=params, expect=doc.get("expect"), variants=doc.get("variants"), raw=doc,
+        warnings=list(ctx.warnings),
     )
 
 
@@ -254,6 +280,15 @@ def _file_parameters(doc: LocDict, ctx: _Ctx, given: dict[str, Any], given_locs:
         if not isinstance(key, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", key):
             ctx.add(declared.key_loc(key), f"invalid parameter name {key!r}", "use letters, digits and _")
             continue
+        value = given[key] if key in given else default
+        nested = _plain_substitution(value)
+        if nested is not None:
+            where = ctx.override_loc(("parameters", key)) or (
+                (given_locs or {}).get(key, include_loc or doc.loc) if key in given else declared.value_loc(key))
+            ctx.add(where, f"the value of parameter {key!r} holds {nested}: a parameter's value is not substituted",
+                    "give the value itself (substitution is one level: ${name} in the tree takes the value as written)")
+            out[key] = _MISSING
+            continue
         if key in given:
             out[key] = given[key]
         elif default is None:
@@ -274,32 +309,71 @@ def _file_parameters(doc: LocDict, ctx: _Ctx, given: dict[str, Any], given_locs:
     return out
 
 
-def _substitute(value: Any, params: dict[str, Any], ctx: _Ctx, loc: Loc) -> Any:
+def _plain_substitution(value: Any) -> Optional[str]:
+    """The first ``${name}`` in ``value`` (text, or inside lists and mappings) that is not an
+    already reported :class:`_Unresolved` one, else None."""
+    if isinstance(value, str):
+        m = _SUBST.search(value)
+        return m.group(0) if m and not isinstance(value, _Unresolved) else None
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for v in items:
+        found = _plain_substitution(v)
+        if found is not None:
+            return found
+    return None
+
+
+_POINTER_SUBST = re.compile(r"^\{\$\{([^}]*)\}\}$")
+
+
+def _substitute(value: Any, params: dict[str, Any], ctx: _Ctx, loc: Loc,
+                record: Optional[dict[tuple[int, Any], tuple[str, str]]] = None) -> Any:
+    """``value`` with ``${name}`` replaced from ``params`` (problems reported). With ``record``,
+    mapping entries whose whole value is ``"${name}"`` or ``"{${name}}"`` are noted there as
+    ``(id(mapping), key) -> ("value" | "pointer", name)`` (for the XML export's SubTree ports)."""
+    if record is not None and isinstance(value, LocDict):
+        for k in list(value):
+            v = value[k]
+            if isinstance(v, str):
+                m = _SUBST.fullmatch(v.strip())
+                p = _POINTER_SUBST.match(v.strip())
+                if m and m.group(1) in params:
+                    record[(id(value), k)] = ("value", m.group(1))
+                elif p and p.group(1) in params:
+                    record[(id(value), k)] = ("pointer", p.group(1))
     if isinstance(value, str):
         whole = _SUBST.fullmatch(value.strip())
         if whole:
             name = whole.group(1)
             if name in params:
-                return value if params[name] is _MISSING else params[name]
+                return _Unresolved(value) if params[name] is _MISSING else params[name]
             ctx.add(loc, f"unknown parameter ${{{name}}}",
                     did_you_mean(name, list(params)) or "declare it under 'parameters:'")
-            return value
+            return _Unresolved(value)
+        unresolved = False
 
         def rep(m: re.Match[str]) -> str:
+            nonlocal unresolved
             name = m.group(1)
             if name in params:
-                return m.group(0) if params[name] is _MISSING else str(params[name])
+                if params[name] is _MISSING:
+                    unresolved = True
+                    return m.group(0)
+                unresolved = unresolved or isinstance(params[name], _Unresolved)
+                return str(params[name])
             ctx.add(loc, f"unknown parameter ${{{name}}}", did_you_mean(name, list(params)) or "declare it under 'parameters:'")
+            unresolved = True
             return m.group(0)
 
-        return _SUBST.sub(rep, value)
+        out = _SUBST.sub(rep, value)
+        return _Unresolved(out) if unresolved or isinstance(value, _Unresolved) else out
     if isinstance(value, LocDict):
         for k in list(value):
-            value[k] = _substitute(value[k], params, ctx, value.value_loc(k))
+            value[k] = _substitute(value[k], params, ctx, value.value_loc(k), record)
         return value
     if isinstance(value, LocList):
         for i in range(len(value)):
-            value[i] = _substitute(value[i], params, ctx, value.item_loc(i))
+            value[i] = _substitute(value[i], params, ctx, value.item_loc(i), record)
         return value
     return value
 
@@ -357,6 +431,45 @@ def _check_scene_references(tree: NodeSpec, scene: Any, ctx: _Ctx) -> None:
                         did_you_mean(value, known) or (f"it has {', '.join(known)}" if known else f"the scene has no {what}s"))
 
 
+def _check_reach(tree: NodeSpec, scene: Any, ctx: _Ctx) -> None:
+    """Warn about literal arm targets beyond every (named) robot's reach bound (sim/reach.py)."""
+    import numpy as np
+
+    from ..sim.reach import reach_bound_m  # light: xml.etree and the scene module the loader already uses
+    from ..sim.robots import MODELS
+
+    robots = []
+    for r in scene.robots:
+        bound = reach_bound_m(r.description if getattr(r, "description", None) is not None else MODELS.get(r.model))
+        if bound is None:
+            return  # a robot of unknown reach: no warning at all
+        robots.append((r.name, np.asarray(r.base_pose, dtype=float)[:3, 3], bound))
+    if not robots:
+        return
+    for node in tree.walk():
+        cls = registry.lookup(node.type) if node.category == "behaviour" else None
+        target = node.params.get("target")
+        if getattr(cls, "RESOURCE", None) != "arm" or not isinstance(target, np.ndarray) or target.shape != (4, 4):
+            continue
+        T = np.array(target, dtype=float)
+        offset = node.params.get("offset")
+        if isinstance(offset, np.ndarray) and offset.shape == (4, 4):
+            T = T @ offset
+        world_offset = node.params.get("world_offset")
+        if isinstance(world_offset, list) and len(world_offset) == 3:
+            T[:3, 3] += np.asarray(world_offset, dtype=float)
+        arm = node.params.get("arm")
+        candidates = [r for r in robots if r[0] == arm] or robots
+        p = T[:3, 3]
+        name, base, bound = min(candidates, key=lambda r: float(np.linalg.norm(p - r[1])) - r[2])
+        dist = float(np.linalg.norm(p - base))
+        if dist > bound:
+            ctx.warn(node.param_locs.get("target", node.loc),
+                     f"{node.type}.target: the TCP target ({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) m is {dist:.2f} m from "
+                     f"{name}'s base, beyond what its arm can reach (at most {bound:.2f} m)",
+                     "check the units (metres) and the frame (world)")
+
+
 # ---------------------------------------------------------------------------------------------------
 def _parse_node(data: Any, loc: Loc, ctx: _Ctx, prefix: str) -> Optional[NodeSpec]:
     ctx.node_count += 1
@@ -402,11 +515,13 @@ def _parse_node(data: Any, loc: Loc, ctx: _Ctx, prefix: str) -> Optional[NodeSpe
             ctx.names[full_name] = body.value_loc("name")
     params = {k: v for k, v in body.items() if k not in ("name", "children", "child")}
     param_locs = {k: body.key_loc(k) for k in params}
+    sources = {k: ctx.param_sources[(id(body), k)] for k in params if (id(body), k) in ctx.param_sources}
     if full_name and full_name in ctx.node_overrides:
         ctx.used_overrides.add(full_name)
         for k, v in ctx.node_overrides[full_name].items():
             params[k] = v
             param_locs[k] = Loc(f"--set tree.{full_name}.{k}={v}", 0, 0)
+            sources.pop(k, None)
 
     if kind in COMPOSITES:
         if "child" in body:
@@ -419,18 +534,23 @@ def _parse_node(data: Any, loc: Loc, ctx: _Ctx, prefix: str) -> Optional[NodeSpe
             children_raw.loc, children_raw.item_locs = kloc, []
         children = [c for i, item in enumerate(children_raw)
                     if (c := _parse_node(item, children_raw.item_loc(i), ctx, prefix)) is not None]
+        if kind == "Parallel" and params.get("selected") is not None and params.get("policy") != "success_on_selected":
+            ctx.add(param_locs.get("selected", kloc), "'selected' is only used with policy success_on_selected",
+                    "remove it, or set policy: success_on_selected")
         if kind == "Parallel" and params.get("policy") == "success_on_selected":
             sel = params.get("selected")
             names = [c.name for c in children]
             if not isinstance(sel, list) or not sel:
                 ctx.add(kloc, "policy success_on_selected needs 'selected:' (a list of child names)")
+            elif not all(isinstance(s, str) for s in sel):
+                ctx.add(param_locs.get("selected", kloc), "'selected' lists child names (text)")
             else:
                 for s in sel:
                     if prefix + str(s) not in names:
                         ctx.add(param_locs.get("selected", kloc), f"selected child {s!r} is not a child of this Parallel",
                                 did_you_mean(str(s), [n for n in names if n]) or "name the children and list their names")
                 params["selected"] = [prefix + str(s) for s in sel]
-        return NodeSpec(kind, "composite", full_name, params, children, kloc, param_locs)
+        return NodeSpec(kind, "composite", full_name, params, children, kloc, param_locs, param_sources=sources)
 
     if kind in DECORATORS:
         if "children" in body:
@@ -442,7 +562,8 @@ def _parse_node(data: Any, loc: Loc, ctx: _Ctx, prefix: str) -> Optional[NodeSpe
             ctx.add(kloc, f"decorator {kind} needs a 'child:' node")
             return None
         child = _parse_node(child_raw, body.value_loc("child"), ctx, prefix)
-        return NodeSpec(kind, "decorator", full_name, params, [child] if child else [], kloc, param_locs)
+        return NodeSpec(kind, "decorator", full_name, params, [child] if child else [], kloc, param_locs,
+                        param_sources=sources)
 
     cls = registry.lookup(kind)
     if cls is None:
@@ -452,12 +573,24 @@ def _parse_node(data: Any, loc: Loc, ctx: _Ctx, prefix: str) -> Optional[NodeSpe
         if bad in body:
             ctx.add(body.key_loc(bad), f"{kind} is a behaviour: it has no '{bad}'")
     _check_params(kind, cls.all_params(), params, param_locs, kloc, ctx, cls=cls)
-    return NodeSpec(kind, "behaviour", full_name, params, [], kloc, param_locs)
+    misspelt = any(k not in cls.all_params() for k in body if k not in ("name", "children", "child"))
+    for group in getattr(cls, "EXACTLY_ONE_OF", ()) if not misspelt else ():
+        if not all(k in params for k in group):
+            continue  # one of them was invalid (reported)
+        given = [k for k in group if params[k] is not None]
+        if len(given) != 1:
+            names = " and ".join(repr(k) for k in group)
+            ctx.add(param_locs.get(given[-1], kloc) if given else kloc,
+                    f"{kind} needs exactly one of {names}, got {'both' if len(given) == 2 else 'none' if not given else ', '.join(given)}",
+                    f"keep one of {names}")
+    return NodeSpec(kind, "behaviour", full_name, params, [], kloc, param_locs, param_sources=sources)
 
 
 def _holds_substitution(value: Any) -> bool:
+    """``value`` holds a ``${...}`` left unresolved because its parameter is unknown or missing
+    (reported where the substitution failed)."""
     if isinstance(value, str):
-        return "${" in value
+        return isinstance(value, _Unresolved)
     if isinstance(value, dict):
         return any(_holds_substitution(v) for v in value.values())
     if isinstance(value, list):
@@ -479,7 +612,11 @@ def _check_params(kind: str, decl: dict[str, Param], params: dict[str, Any], loc
             params[key] = decl[key].coerce(params[key])
         except ParamError as e:
             if not _holds_substitution(params[key]):  # an unresolved ${...} was reported already
-                ctx.add(locs.get(key, node_loc), f"{kind}.{key}: {e}", e.hint)
+                hint = e.hint
+                if isinstance(params[key], str) and "${" in params[key] and not hint:
+                    hint = ("a ${name} is substituted once, from the file's parameters: a parameter's default "
+                            "cannot hold another ${...}, and a lone '${' is plain text")
+                ctx.add(locs.get(key, node_loc), f"{kind}.{key}: {e}", hint)
             del params[key]
             invalid.add(key)
     for key, p in decl.items():
@@ -539,7 +676,8 @@ def _parse_include(data: LocDict, ctx: _Ctx, prefix: str) -> Optional[NodeSpec]:
                     "an included file holds only description, parameters and tree; scene and blackboard belong to the task file")
     given_locs = {k: with_.key_loc(k) for k in with_} if isinstance(with_, LocDict) else {}
     params = _file_parameters(sub, ctx, dict(with_), given_locs, include_loc=data.loc)
-    sub["tree"] = _substitute(sub["tree"], params, ctx, sub.value_loc("tree"))
+    ctx.documents.append(sub)  # alive until the load ends: param_sources is keyed by id()
+    sub["tree"] = _substitute(sub["tree"], params, ctx, sub.value_loc("tree"), ctx.param_sources)
     ctx.include_stack.append(apath)
     ctx.display_stack.append(display)
     try:
@@ -555,4 +693,8 @@ def _parse_include(data: LocDict, ctx: _Ctx, prefix: str) -> Optional[NodeSpec]:
         else:
             ctx.names[full] = data.value_loc("name")
         node.name = full  # the include's name names its root
+    if node is not None:
+        given_sources = {k: ctx.param_sources[(id(with_), k)] for k in with_ if (id(with_), k) in ctx.param_sources}
+        node.includes.append(IncludeInfo(display, name, {k: v for k, v in params.items() if v is not _MISSING},
+                                         given_sources))
     return node

@@ -3,11 +3,13 @@
 :func:`load` returns plain dict/list subclasses (:class:`LocDict`, :class:`LocList`) that carry
 the file and the 1-based line/column of each key and item. Only PyYAML's SafeLoader constructors
 run: a file cannot import or execute anything. Duplicate keys are errors (PyYAML silently keeps
-the last one).
+the last one). A number with an exponent and no dot (``1e308``) is a number, as in YAML 1.2 (YAML
+1.1 reads it as text).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
 import yaml
@@ -19,6 +21,7 @@ MAX_FILE_BYTES = 1_000_000
 MAX_DEPTH = 64
 #: values a document may hold once its aliases are expanded (guards the loader's walks)
 MAX_EXPANDED_VALUES = 200_000
+_EXPONENT_FLOAT = re.compile(r"^[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+$")
 
 
 class LocDict(dict):
@@ -92,6 +95,8 @@ def _make_loader(file: str) -> type:
         out.item_locs = [_loc(file, child) for child in node.value]
         return out
 
+    # YAML 1.2 reads 1e308 as a number; YAML 1.1 (PyYAML) needs a dot (1.0e308) and reads it as text
+    _Loader.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT_FLOAT, list("-+0123456789"))
     _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
     _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, construct_sequence)
     return _Loader

@@ -8,13 +8,16 @@ observers get ``on_end`` (logs are closed) and the summary is written.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import py_trees
 from py_trees.common import Status
@@ -222,56 +225,101 @@ def run_task(task: TaskSpec, options: Optional[RunOptions] = None, backend: Any 
             summary["traceback"] = traceback.format_exc()
             error = e
     finally:
-        if display is not None:
-            display.update(run, force=True) if run is not None else None
-            display.close()
-        culprit = None
-        if tree is not None and status_name in ("FAILURE", "TIMEOUT", "ERROR", "INTERRUPTED"):
-            culprit = _failing_node(tree.root) if status_name != "TIMEOUT" else None
-            if culprit is None and tree.root.status == Status.RUNNING:
-                culprit = tree.root.tip()  # what was still running
-            if culprit is not None:
-                summary["failed_behaviour"] = _node_info(culprit)
-                reason = summary.get("error") if status_name == "FAILURE" else None
-                if reason and reason not in (culprit.feedback_message or ""):  # stopped by the backend
-                    fb = culprit.feedback_message
-                    summary["failed_behaviour"]["feedback"] = reason + (f" (it reported: {fb})" if fb else "")
-        if tree is not None and tree.root.status == Status.RUNNING:
+        with sigint_deferred():  # a second Ctrl-C must not cut the log or the summary short
+            if display is not None:
+                display.update(run, force=True) if run is not None else None
+                display.close()
+            culprit = None
+            if tree is not None and status_name in ("FAILURE", "TIMEOUT", "ERROR", "INTERRUPTED"):
+                culprit = _failing_node(tree.root) if status_name != "TIMEOUT" else None
+                if culprit is None and tree.root.status == Status.RUNNING:
+                    culprit = tree.root.tip()  # what was still running
+                if culprit is not None:
+                    summary["failed_behaviour"] = _node_info(culprit)
+                    reason = summary.get("error") if status_name == "FAILURE" else None
+                    if reason and reason not in (culprit.feedback_message or ""):  # stopped by the backend
+                        fb = culprit.feedback_message
+                        summary["failed_behaviour"]["feedback"] = reason + (f" (it reported: {fb})" if fb else "")
+            if tree is not None and tree.root.status == Status.RUNNING:
+                try:
+                    tree.root.stop(Status.INVALID)  # cancels running goals
+                except Exception:
+                    pass
+            wall = time.perf_counter() - wall0
+            sim_t = float(backend.now()) if backend is not None else 0.0
+            summary.update({
+                "status": status_name,
+                "ticks": run.tick if run is not None else 0,
+                "sim_time_s": round(sim_t, 4),
+                "wall_time_s": round(wall, 4),
+                "real_time_factor": round(sim_t / wall, 3) if wall > 0 else None,
+            })
             try:
-                tree.root.stop(Status.INVALID)  # cancels running goals
-            except Exception:
-                pass
-        wall = time.perf_counter() - wall0
-        sim_t = float(backend.now()) if backend is not None else 0.0
-        summary.update({
-            "status": status_name,
-            "ticks": run.tick if run is not None else 0,
-            "sim_time_s": round(sim_t, 4),
-            "wall_time_s": round(wall, 4),
-            "real_time_factor": round(sim_t / wall, 3) if wall > 0 else None,
-        })
-        try:
-            metrics = backend.metrics() if backend is not None else {}
-        except Exception as e:  # metrics must not hide the run's own outcome
-            metrics = {"error": f"metrics failed: {e}"}
-        # behaviours report task-level metrics on the blackboard under /metrics/<name>
-        for key, value in py_trees.blackboard.Blackboard.storage.items():
-            if key.startswith("/metrics/") and key.count("/") == 2:
-                metrics[key[len("/metrics/"):]] = value
-        summary["metrics"] = _jsonable(metrics)
-        if run is not None:
-            summary["events"] = _jsonable(run.events[-200:])
-        for obs in started:
-            try:
-                obs.on_end(run, summary)  # type: ignore[arg-type]
-            except Exception as e:  # an observer must not turn a result into a crash
-                print(f"warning: observer {type(obs).__name__} failed at the end: {e}", file=sys.stderr)
-        if own_backend and backend is not None:
-            backend.close()
+                metrics = backend.metrics() if backend is not None else {}
+            except Exception as e:  # metrics must not hide the run's own outcome
+                metrics = {"error": f"metrics failed: {e}"}
+            # behaviours report task-level metrics on the blackboard under /metrics/<name>
+            for key, value in py_trees.blackboard.Blackboard.storage.items():
+                if key.startswith("/metrics/") and key.count("/") == 2:
+                    metrics[key[len("/metrics/"):]] = value
+            summary["metrics"] = _jsonable(metrics)
+            if run is not None:
+                summary["events"] = _jsonable(run.events[-200:])
+            for obs in started:
+                try:
+                    obs.on_end(run, summary)  # type: ignore[arg-type]
+                except Exception as e:  # an observer must not turn a result into a crash
+                    print(f"warning: observer {type(obs).__name__} failed at the end: {e}", file=sys.stderr)
+            if own_backend and backend is not None:
+                backend.close()
     result = RunResult(summary, exit_code, tree)
     if error is not None and not isinstance(error, (KeyboardInterrupt,)):
         result.summary["_exception"] = error  # the CLI decides how to show it
     return result
+
+
+@contextlib.contextmanager
+def _sigint_handled(interrupt_first: bool) -> Iterator[None]:
+    """SIGINT handling for a block (main thread only; the previous handler restored after): with
+    ``interrupt_first`` the first Ctrl-C raises KeyboardInterrupt, every other one (all of them
+    without it) is noted with one line and ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    told: list[bool] = []
+
+    def later(signum: int, frame: Any) -> None:
+        if not told:
+            told.append(True)
+            print("ptm: finishing the run log and summary; Ctrl-C is ignored until they are written",
+                  file=sys.stderr, flush=True)
+
+    def first(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGINT, later)
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGINT, first if interrupt_first else later)
+    except (ValueError, OSError):  # no signals here (an embedded interpreter)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def sigint_deferred() -> Any:
+    """While the run's log, summary and backend are being closed, Ctrl-C is noted and ignored (one
+    line says so) instead of raising KeyboardInterrupt halfway through (a context manager)."""
+    return _sigint_handled(interrupt_first=False)
+
+
+def interrupt_once() -> Any:
+    """The first Ctrl-C raises KeyboardInterrupt (the run ends as INTERRUPTED); every later one is
+    noted and ignored until the block ends, so two Ctrl-C in a row still give exit code 130 with a
+    complete run log and summary (a context manager; ``ptm run`` wraps the run in it)."""
+    return _sigint_handled(interrupt_first=True)
 
 
 def write_summary(summary: dict[str, Any], path: str) -> None:

@@ -9,6 +9,23 @@ from .errors import Loc
 
 
 @dataclass
+class IncludeInfo:
+    """One ``include:`` of a tree.
+
+    Attributes:
+        file: the included file, as displayed in messages (relative to the task file's folder).
+        name: the include's ``name`` (None: its nodes' names get no prefix).
+        parameters: the included file's parameters with their values (``with:`` or defaults).
+    """
+
+    file: str
+    name: Optional[str]
+    parameters: dict[str, Any] = field(default_factory=dict)
+    given_sources: dict[str, tuple[str, str]] = field(default_factory=dict)  # with: values that were "${P}" of
+    # the enclosing include's parameter P (as NodeSpec.param_sources)
+
+
+@dataclass
 class NodeSpec:
     """One node of the tree.
 
@@ -19,7 +36,11 @@ class NodeSpec:
         params: raw parameter values from the file (after ``${...}`` substitution).
         children: child specs (composites: any number, decorators: one).
         loc: where the node starts; ``param_locs``: where each parameter is.
-        source: the file the node came from (differs from the task file inside includes).
+        includes: on the root node of an ``include:``, what was included (innermost first; an
+            included file whose tree is itself an include gives two).
+        param_sources: parameters whose whole value came from the enclosing include's parameter:
+            ``{param: ("value", name)}`` for ``"${name}"``, ``{param: ("pointer", name)}`` for
+            ``"{${name}}"`` (the XML export writes them as SubTree ports).
     """
 
     type: str
@@ -29,6 +50,8 @@ class NodeSpec:
     children: list["NodeSpec"]
     loc: Loc
     param_locs: dict[str, Loc] = field(default_factory=dict)
+    includes: list["IncludeInfo"] = field(default_factory=list)
+    param_sources: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def walk(self):
         yield self
@@ -51,6 +74,9 @@ class TaskSpec:
         raw: the whole document after overrides and substitution.
         scene_dir: the folder relative URDF paths of the scene are resolved against (default: the
             task file's folder; an XML tree run with ``--scene`` uses the scene file's).
+        warnings: problems that do not stop the task (e.g. a literal target out of every robot's
+            reach), each a ``Problem`` whose message starts with ``warning:``; printed by
+            ``ptm validate`` and ``ptm run``, exit code unchanged.
     """
 
     file: str
@@ -64,3 +90,4 @@ class TaskSpec:
     variants: Optional[dict[str, Any]] = None
     raw: Any = None
     scene_dir: Optional[str] = None
+    warnings: list[Any] = field(default_factory=list)

@@ -16,6 +16,11 @@ Routes:
                               ``end`` (data: the run summary) when the run is over.
                               A ``: keep-alive`` comment every 10 s.
 
+Malformed requests (``?from=abc``, ``Last-Event-ID: abc``) are answered ``400 Bad Request`` with a
+one-line message. Connections are bounded: at most ``max_connections`` at once (each has a thread;
+one more is answered ``503`` at once, without a thread), and a client that sends nothing, or reads
+nothing, for ``timeout_s`` is disconnected (an idle keep-alive connection, a stalled event stream).
+
 Modes: **live** (:class:`LiveViewer`, a run observer, pushes a snapshot per tick) and **replay**
 (:func:`serve_log` loads every snapshot of a run log). The server keeps the last ``history``
 snapshots (sequence numbers keep counting), so a long live run does not grow without bound.
@@ -46,6 +51,58 @@ _STATIC = {
 _KEEPALIVE_S = 10.0
 
 
+class _BadRequest(ValueError):
+    """A malformed query or header: answered 400 with this text."""
+
+
+def _int_arg(text: str, what: str) -> int:
+    try:
+        return int(text.strip())
+    except (ValueError, AttributeError):
+        raise _BadRequest(f"{what} must be an integer (a snapshot sequence number), got {text!r}") from None
+
+
+class _BoundedHTTPServer(ThreadingHTTPServer):
+    """ThreadingHTTPServer with at most ``max_connections`` connection threads; one more connection
+    gets a 503 written on the socket by the serving thread and is closed."""
+
+    daemon_threads = True
+
+    def __init__(self, address: Any, handler: Any, max_connections: int):
+        self._slots = threading.BoundedSemaphore(max(1, int(max_connections)))
+        self.max_connections = max(1, int(max_connections))
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            body = f"busy: {self.max_connections} connections already open\n".encode()
+            try:
+                request.settimeout(1.0)
+                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                                b"Retry-After: 1\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError, OSError)):
+            return  # a client went away or stalled
+        print(f"ptm viewer: error serving {client_address[0]}: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+
 def _static_bytes(name: str) -> bytes:
     return resources.files("py_trees_manipulation.viewer").joinpath("static", name).read_bytes()
 
@@ -58,6 +115,8 @@ class ViewerServer:
         port: TCP port; ``0`` picks a free one (see :attr:`port` / :attr:`url`).
         history: snapshots kept for late browsers and the timeline (oldest dropped first).
         mode: ``"live"`` or ``"replay"`` (shown by the page).
+        max_connections: connections served at once (threads); more are answered 503.
+        timeout_s: a connection that sends nothing or reads nothing for this long is closed.
 
     The socket is bound and the serving thread started in the constructor. Thread-safe:
     :meth:`publish` may be called from the run's thread while browsers are connected.
@@ -67,7 +126,7 @@ class ViewerServer:
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, history: int = 20000,
-                 mode: str = "live", source: str = "") -> None:
+                 mode: str = "live", source: str = "", max_connections: int = 32, timeout_s: float = 30.0) -> None:
         self.history = int(history)
         self._cond = threading.Condition()
         self._snaps: list[bytes] = []  # JSON of snapshots seq first .. first+len-1
@@ -77,8 +136,8 @@ class ViewerServer:
         self._summary: Optional[dict[str, Any]] = None
         self._closed = False
         self.meta: dict[str, Any] = {"mode": mode, "source": source}
-        self._httpd = ThreadingHTTPServer((host, port), self._handler_class())
-        self._httpd.daemon_threads = True
+        self.timeout_s = float(timeout_s)
+        self._httpd = _BoundedHTTPServer((host, port), self._handler_class(), max_connections)
         self.host, self.port = self._httpd.server_address[:2]
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="ptm-viewer", daemon=True)
         self._thread.start()
@@ -168,6 +227,7 @@ class ViewerServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            timeout = server.timeout_s  # socket timeout: idle and stalled clients are disconnected
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
                 pass
@@ -190,7 +250,7 @@ class ViewerServer:
                     elif url.path == "/api/meta":
                         self._send(json.dumps(server._meta_json()).encode(), "application/json")
                     elif url.path == "/api/snapshots":
-                        start = int(query.get("from", ["0"])[0])
+                        start = _int_arg(query.get("from", ["0"])[0], "'from'")
                         with server._cond:
                             first = server._first
                             items = [(first + i, d) for i, d in enumerate(server._snaps) if first + i >= start]
@@ -198,13 +258,17 @@ class ViewerServer:
                             b'{"seq":%d,"snapshot":%s}' % (seq, d) for seq, d in items) + b"]"
                         self._send(body, "application/json")
                     elif url.path == "/events":
-                        start = int(query.get("from", [self.headers.get("Last-Event-ID", "-1")])[0]) + (
-                            0 if "from" in query else 1)
+                        if "from" in query:
+                            start = _int_arg(query["from"][0], "'from'")
+                        else:
+                            start = _int_arg(self.headers.get("Last-Event-ID", "-1"), "the Last-Event-ID header") + 1
                         self._stream(max(0, start))
                     else:
                         self._send(b"not found", "text/plain", HTTPStatus.NOT_FOUND)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
+                except _BadRequest as e:
+                    self._send(f"bad request: {e}\n".encode(), "text/plain; charset=utf-8", HTTPStatus.BAD_REQUEST)
+                except (BrokenPipeError, ConnectionResetError, TimeoutError):
+                    self.close_connection = True
 
             def _stream(self, start: int) -> None:
                 self.send_response(200)

@@ -207,7 +207,8 @@ def test_names_are_checked_against_the_scene(tmp_path, node, needle):
 
 
 def test_blackboard_references_are_not_checked_against_the_scene(tmp_path):
-    path = write(tmp_path, "t.yaml", SCENE + "tree:\n  GetObjectPose: {object: '{which}', output_key: p}\n")
+    path = write(tmp_path, "t.yaml", SCENE + "blackboard: {which: somewhere}\n"
+                 "tree:\n  GetObjectPose: {object: '{which}', output_key: p}\n")
     load_task(path)
 
 

@@ -24,13 +24,16 @@ SCHEMA_LEVEL = [
     "bad_choice", "bad_pose", "bad_set_target", "blackboard_not_mapping", "decorator_children", "empty_composite",
     "missing_parameter", "missing_tree", "mistyped_parameter", "not_a_bool", "out_of_range", "scene_negative_mass",
     "scene_unknown_key", "two_types_in_node", "unit_does_not_fit", "unknown_behaviour", "unknown_decorator",
-    "unknown_parameter", "unknown_top_key", "unknown_unit",
+    "unknown_parameter", "unknown_top_key", "unknown_unit", "overflow_number", "substitution_literal",
 ]
 #: mistakes only the loader can see: other files (includes), names across the tree, ${...}
 #: declarations, or YAML the parser rejects before any schema sees it
 NOT_SCHEMA_LEVEL = [
     "circular_a", "circular_b", "duplicate_key", "duplicate_names", "include_unknown_parameter", "missing_include",
     "parallel_selected", "unknown_substitution",
+    # data flow through the tree, one parameter against another, a URDF's contents, a float's range
+    "blackboard_misspelt", "blackboard_selector_branch", "blackboard_value_mismatch", "cartesian_target_and_delta",
+    "overflow_quantity", "parallel_selected_unused", "parameter_value_substitution", "scene_not_a_urdf",
 ]
 YAML_LEVEL = ["malformed_yaml", "python_tag", "tab_indent"]
 

@@ -1,0 +1,92 @@
+"""The viewer's web server answers malformed queries 400 and bounds its connections (threads, timeouts)."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import time
+
+import pytest
+
+from py_trees_manipulation.viewer.server import ViewerServer
+
+
+def _get(server, path, headers=None):
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=10)
+    try:
+        conn.request("GET", path, headers=headers or {})
+        r = conn.getresponse()
+        return r.status, r.read().decode()
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def server():
+    s = ViewerServer(port=0, mode="replay", max_connections=2, timeout_s=0.5)
+    for i in range(3):
+        s.publish({"tick": i})
+    yield s
+    s.close()
+
+
+def test_malformed_queries_are_400_with_a_message(server):
+    assert _get(server, "/api/snapshots?from=abc") == (
+        400, "bad request: 'from' must be an integer (a snapshot sequence number), got 'abc'\n")
+    status, body = _get(server, "/events", {"Last-Event-ID": "abc"})
+    assert (status, body) == (400, "bad request: the Last-Event-ID header must be an integer (a snapshot sequence "
+                                   "number), got 'abc'\n")
+    assert _get(server, "/events?from=1.5")[0] == 400
+    status, body = _get(server, "/api/snapshots?from=1")
+    assert status == 200 and [s["seq"] for s in __import__("json").loads(body)] == [1, 2]
+
+
+def _closed_by_server(sock, within_s=10.0):
+    """True once the server closes ``sock`` (recv gives b'' or a reset), within a generous bound."""
+    sock.settimeout(within_s)
+    try:
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                return True
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+def test_connections_beyond_the_cap_get_503_and_idle_ones_are_closed(server):
+    idle = [socket.create_connection((server.host, server.port)) for _ in range(2)]  # hold both threads
+    try:
+        time.sleep(0.05)  # let the server accept both
+        status, body = _get(server, "/api/meta")
+        assert (status, body) == (503, "busy: 2 connections already open\n")
+        # a client that sends nothing is disconnected after timeout_s, which frees its thread
+        assert all(_closed_by_server(s) for s in idle)
+        assert _get(server, "/api/meta")[0] == 200
+    finally:
+        for s in idle:
+            s.close()
+
+
+def test_a_stalled_event_stream_is_dropped_and_frees_its_thread():
+    s = ViewerServer(port=0, mode="live", max_connections=1, timeout_s=0.5)
+    try:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect((s.host, s.port))
+        sock.sendall(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n")  # ... and never reads
+        big = b'{"pad":"' + b"x" * 200_000 + b'"}'
+        for _ in range(40):  # ~8 MB: far more than the socket buffers hold
+            s.publish_json(big)
+        deadline = time.monotonic() + 20
+        status = None
+        while time.monotonic() < deadline:  # the stream's send times out, the slot is released
+            status = _get(s, "/api/meta")[0]
+            if status == 200:
+                break
+            time.sleep(0.2)
+        assert status == 200
+        sock.close()
+    finally:
+        s.close()
