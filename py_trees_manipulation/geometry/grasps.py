@@ -419,3 +419,52 @@ def resting_face(object_pose: Pose, faces: Sequence[Placement]) -> Placement:
     if best is None:
         raise ValueError("no placements given")
     return best
+
+
+def grasps_for_object(obj: object) -> list[Grasp]:
+    """The grasp set of a scene object, in its own frame: the handles it declares, else the defaults.
+
+    Duck-typed on a scene object (``sim.scene.ObjectSpec``): ``grasps`` (declared :class:`Handle` s,
+    optional), ``primitive`` (``shape``, ``size``, ``radius``, ``length``), ``urdf`` and ``scale``,
+    ``name``. Declared handles win; a primitive gets :func:`default_grasps`; a shipped URDF object
+    :func:`urdf_grasps`.
+
+    Returns:
+        The grasps (an empty list when the object is a URDF this module does not know and it declares
+        none: the caller should ask the user to declare ``grasps:``).
+    """
+    name = str(getattr(obj, "name", "object"))
+    declared = getattr(obj, "grasps", None)
+    if declared:
+        out: list[Grasp] = []
+        for h in declared:
+            out.extend(h.grasps() if isinstance(h, Handle) else [h])
+        return out
+    pr = getattr(obj, "primitive", None)
+    if pr is not None:
+        return default_grasps(pr.shape, name, size=getattr(pr, "size", None), radius=getattr(pr, "radius", None),
+                              length=getattr(pr, "length", None))
+    urdf = getattr(obj, "urdf", None)
+    if isinstance(urdf, str):
+        return urdf_grasps(urdf, float(getattr(obj, "scale", 1.0) or 1.0), name=name) or []
+    return []
+
+
+def placements_for_object(obj: object) -> list[Placement]:
+    """The stable placements of a scene object (duck-typed as :func:`grasps_for_object`): every face
+    of a box primitive, both ends of a cylinder; the shipped mug stands on its bottom only; others: []."""
+    name = str(getattr(obj, "name", "object"))
+    pr = getattr(obj, "primitive", None)
+    if pr is not None:
+        if pr.shape == "box":
+            return box_placements(pr.size, name=name)
+        if pr.shape == "cylinder":
+            return cylinder_placements(pr.radius, pr.length, name=name)
+        return []
+    if str(getattr(obj, "urdf", "")).replace("\\", "/") == "objects/mug.urdf":
+        # the mug's frame is at its bottom (z = -0.004 m at scale 1): upright on the surface
+        s = float(getattr(obj, "scale", 1.0) or 1.0)
+        T = np.eye(4)
+        T[2, 3] = 0.00375 * s
+        return [Placement(face=f"{name}/bottom", pose=T, height_m=0.00375 * s)]
+    return []

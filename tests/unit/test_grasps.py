@@ -140,3 +140,23 @@ def test_cylinder_placements():
     ps = cylinder_placements(0.03, 0.1, name="can")
     assert [p.face for p in ps] == ["can/-z", "can/+z"]
     assert all(p.height_m == pytest.approx(0.05) for p in ps)
+
+
+def test_grasps_and_placements_of_scene_objects():
+    from types import SimpleNamespace as NS
+
+    from py_trees_manipulation.geometry.grasps import grasps_for_object, placements_for_object
+
+    box = NS(name="box", primitive=NS(shape="box", size=(0.05, 0.05, 0.12), radius=None, length=None),
+             urdf=None, scale=1.0)
+    assert len(grasps_for_object(box)) == 24 and grasps_for_object(box)[0].handle == "box/+z"
+    assert len(placements_for_object(box)) == 6
+    can = NS(name="can", primitive=NS(shape="cylinder", size=None, radius=0.033, length=0.12), urdf=None, scale=1.0)
+    assert len(grasps_for_object(can)) == 36 and len(placements_for_object(can)) == 2
+    mug = NS(name="mug", primitive=None, urdf="objects/mug.urdf", scale=0.8)
+    assert [g.name for g in grasps_for_object(mug)][:2] == ["mug/top/0", "mug/top/30"]
+    assert placements_for_object(mug)[0].height_m == pytest.approx(0.003)
+    declared = NS(name="o", primitive=box.primitive, urdf=None, scale=1.0,
+                  grasps=[Handle("o/h", tcp_frame([0, 0, 0], [0, 0, -1], [1, 0, 0]), order=2)])
+    assert [g.name for g in grasps_for_object(declared)] == ["o/h/0", "o/h/180"]
+    assert grasps_for_object(NS(name="duck", primitive=None, urdf="duck_vhacd.urdf", scale=1.0)) == []
