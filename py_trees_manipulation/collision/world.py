@@ -586,8 +586,7 @@ class StateChecker:
         self._mv = [j for j in sorted(rb.moving) if j in rb.collidable]
         self._box_c = np.array([rb.box[j][0] for j in self._mv]).reshape(-1, 3)
         self._box_h = np.array([rb.box[j][1] for j in self._mv]).reshape(-1, 3)
-        self._box_c3 = self._box_c[:, :, None]
-        self._box_h3 = self._box_h[:, :, None]
+
         # obstacles: every link of every other body, AABB cached now
         obstacles = []
         for body, links in world._links.items():
@@ -614,6 +613,20 @@ class StateChecker:
         grow = np.where(np.isfinite(thr), thr, -np.inf)[:, :, None]
         self._env_lo = np.where(np.isfinite(grow), (self._oc - self._oh)[None] - grow, np.inf)
         self._env_hi = np.where(np.isfinite(grow), (self._oc + self._oh)[None] + grow, -np.inf)
+        # one linear map from a link's [p, R (row-major), |R|] to [lo, -hi] of its world AABB:
+        # lo = p + R c - |R| h, -hi = -(p + R c) - |R| h; then "near" is [lo, -hi] <= [env_hi, -env_lo]
+        L = len(self._mv)
+        W = np.zeros((L, 6, 21))
+        for i in range(L):
+            c3, h3 = self._box_c[i], self._box_h[i]
+            for a in range(3):
+                W[i, a, a] = 1.0
+                W[i, a, 3 + 3 * a:6 + 3 * a] = c3
+                W[i, a, 12 + 3 * a:15 + 3 * a] = -h3
+                W[i, 3 + a] = -W[i, a]
+                W[i, 3 + a, 12 + 3 * a:15 + 3 * a] = -h3
+        self._W = W
+        self._env_bound = np.concatenate([self._env_hi, -self._env_lo], axis=2)   # (L, M, 6)
         if self._held is not None:
             hthr = np.full(len(obstacles), -np.inf)
             for k, (ob, ol) in enumerate(self._obs):
@@ -644,8 +657,8 @@ class StateChecker:
     def set_state(self, q: Sequence[float]) -> None:
         """Teleport the arm to ``q`` (radians) and the attached object with it."""
         c = self._client
-        pb.resetJointStatesMultiDof(self._body, self._arm, [[v] for v in np.asarray(q, dtype=float).tolist()],
-                                    physicsClientId=c)
+        values = q.tolist() if isinstance(q, np.ndarray) else q
+        pb.resetJointStatesMultiDof(self._body, self._arm, [[float(v)] for v in values], physicsClientId=c)
         h = self._held
         if h is not None:
             ls = pb.getLinkState(self._body, self._tcp_link, computeForwardKinematics=True, physicsClientId=c)
@@ -669,18 +682,17 @@ class StateChecker:
         self.set_state(q)
         out: list[tuple] = []
         gcp = pb.getClosestPoints
-        states = pb.getLinkStates(body, self._mv, computeForwardKinematics=True, physicsClientId=c)
+        # resetJointStatesMultiDof has already updated the link frames (no forward kinematics again)
+        states = pb.getLinkStates(body, self._mv, physicsClientId=c)
         # the links' world AABBs, as Bullet computes them: the local box rotated with the link
         gm = pb.getMatrixFromQuaternion
         frames = np.fromiter(chain.from_iterable(st[0] + gm(st[1]) for st in states), float,
                              count=12 * len(states)).reshape(-1, 12)
-        R = frames[:, 3:].reshape(-1, 3, 3)
-        centres = frames[:, :3] + (R @ self._box_c3)[:, :, 0]
-        halves = (np.abs(R) @ self._box_h3)[:, :, 0]
-        lo, hi = centres - halves, centres + halves
-        # environment
-        if len(self._obs):
-            near = ((lo[:, None, :] <= self._env_hi) & (hi[:, None, :] >= self._env_lo)).all(axis=2)
+        feats = np.concatenate([frames, np.abs(frames[:, 3:])], axis=1)         # (L, 21): p, R, |R|
+        lo_neg_hi = (self._W @ feats[:, :, None])[:, :, 0]                         # (L, 6): lo, -hi
+        # environment: a link box overlaps an obstacle box grown by the pair's threshold
+        near = (lo_neg_hi[:, None, :] <= self._env_bound).all(axis=2)
+        if near.any():
             for i, k in np.argwhere(near).tolist():
                 ob, ol = self._obs[k]
                 thr = self._thr_list[i][k]
@@ -724,8 +736,9 @@ class StateChecker:
                             out.append((("held", -1), ob, ol, False, True, d, thr))
                             if first:
                                 return out
+            lo, hi = lo_neg_hi[:, :3], -lo_neg_hi[:, 3:]
             for (i, j), thr in zip(self._held_links, self._held_link_thr):
-                if not np.isfinite(thr) or np.any(np.abs(centres[i] - hc) > halves[i] + hh + thr):
+                if not np.isfinite(thr) or np.any(lo[i] > hc + hh + thr) or np.any(hi[i] < hc - hh - thr):
                     continue
                 pts = gcp(h.body, body, float(thr), linkIndexA=-1, linkIndexB=j, physicsClientId=c)
                 if pts:

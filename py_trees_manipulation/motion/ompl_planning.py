@@ -2,7 +2,9 @@
 
 :func:`plan_joint_path` plans from a start configuration to one goal configuration or to the first
 reachable of several (``ompl.base.GoalStates``) in a box of joint limits, with a validity callable
-it is given, by any OMPL geometric planner named in :data:`~py_trees_manipulation.motion.PLANNERS`.
+it is given, by any OMPL geometric planner named in :data:`~py_trees_manipulation.motion.PLANNERS`,
+and simplifies it by vertex reduction (shortcuts between vertices; no B-spline smoothing, which
+would add vertices where the ruckig timing stops).
 
 Determinism: OMPL draws every random number from generators seeded by one global seed generator.
 ``ompl.util.RNG.setSeed(seed)`` re-seeds that generator before each query, and every OMPL object of
@@ -98,11 +100,13 @@ def plan_joint_path(start: Sequence[float], goals: Sequence[Sequence[float]], lo
         goals: one or more goal configurations, radians, each shape (dof,); the path ends at the
             first the planner reaches (the others are alternatives, e.g. IK solutions from other seeds).
         lower, upper: joint limits, radians, shape (dof,): the sampling box.
-        is_valid: ``is_valid(q) -> bool`` (joint positions as a float array); called from this thread.
+        is_valid: ``is_valid(q) -> bool`` (``q``: joint positions, a list of floats during the search, an
+            array for the start and goals); called from this thread.
         planner: an OMPL geometric planner (one of :data:`~py_trees_manipulation.motion.PLANNERS`).
         time_s: planning time budget, seconds (wall clock).
         seed: any integer; the same seed gives the same path (see the module docstring).
-        simplify: shortcut and reduce the path (``SimpleSetup.simplifySolution``, to convergence).
+        simplify: remove vertices by shortcuts between random pairs of them
+            (``PathSimplifier.reduceVertices``, repeated while it removes some).
         max_step_rad: resolution of motion checks, radians of joint-space distance.
         cancelled: polled by the planner's termination condition; return True to stop early.
 
@@ -157,7 +161,7 @@ def _solve(q0: np.ndarray, goal_arr: np.ndarray, valid_goals: list[int], lo: np.
     def check(state: object) -> bool:
         counter[0] += 1
         try:
-            return bool(is_valid(np.array([state[i] for i in range(dof)])))  # type: ignore[index]
+            return bool(is_valid([state[i] for i in range(dof)]))  # type: ignore[index]
         except BaseException as e:  # never let an exception cross into OMPL's C++
             if not error:
                 error.append(e)
@@ -210,11 +214,20 @@ def _solve(q0: np.ndarray, goal_arr: np.ndarray, valid_goals: list[int], lo: np.
     waypoints = None
     t_simp = 0.0
     if exact and not error and not stop[0]:
-        if simplify:
-            t1 = time.perf_counter()
-            ss.simplifySolution()
-            t_simp = time.perf_counter() - t1
         path = ss.getSolutionPath()
+        if simplify:
+            # vertex reduction (shortcuts between random pairs of vertices, until a pass removes none):
+            # the few-waypoint path our timing wants. simplifySolution() (shortcuts, then B-spline
+            # smoothing to convergence) costs ~7x the checks of the search and adds vertices.
+            t1 = time.perf_counter()
+            ps = ss.getPathSimplifier()
+            for _ in range(4):
+                n = path.getStateCount()
+                ps.reduceVertices(path)
+                if path.getStateCount() == n or path.getStateCount() <= 2:
+                    break
+            del ps
+            t_simp = time.perf_counter() - t1
         waypoints = np.array([[path.getState(k)[i] for i in range(dof)] for k in range(path.getStateCount())])
         del path
     status_text = str(status)
