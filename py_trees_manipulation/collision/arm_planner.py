@@ -13,7 +13,7 @@ how it was found, its clearance, and the trajectory sampled at the controller ra
 Planners (``MotionRequest.planner``): ``auto`` takes the straight joint motion when it is
 collision-free, else plans with RRTConnect; ``straight`` only takes the straight motion; an OMPL
 planner name always plans (:data:`~py_trees_manipulation.motion.PLANNERS`). Cartesian lines are never
-planned around: the line is the motion, checked state by state (IK every 5 mm of path).
+planned around: the line is the motion, checked state by state (IK every 20 ms / 5 mm of path).
 
 Pose goals: IK from the current configuration first (then ``ready``), as the straight motion would
 use it; when that solution or its straight path collides, IK from more seeds (the named
@@ -55,9 +55,11 @@ GRASP_PROBE_M = 0.01           # the TCP target within this of a body: the hand 
 IK_RANDOM_SEEDS = 6
 CARTESIAN_STEP_M = 0.005
 CARTESIAN_STEP_RAD = 0.05
+CARTESIAN_PERIOD_S = 0.02
 MAX_ANGULAR_SPEED_RPS = 0.5
 MAX_JOINT_JUMP_RAD = 0.5
 JERK_RAMP_S = 0.1              # without jerk limits: full acceleration reached in this long
+MIN_DURATION_S = 0.05          # a joint motion lasts at least this long (a tiny one is not a jolt)
 
 
 def _fmt(v: Sequence[float]) -> str:
@@ -416,7 +418,8 @@ class ArmMotionPlanner:
         r = self.loaded
         traj = time_parameterize(waypoints, r.velocity_limits, r.acceleration_limits,
                                  velocity_scaling=req.velocity_scaling, acceleration_scaling=req.acceleration_scaling,
-                                 max_jerk=self.jerk_limits(req.acceleration_scaling), dt=req.dt)
+                                 max_jerk=self.jerk_limits(req.acceleration_scaling), dt=req.dt,
+                                 min_duration_s=MIN_DURATION_S)
         clearance, pair = self._path_clearance(waypoints, ck)
         return MotionPlan(robot=self.robot, kind=req.kind, mode=mode, planner=planner, planning_time_s=0.0,
                           waypoints=waypoints, path_length_rad=path_length(waypoints), min_clearance_m=clearance,
@@ -469,9 +472,13 @@ class ArmMotionPlanner:
 
     def _line_ik(self, req: MotionRequest, start: np.ndarray, T0: Pose, target: Pose, dist: float,
                  angle: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """IK waypoints along the straight TCP line, 5 mm (0.05 rad) apart, orientation slerped, timed by
-        a trapezoidal speed profile at ``speed_mps`` (0.1 s ramps): ``(q (n, dof), path fraction (n,),
-        time (n,) retimed to the joint velocity limits)``."""
+        """IK waypoints along the straight TCP line (orientation slerped), timed by a trapezoidal speed
+        profile at ``speed_mps`` with 0.1 s ramps; a waypoint every 20 ms of path, 5 mm and 0.05 rad
+        at most, each solved from the previous one; a segment is slowed down when a joint would
+        exceed its velocity limit. Returns ``(q (n, dof), path fraction (n,), time (n,))``.
+
+        (The simulator's tactile touch-down detection was tuned on exactly this profile: a smoother
+        one, interpolated in the path fraction, delays the palm accelerometer's jolt on touch-down.)"""
         from ..sim.backend import _Interpolation
 
         r = self.loaded
@@ -485,11 +492,10 @@ class ArmMotionPlanner:
             return np.where(t < ta, 0.5 * v / ta * t ** 2,
                             np.where(t > T - ta, 1.0 - 0.5 * v / ta * (T - t) ** 2, v * (t - ta / 2)))
 
-        # waypoints evenly spaced along the line (5 mm, 0.05 rad), each at the time the profile reaches it
-        n_wp = max(2, int(math.ceil(dist / CARTESIAN_STEP_M)), int(math.ceil(angle / CARTESIAN_STEP_RAD)))
-        t_grid = np.linspace(0.0, T, max(2, int(math.ceil(T / 0.001)) + 1))
-        s_wp = np.linspace(0.0, 1.0, n_wp + 1)
-        t_wp = np.interp(s_wp, s_of(t_grid), t_grid)
+        n_wp = max(2, int(math.ceil(T / CARTESIAN_PERIOD_S)), int(math.ceil(dist / CARTESIAN_STEP_M)),
+                   int(math.ceil(angle / CARTESIAN_STEP_RAD)))
+        t_wp = np.linspace(0.0, T, n_wp + 1)
+        s_wp = s_of(t_wp)
         q_prev = start
         qs = [start]
         times = [0.0]
@@ -517,13 +523,11 @@ class ArmMotionPlanner:
 
     @staticmethod
     def _line_trajectory(qs: np.ndarray, times: np.ndarray, dt: float) -> Trajectory:
-        """Joint positions interpolated linearly between the IK waypoints every ``dt``; velocities by
-        finite differences (the waypoints are 20 ms or less apart)."""
+        """Joint positions interpolated linearly in time between the IK waypoints every ``dt``;
+        velocities by finite differences (the waypoints are 20 ms or less apart)."""
         t_dense = np.arange(1, int(math.ceil(times[-1] / dt - 1e-9)) + 1) * dt
         q = np.stack([np.interp(t_dense, times, qs[:, j]) for j in range(qs.shape[1])], axis=1)
         qd = np.gradient(q, dt, axis=0) if len(q) > 1 else np.zeros_like(q)
-        if len(t_dense):
-            t_dense[-1] = max(t_dense[-1], times[-1])
         return Trajectory(times=t_dense, positions=q, velocities=qd, waypoint_times=times, dt=dt)
 
     # ---- allowed contacts -----------------------------------------------------------------------------

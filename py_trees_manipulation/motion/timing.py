@@ -119,8 +119,11 @@ def time_parameterize(waypoints: Sequence[Sequence[float]], max_velocity: Sequen
     total = float(durations.sum())
     stretch = max(1.0, min_duration_s / total) if total > 0 else 1.0
     waypoint_times = np.concatenate([[0.0], np.cumsum(durations)]) * stretch
-    if total <= 0:
-        return Trajectory(np.zeros(0), np.zeros((0, dof)), np.zeros((0, dof)), np.zeros(1), dt)
+    if total <= 0:  # nothing to move: hold still for min_duration_s
+        m = int(math.ceil(min_duration_s / dt - 1e-9))
+        times = np.arange(1, m + 1) * dt
+        return Trajectory(times, np.repeat(path[:1], m, axis=0), np.zeros((m, dof)),
+                          np.array([0.0, float(m * dt)]) if m else np.zeros(1), dt)
     m = max(1, int(math.ceil(waypoint_times[-1] / dt - 1e-9)))
     times = np.arange(1, m + 1) * dt
     times[-1] = waypoint_times[-1]

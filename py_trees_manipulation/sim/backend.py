@@ -716,8 +716,10 @@ class SimBackend:
 
     name = "sim"
     #: how long :meth:`advance` waits (wall clock, s) for a motion being planned before it returns
-    #: without stepping, so the tree ticks again and the viewer shows "planning"
-    clock_hold_wait_s = 0.25
+    #: without stepping (so the tree ticks again at the same sim time); None: until the plan is done,
+    #: so ``advance(dt)`` always lets ``dt`` of sim time pass (the goal's first feedback already says
+    #: "planning")
+    clock_hold_wait_s: Optional[float] = None
 
     def __init__(self, scene: Union[dict, SceneSpec, None], gui: bool = False, seed: Optional[int] = None,
                  realtime: bool = False, base_dir: Optional[str] = None):
@@ -980,7 +982,9 @@ class SimBackend:
     def advance(self, dt: float) -> None:
         """Let ``dt`` seconds of simulated time pass: whole physics steps up to ``now() + dt`` (the
         remainder carries over to the next call), then one feedback message per active goal. With
-        ``realtime=True``, sleeps so simulated time does not run ahead of wall time.
+        ``realtime=True``, sleeps so simulated time does not run ahead of wall time. A motion still
+        being planned is waited for first (wall time; no sim time passes while it plans; see
+        :attr:`clock_hold_wait_s`).
 
         Raises:
             BackendError: the backend is closed.

@@ -9,8 +9,9 @@ serves the three arm actions of every :class:`~.backend.SimArm`. A goal is answe
    stays RUNNING with feedback ``phase="planning"``. The world is synced to the true poses of every
    body, every robot's joints and the doors' joints when the goal arrives, and the object a robot
    holds (two finger links touching it, or GraspFix's attachment) is attached to its hand. **Sim time
-   does not advance while a motion is planned** (:meth:`SimBackend.advance` waits for the plan and
-   steps no physics meanwhile), so a run gives the same result however long planning takes.
+   does not advance while a motion is planned**: :meth:`SimBackend.advance` first waits (wall clock)
+   for the plan, stepping no physics meanwhile, so a run gives the same result however long planning
+   takes (``SimBackend.clock_hold_wait_s`` bounds that wait to let the tree tick at a frozen time).
 2. **Execution.** The timed trajectory (ruckig, or the Cartesian line) is tracked at 1 kHz by the
    simulator's joint-trajectory execution; a force-guarded line still stops on contact. A goal that
    cannot be done without a collision is ABORTED before anything moves, with the reason.
@@ -49,7 +50,6 @@ __all__ = ["MotionPlanningSettings", "SimMotionPlanning", "CLEARANCE_RANGE_M"]
 
 CLEARANCE_RANGE_M = 0.25
 CLEARANCE_EVERY_STEPS = 10
-PLANNING_WAIT_S = 0.25  # advance() waits this long (wall) for a plan before letting the tree tick again
 
 
 @dataclass(frozen=True)
