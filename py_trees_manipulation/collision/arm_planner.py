@@ -16,9 +16,9 @@ planner name always plans (:data:`~py_trees_manipulation.motion.PLANNERS`). Cart
 planned around: the line is the motion, checked state by state (IK every 20 ms / 5 mm of path).
 
 Pose goals: IK from the current configuration first (then ``ready``), as the straight motion would
-use it; when that solution or its straight path collides, IK from more seeds (the named
-configurations and random ones from the request's seed) and the planner aims at every distinct
-collision-free solution (``ompl.base.GoalStates``): the first reachable wins.
+use it; when that solution misses the tolerance, collides, or its straight path collides, IK from
+more seeds (the named configurations and random ones from the request's seed) and the planner aims
+at every distinct collision-free solution (``ompl.base.GoalStates``): the first reachable wins.
 
 Contacts a motion allows (:class:`~.world.AllowedContacts`), besides ``allowed_contacts`` named in
 the request (``"box"``: the hand and the held object may touch ``box``; ``"box:table"``: the held
@@ -52,7 +52,9 @@ __all__ = ["MotionRequest", "MotionPlan", "MotionPlanningError", "ArmMotionPlann
 
 START_RELAX_M = 0.002          # a pair that starts inside the padding may get this much closer
 GRASP_PROBE_M = 0.01           # the TCP target within this of a body: the hand may touch it
-IK_RANDOM_SEEDS = 6
+IK_RANDOM_SEEDS = 6            # random IK seeds per batch
+IK_MAX_SEEDS = 30              # seeds tried at most for a pose goal
+IK_ENOUGH_SOLUTIONS = 3        # distinct collision-free IK solutions that end the search
 CARTESIAN_STEP_M = 0.005
 CARTESIAN_STEP_RAD = 0.05
 CARTESIAN_PERIOD_S = 0.02
@@ -366,10 +368,7 @@ class ArmMotionPlanner:
         assert target is not None
         ready = list(req.named_configurations.get("ready", r.model.named_configurations.get("ready", start)))
         first = solve_ik(r, target, [start, ready])
-        if not self._within(first, req):
-            raise MotionPlanningError(self._unreachable_text(target, first, req.position_tolerance_m,
-                                                             req.orientation_tolerance_rad), "unreachable")
-        first_free = ck.explain(first.q) is None
+        first_free = self._within(first, req) and ck.explain(first.q) is None
         if first_free and req.planner in ("auto", "straight"):
             bad = first_invalid([start, first.q], ck.is_valid, self.world.max_step_rad)
             if bad is None:
@@ -378,13 +377,27 @@ class ArmMotionPlanner:
                 hit = ck.explain(bad.q)
                 raise MotionPlanningError(f"{self._hit_text(hit)} at {100 * bad.fraction:.0f}% of the path "
                                           "(straight joint motion)", "path_collision", hit, bad.fraction)
-        # more IK seeds: named configurations, then random ones from the request's seed
+        # more IK seeds: named configurations, then random ones from the request's seed, in batches
+        # until a few distinct collision-free solutions are found (or IK_MAX_SEEDS were tried)
         rng = np.random.default_rng(req.seed)
-        seeds = [*(np.asarray(v, dtype=float) for v in {**r.model.named_configurations,
-                                                        **req.named_configurations}.values()),
-                 *rng.uniform(r.lower, r.upper, size=(IK_RANDOM_SEEDS, len(start)))]
-        check = self.check_pose(target, [start, *seeds], allowed, req.position_tolerance_m,
-                                req.orientation_tolerance_rad)
+        seeds = [start, *(np.asarray(v, dtype=float) for v in {**r.model.named_configurations,
+                                                               **req.named_configurations}.values())]
+        check = self.check_pose(target, seeds, allowed, req.position_tolerance_m, req.orientation_tolerance_rad)
+        tried = len(seeds)
+        while len(check.solutions) < IK_ENOUGH_SOLUTIONS and tried < IK_MAX_SEEDS:
+            batch = list(rng.uniform(r.lower, r.upper, size=(IK_RANDOM_SEEDS, len(start))))
+            more = self.check_pose(target, batch, allowed, req.position_tolerance_m, req.orientation_tolerance_rad)
+            tried += len(batch)
+            known = list(check.solutions)
+            known += [q for q in more.solutions if all(np.max(np.abs(q - k)) > 0.05 for k in known)]
+            if known:
+                check = PoseCheck(True, known[0], 0.0, 0.0, solutions=known)
+            elif check.collision is None and more.collision is not None:
+                check = more
+        if not check.ok and check.collision is None and not self._within(first, req):
+            # no seed reaches it: report the nearest miss (the current configuration's IK)
+            raise MotionPlanningError(self._unreachable_text(target, first, req.position_tolerance_m,
+                                                             req.orientation_tolerance_rad), "unreachable")
         if not check.ok:
             raise MotionPlanningError(check.reason, "goal_in_collision" if check.collision else "unreachable",
                                       check.collision)

@@ -1032,9 +1032,10 @@ class SimBackend:
         if self._target is None:
             return
         body = self._objects[self._target]
-        p, _ = pb.getBasePositionAndOrientation(body, physicsClientId=self.client)
+        p, q = pb.getBasePositionAndOrientation(body, physicsClientId=self.client)
         self._target_body = body
         self._z0 = p[2]
+        self._up0 = np.array(pb.getMatrixFromQuaternion(q)).reshape(3, 3)[:, 2]
         self._max_lift = 0.0
         self._fell_after_lift = False
         self._monitor_every = max(1, int(round(self.physics_hz / 100)))  # 100 Hz
@@ -1060,8 +1061,10 @@ class SimBackend:
             ``sim_time_s``; when the scene has a target object (``task.target_object``, or its only
             object): ``target_object``; ``object_lift_m`` (final base z minus initial z, m);
             ``object_max_lift_m`` (sampled at 100 Hz, m); ``object_dropped`` (it was lifted more than
-            ``task.lift_threshold_m``, then fell -- downward speed above 0.4 m/s -- and is now below that
-            lift; or it ends more than 0.05 m below its start, i.e. off the table); with
+            ``task.lift_threshold_m``, then fell -- downward speed above 0.4 m/s, touching no robot -- and
+            is now below that lift; or it ends more than 0.05 m below its start, i.e. off the table);
+            ``object_tilt_deg`` (angle between its initial and final z axes, degrees: a box knocked
+            over reads about 90); with
             ``task.place_position``: ``place_error_m`` (distance of the final base position to it, m).
         """
         out: dict[str, Any] = {"sim_time_s": round(self.now(), 6)}
@@ -1081,9 +1084,11 @@ class SimBackend:
         pose = self.world.object_pose(self._target)
         lift = float(pose[2, 3] - self._z0)
         thr = self.scene.task.lift_threshold_m
+        tilt = math.degrees(math.acos(float(np.clip(pose[:3, 2] @ self._up0, -1.0, 1.0))))
         out.update({
             "target_object": self._target,
             "object_lift_m": round(lift, 6),
+            "object_tilt_deg": round(tilt, 3),
             "object_max_lift_m": round(float(max(self._max_lift, lift)), 6),
             "object_dropped": bool((self._fell_after_lift and lift < thr) or lift < -0.05),
         })
