@@ -3,8 +3,8 @@
 :func:`plan_joint_path` plans from a start configuration to one goal configuration or to the first
 reachable of several (``ompl.base.GoalStates``) in a box of joint limits, with a validity callable
 it is given, by any OMPL geometric planner named in :data:`~py_trees_manipulation.motion.PLANNERS`,
-and simplifies it by vertex reduction (shortcuts between vertices; no B-spline smoothing, which
-would add vertices where the ruckig timing stops).
+and simplifies it by rope shortcutting and vertex reduction (no B-spline smoothing, which would add
+vertices where the ruckig timing stops).
 
 Determinism: OMPL draws every random number from generators seeded by one global seed generator.
 ``ompl.util.RNG.setSeed(seed)`` re-seeds that generator before each query, and every OMPL object of
@@ -106,7 +106,8 @@ def plan_joint_path(start: Sequence[float], goals: Sequence[Sequence[float]], lo
         time_s: planning time budget, seconds (wall clock).
         seed: any integer; the same seed gives the same path (see the module docstring).
         simplify: remove vertices by shortcuts between random pairs of them
-            (``PathSimplifier.reduceVertices``, repeated while it removes some).
+            (``PathSimplifier.reduceVertices``, while it removes some); unless that leaves a
+            straight line, pull the path tight (``ropeShortcutPath``) and reduce again.
         max_step_rad: resolution of motion checks, radians of joint-space distance.
         cancelled: polled by the planner's termination condition; return True to stop early.
 
@@ -216,16 +217,25 @@ def _solve(q0: np.ndarray, goal_arr: np.ndarray, valid_goals: list[int], lo: np.
     if exact and not error and not stop[0]:
         path = ss.getSolutionPath()
         if simplify:
-            # vertex reduction (shortcuts between random pairs of vertices, until a pass removes none):
-            # the few-waypoint path our timing wants. simplifySolution() (shortcuts, then B-spline
-            # smoothing to convergence) costs ~7x the checks of the search and adds vertices.
+            # vertex reduction (shortcuts between random pairs of vertices, until a pass removes none);
+            # when that leaves more than a straight line, rope shortcutting (pulls the path tight:
+            # half the length of a raw RRTConnect path) and vertex reduction again: the few-waypoint
+            # path our timing wants. simplifySolution() (shortcuts, then B-spline smoothing to
+            # convergence) costs ~6x the checks and adds vertices.
             t1 = time.perf_counter()
             ps = ss.getPathSimplifier()
-            for _ in range(4):
-                n = path.getStateCount()
-                ps.reduceVertices(path)
-                if path.getStateCount() == n or path.getStateCount() <= 2:
-                    break
+
+            def reduce() -> None:
+                for _ in range(4):
+                    n = path.getStateCount()
+                    ps.reduceVertices(path)
+                    if path.getStateCount() == n or path.getStateCount() <= 2:
+                        break
+
+            reduce()
+            if path.getStateCount() > 2:  # not a straight line yet: pull it tight, reduce again
+                ps.ropeShortcutPath(path)
+                reduce()
             del ps
             t_simp = time.perf_counter() - t1
         waypoints = np.array([[path.getState(k)[i] for i in range(dof)] for k in range(path.getStateCount())])
