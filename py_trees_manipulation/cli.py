@@ -71,7 +71,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             if args.scene:
                 return _die("--scene is only for XML trees; a YAML task file holds its own scene")
-            if args.backend == "hardware":  # the robot is the scene: no simulator import (saves seconds)
+            if args.backend == "hardware":  # the scene is kept: the client plans the motions against it
                 from .hardware.cli import load_task_for_robot
 
                 task = load_task_for_robot(args.file, args.set)

@@ -109,6 +109,39 @@ class MoveJointsGoal:
 
 
 @dataclass
+class JointTrajectoryGoal:
+    """Follow a timed joint trajectory (control_msgs/FollowJointTrajectory's points): what the
+    hardware client sends once it has planned a motion, and what the stand-in robot executes.
+
+    Attributes:
+        joint_names: the joints of ``positions``' columns.
+        times: time from start of each point, seconds, shape (n,), increasing, > 0.
+        positions: joint positions, radians, shape (n, dof).
+        velocities: joint velocities, rad/s, shape (n, dof) (zero at the last point).
+    """
+
+    joint_names: list[str]
+    times: np.ndarray
+    positions: np.ndarray
+    velocities: np.ndarray
+
+    def __post_init__(self) -> None:
+        self.times = np.asarray(self.times, dtype=float)
+        self.positions = np.asarray(self.positions, dtype=float)
+        self.velocities = np.asarray(self.velocities, dtype=float)
+        n, dof = len(self.times), len(self.joint_names)
+        if n == 0:
+            raise ValueError("a joint trajectory needs at least one point")
+        if self.positions.shape != (n, dof) or self.velocities.shape != (n, dof):
+            raise ValueError(f"positions and velocities must be ({n}, {dof}) arrays, got {self.positions.shape} "
+                             f"and {self.velocities.shape}")
+        if not np.all(np.isfinite(self.positions)) or not np.all(np.isfinite(self.velocities)):
+            raise ValueError("a joint trajectory holds a non-finite value")
+        if self.times[0] <= 0 or np.any(np.diff(self.times) <= 0):
+            raise ValueError("time_from_start must be positive and increasing")
+
+
+@dataclass
 class MotionFeedback:
     """Progress of an arm motion: the TCP pose now and its distance to the target (m).
 

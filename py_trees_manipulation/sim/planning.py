@@ -1,4 +1,6 @@
-"""Collision-aware arm motions in the simulator: ``move_joints``, ``move_to_pose``, ``move_cartesian``.
+"""Collision-aware arm motions in the simulator: ``move_joints``, ``move_to_pose``, ``move_cartesian``
+(and ``follow_joint_trajectory``, a timed trajectory followed as given, what a planned motion sent
+to a robot is).
 
 The extension ``motion_planning`` (``backend.extensions["motion_planning"]``, built for every scene)
 serves the three arm actions of every :class:`~.backend.SimArm`. A goal is answered in two phases:
@@ -42,7 +44,8 @@ import pybullet as pb
 
 from ..geometry.poses import Pose, check_pose
 from ..msgs.actions import GoalHandle
-from ..msgs.motion import MotionFeedback, MotionResult, MoveCartesianGoal, MoveJointsGoal, MoveToPoseGoal
+from ..msgs.motion import (JointTrajectoryGoal, MotionFeedback, MotionResult, MoveCartesianGoal, MoveJointsGoal,
+                           MoveToPoseGoal)
 from .backend import SimArm, SimBackend, _Execution, _JointTrajectory, register_extension
 from .scene import PathT, SceneError, _mapping, _number, register_section
 
@@ -255,6 +258,7 @@ class SimMotionPlanning:
             arm.add_action("move_to_pose", self._serve_move_to_pose)
             arm.add_action("move_joints", self._serve_move_joints)
             arm.add_action("move_cartesian", self._serve_move_cartesian)
+            arm.add_action("follow_joint_trajectory", _serve_follow_joint_trajectory)
 
     @property
     def backend(self) -> SimBackend:
@@ -280,12 +284,8 @@ class SimMotionPlanning:
         each robot holds. Read on the tree's thread; applied by :meth:`apply` on the worker."""
         b = self.backend
         c = b.client
-        w = self.world
         poses, joints = {}, {}
-        for name in w.bodies:
-            body = b._bodies.get(name)
-            if body is None:
-                continue
+        for name, body in b._bodies.items():  # (the world itself is built on the worker, when first needed)
             poses[name] = pb.getBasePositionAndOrientation(body, physicsClientId=c)
             n = pb.getNumJoints(body, physicsClientId=c)
             if n:
@@ -315,9 +315,11 @@ class SimMotionPlanning:
         """Teleport the collision world to a :meth:`snapshot` and attach the held objects."""
         w = self.world
         for name, (p, q) in snap["poses"].items():
-            w.set_base_pq(name, p, q)
+            if name in w.bodies:
+                w.set_base_pq(name, p, q)
         for name, js in snap["joints"].items():
-            w.set_joint_positions(name, js)
+            if name in w.bodies:
+                w.set_joint_positions(name, js)
         for robot in w.robots:
             w.detach(robot)
         for robot, obj in snap["held"].items():
@@ -495,6 +497,42 @@ class SimMotionPlanning:
         if self._world is not None:
             self._world.close()
             self._world = None
+
+
+def _serve_follow_joint_trajectory(arm: SimArm, handle: GoalHandle) -> Optional[_Execution]:
+    """``follow_joint_trajectory``: track a :class:`~py_trees_manipulation.msgs.motion.JointTrajectoryGoal`
+    as a robot's joint trajectory controller does (what the stand-in robot of ``ptm serve`` runs for a
+    FollowJointTrajectory goal): cubic Hermite interpolation between the points (positions and
+    velocities), from where the arm is at rest, sampled at the physics rate. Not collision-checked:
+    the client planned it."""
+    from scipy.interpolate import CubicHermiteSpline
+
+    goal = handle.goal
+    if not isinstance(goal, JointTrajectoryGoal):
+        raise TypeError(f"follow_joint_trajectory takes a JointTrajectoryGoal, got {type(goal).__name__}")
+    names = list(arm.joint_names)
+    if list(goal.joint_names) != names:
+        missing = [j for j in names if j not in goal.joint_names]
+        if missing:
+            raise ValueError(f"the trajectory lacks joints {missing}")
+        cols = [list(goal.joint_names).index(j) for j in names]
+        goal = JointTrajectoryGoal(names, goal.times, goal.positions[:, cols], goal.velocities[:, cols])
+    r = arm.robot
+    bad = np.nonzero((goal.positions < r.lower - 1e-6) | (goal.positions > r.upper + 1e-6))
+    if len(bad[0]):
+        k, j = int(bad[0][0]), int(bad[1][0])
+        raise ValueError(f"point {k}: {names[j]} {goal.positions[k, j]:.4f} rad is outside its limits "
+                         f"[{r.lower[j]:.4f}, {r.upper[j]:.4f}]")
+    dt = arm.backend.dt
+    t = np.concatenate([[0.0], goal.times])
+    q = np.vstack([r.joint_positions(), goal.positions])
+    qd = np.vstack([np.zeros(len(names)), goal.velocities])
+    spline = CubicHermiteSpline(t, q, qd, axis=0)
+    t_dense = np.arange(1, int(np.ceil(t[-1] / dt - 1e-9)) + 1) * dt
+    t_dense[-1] = t[-1]
+    q_final = r.clip_to_limits(goal.positions[-1])
+    return _JointTrajectory(arm, handle, r.clip_to_limits(spline(t_dense)), spline(t_dense, 1),
+                            arm.forward_kinematics(q_final), 0.01, joint_target=q_final)
 
 
 def _factory(backend: SimBackend, settings: Optional[MotionPlanningSettings]) -> SimMotionPlanning:
