@@ -60,6 +60,7 @@ CARTESIAN_STEP_RAD = 0.05
 CARTESIAN_PERIOD_S = 0.02
 MAX_ANGULAR_SPEED_RPS = 0.5
 MAX_JOINT_JUMP_RAD = 0.5
+CLEARANCE_RANGE_M = 0.25       # clearances are measured up to this distance
 JERK_RAMP_S = 0.1              # without jerk limits: full acceleration reached in this long
 MIN_DURATION_S = 0.05          # a joint motion lasts at least this long (a tiny one is not a jolt)
 
@@ -179,7 +180,7 @@ class MotionPlan:
             "planning_time_s": round(self.planning_time_s, 6),
             "path_length_rad": round(self.path_length_rad, 6),
             "duration_s": round(self.trajectory.duration, 4),
-            "min_clearance_m": None if self.min_clearance_m is None else round(self.min_clearance_m, 5),
+            "min_clearance_m": round(CLEARANCE_RANGE_M if self.min_clearance_m is None else self.min_clearance_m, 5),
             "clearance_pair": self.clearance_pair, "checks": self.checks,
             "attached": self.attached or "",
             "waypoints": [{"positions": [round(float(v), 6) for v in w]} for w in self.waypoints],

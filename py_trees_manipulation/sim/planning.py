@@ -389,20 +389,29 @@ class SimMotionPlanning:
             motion_plan=s)
 
     def _executed(self, arm: SimArm, plan: Any, monitor: _ClearanceMonitor, how: str) -> None:
+        """A checked motion ended (``how``: its result text): its clearance measured in the simulator
+        goes to the metrics, its plan summary and an event."""
         if getattr(monitor, "reported", False):
             return
         monitor.reported = True  # type: ignore[attr-defined]
         if self._min_clearance is None or monitor.min_m < self._min_clearance:
             self._min_clearance = monitor.min_m
             self._min_pair = monitor.pair
-        if self.plans:
-            self.plans[-1]["executed_min_clearance_m"] = round(monitor.min_m, 5)
-            self.plans[-1]["executed_clearance_pair"] = monitor.pair
+        summary = getattr(monitor, "summary", None)
+        if summary is not None:
+            summary["executed_min_clearance_m"] = round(monitor.min_m, 5)
+            summary["executed_clearance_pair"] = monitor.pair
+        self.backend.emit_event(
+            f"arm/{arm.name}", f"{getattr(monitor, 'action', 'motion')} {how}: executed min clearance "
+            f"{monitor.min_m * 1000:.0f} mm" + (f" ({monitor.pair})" if monitor.pair else ""),
+            motion_plan={"robot": arm.name, "action": getattr(monitor, "action", ""), "ok": True,
+                         "executed_min_clearance_m": round(monitor.min_m, 5), "clearance_pair": monitor.pair})
 
     def _execution(self, arm: SimArm, handle: GoalHandle, action: str, **kwargs: Any) -> Callable[[Any], _Execution]:
         def start(plan: Any) -> _Execution:
             self._planned(arm, plan, action)
             monitor = _ClearanceMonitor(self.backend, arm, plan, self.world)
+            monitor.summary, monitor.action = self.plans[-1], action  # type: ignore[attr-defined]
             return _CheckedTrajectory(arm, handle, plan, monitor, self, **kwargs)
         return start
 
