@@ -314,12 +314,16 @@ def run_trial(job: SweepJob) -> dict[str, Any]:
 #: the whole run stack loaded: the sweep and scenario code, the loader and runner, the simulator (with
 #: PyBullet), the behaviour registry (:func:`forkserver_preload` adds the built-in behaviours) and
 #: ``scipy.signal`` (the tactile pressure filters import it on first use: ~1.3 s, the largest part of
-#: a worker's start-up). Not matplotlib: only the parent plots. The fork server skips a module that
+#: a worker's start-up), and the motion planning (collision world, ruckig, OMPL). Not matplotlib:
+#: only the parent plots. The fork server skips a module that
 #: fails to import, silently; tests/unit/test_sweep.py checks that every name resolves.
 FORKSERVER_PRELOAD = (
     __name__, "py_trees_manipulation.scenarios.scenario", "py_trees_manipulation.trees.loader",
     "py_trees_manipulation.trees.runner", "py_trees_manipulation.sim", "py_trees_manipulation.behaviors.registry",
     "py_trees_manipulation.control.tactile", "scipy.signal", "importlib.metadata",
+    # the motion planning every arm motion goes through (collision world, timing; OMPL when it plans)
+    "py_trees_manipulation.collision.arm_planner", "py_trees_manipulation.motion.timing", "ruckig",
+    "concurrent.futures.thread", "py_trees_manipulation.motion.ompl_planning", "ompl.geometric",
 )
 
 
