@@ -296,8 +296,11 @@ class ArmMotionPlanner:
         from ..motion.ompl_planning import NoPathError, plan_joint_path
 
         try:
+            # (no direct shortcut: the straight motion to the nearest goal was checked already, and a
+            # straight swing to a far IK solution is not what "auto" means)
             path = plan_joint_path(start, goals, checker.lower, checker.upper, checker.is_valid, planner=planner,
-                                   time_s=time_s, seed=seed, max_step_rad=self.world.max_step_rad, cancelled=cancelled)
+                                   time_s=time_s, seed=seed, max_step_rad=self.world.max_step_rad, cancelled=cancelled,
+                                   try_direct=False)
         except NoPathError as e:
             if e.reason == "cancelled":
                 raise MotionPlanningError("planning was cancelled", "cancelled") from None

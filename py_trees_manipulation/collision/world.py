@@ -752,7 +752,39 @@ class StateChecker:
     def is_valid(self, q: Sequence[float]) -> bool:
         """True when ``q`` (radians, arm joint order) keeps every checked pair at its threshold."""
         self.checks += 1
-        return not self._violations(q, first=True)
+        if self._held is not None:
+            return not self._violations(q, first=True)
+        # the same test as _violations, inlined for speed (the planner calls this ~1,000 times a plan)
+        c = self._client
+        body = self._body
+        pb.resetJointStatesMultiDof(body, self._arm, [[float(v)] for v in q], physicsClientId=c)
+        if self.world._mask_owner != body:
+            self._own_masks()
+        pb.performCollisionDetection(physicsClientId=c)
+        for pt in pb.getContactPoints(physicsClientId=c):
+            if pt[8] < -_CONFIRM_TOL and pt[1] == body and pt[2] == body:
+                pts = pb.getClosestPoints(body, body, 0.0, linkIndexA=pt[3], linkIndexB=pt[4], physicsClientId=c)
+                if min((x[8] for x in pts), default=0.0) < -_CONFIRM_TOL:
+                    return False
+        if not self._obs:
+            return True
+        gm = pb.getMatrixFromQuaternion
+        states = pb.getLinkStates(body, self._mv, physicsClientId=c)
+        frames = np.fromiter(chain.from_iterable(st[0] + gm(st[1]) for st in states), float,
+                             count=12 * len(states)).reshape(-1, 12)
+        feats = np.concatenate([frames, np.abs(frames[:, 3:])], axis=1)
+        near = ((self._W @ feats[:, :, None])[:, None, :, 0] <= self._env_bound).all(axis=2)
+        if not near.any():
+            return True
+        gcp = pb.getClosestPoints
+        obs, thr_list, mv = self._obs, self._thr_list, self._mv
+        for i, k in np.argwhere(near).tolist():
+            ob, ol = obs[k]
+            thr = thr_list[i][k]
+            pts = gcp(body, ob, thr, linkIndexA=mv[i], linkIndexB=ol, physicsClientId=c)
+            if pts and min(p[8] for p in pts) < thr - _CONFIRM_TOL:
+                return False
+        return True
 
     __call__ = is_valid
 

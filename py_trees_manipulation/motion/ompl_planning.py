@@ -13,8 +13,11 @@ same start, goals and validity give the same path. This holds for planners that 
 solution (RRTConnect, RRT, KPIECE1, ...); the optimising ones (RRTstar, BITstar, ...) improve the
 path until ``time_s`` runs out, so how far they get depends on the machine.
 
-Motions between states are checked by OMPL's discrete motion validator every ``max_step_rad`` of
-joint-space distance (``setStateValidityCheckingResolution`` as a fraction of the space's extent).
+Motions between states are checked lazily: the search (and the simplification) validates motions
+every ``search_step_rad`` (3x ``max_step_rad`` by default: a third of the checks), and the path it
+returns is then checked every ``max_step_rad``; when that finds a collision between two coarse
+checks, the query is solved again with the search at ``max_step_rad`` (same seed). So every
+returned path is clear at the fine resolution.
 
 Every OMPL object is local to the call and released before it returns: nanobind prints "leaked
 instances" at interpreter exit for objects still alive then, which a user must never see.
@@ -30,7 +33,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from . import DEFAULT_PLANNER, PLANNERS
-from .paths import as_path, path_length
+from .paths import as_path, first_invalid, path_length
 
 __all__ = ["JointPath", "NoPathError", "plan_joint_path"]
 
@@ -92,7 +95,8 @@ def _quiet_seed(ou: object, seed: int) -> None:
 def plan_joint_path(start: Sequence[float], goals: Sequence[Sequence[float]], lower: Sequence[float],
                     upper: Sequence[float], is_valid: Callable[[np.ndarray], bool], *,
                     planner: str = DEFAULT_PLANNER, time_s: float = 2.0, seed: int = 0, simplify: bool = True,
-                    max_step_rad: float = 0.02, cancelled: Optional[Callable[[], bool]] = None) -> JointPath:
+                    max_step_rad: float = 0.02, cancelled: Optional[Callable[[], bool]] = None,
+                    try_direct: bool = True, search_step_rad: Optional[float] = None) -> JointPath:
     """Plan a collision-free joint path from ``start`` to one of ``goals``.
 
     Args:
@@ -108,8 +112,13 @@ def plan_joint_path(start: Sequence[float], goals: Sequence[Sequence[float]], lo
         simplify: remove vertices by shortcuts between random pairs of them
             (``PathSimplifier.reduceVertices``, while it removes some); unless that leaves a
             straight line, pull the path tight (``ropeShortcutPath``) and reduce again.
-        max_step_rad: resolution of motion checks, radians of joint-space distance.
+        max_step_rad: resolution of the returned path's checks, radians of joint-space distance.
+        search_step_rad: resolution of the search's motion checks (default ``3 * max_step_rad``);
+            see the module docstring.
         cancelled: polled by the planner's termination condition; return True to stop early.
+        try_direct: first check the straight segment to each goal (every ``max_step_rad``); a clear
+            one is the path (``planner`` is then reported with ``extra["direct"] = True``): it is what
+            simplification would end with, found for a fraction of the checks.
 
     Returns:
         JointPath: waypoints from ``start`` to the goal reached.
@@ -139,9 +148,41 @@ def plan_joint_path(start: Sequence[float], goals: Sequence[Sequence[float]], lo
     valid_goals = [i for i, g in enumerate(goal_arr) if is_valid(g)]
     if not valid_goals:
         raise NoPathError("every goal configuration is invalid", "invalid_goal", planner, time_s)
+    if try_direct:
+        t0 = time.perf_counter()
+        counted = [0]
+
+        def counting(q: np.ndarray) -> bool:
+            counted[0] += 1
+            return bool(is_valid(q))
+
+        for k in valid_goals:
+            if first_invalid([q0, goal_arr[k]], counting, max_step_rad) is None:
+                wp = np.array([q0, goal_arr[k]])
+                return JointPath(waypoints=wp, planner=planner, planning_time_s=time.perf_counter() - t0,
+                                 simplify_time_s=0.0, length_rad=path_length(wp), goal_index=k,
+                                 checks=counted[0] + len(valid_goals) + 1, seed=int(seed), extra={"direct": True})
     with _LOCK:
-        return _solve(q0, goal_arr, valid_goals, lo, hi, is_valid, planner, time_s, seed, simplify,
-                      max_step_rad, cancelled)
+        coarse = 3.0 * max_step_rad if search_step_rad is None else max(search_step_rad, max_step_rad)
+        path = _solve(q0, goal_arr, valid_goals, lo, hi, is_valid, planner, time_s, seed, simplify, coarse,
+                      cancelled)
+        if coarse > max_step_rad:
+            fine = [0]
+
+            def fine_check(q: np.ndarray) -> bool:
+                fine[0] += 1
+                return bool(is_valid(q))
+
+            clear = first_invalid(path.waypoints, fine_check, max_step_rad) is None
+            path.checks += fine[0]
+            if not clear:  # a collision slipped between two coarse checks: search at the fine resolution
+                again = _solve(q0, goal_arr, valid_goals, lo, hi, is_valid, planner, time_s, seed, simplify,
+                               max_step_rad, cancelled)
+                again.checks += path.checks
+                again.planning_time_s += path.planning_time_s + path.simplify_time_s
+                again.extra["refined"] = True
+                path = again
+        return path
 
 
 def _solve(q0: np.ndarray, goal_arr: np.ndarray, valid_goals: list[int], lo: np.ndarray, hi: np.ndarray,
