@@ -1,11 +1,11 @@
-"""Pure layers (msgs, geometry, control, planning) import neither pybullet, py_trees nor roslibpy."""
+"""Pure layers (msgs, geometry, control, planning, motion) import neither pybullet, py_trees nor roslibpy."""
 
 import subprocess
 import sys
 
 import pytest
 
-PURE = ["msgs", "geometry", "control", "planning"]
+PURE = ["msgs", "geometry", "control", "planning", "motion"]
 
 
 @pytest.mark.parametrize("layer", PURE)
