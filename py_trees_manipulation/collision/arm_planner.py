@@ -173,6 +173,15 @@ class MotionPlan:
             out.append((str(who), world.names.get(ob, str(ob)), None if ol is None else world.link_name(ob, ol)))
         return out
 
+    def describe(self, action: str) -> str:
+        """One line for logs: ``"move_to_pose: planned with RRTConnect in 120 ms, 3 waypoints, ..."``."""
+        how = {"straight": "straight joint motion", "planned": f"planned with {self.planner}",
+               "cartesian": "straight line"}.get(self.mode, self.mode)
+        clear = (f", min clearance {self.min_clearance_m * 1000:.0f} mm ({self.clearance_pair})"
+                 if self.min_clearance_m is not None else "")
+        return (f"{action}: {how} in {self.planning_time_s * 1000:.0f} ms ({self.checks} checks), "
+                f"{len(self.waypoints)} waypoints, {self.path_length_rad:.2f} rad, {self.trajectory.duration:.2f} s{clear}")
+
     def summary(self) -> dict[str, Any]:
         """Plain values for the run log: planner, times, path, clearance, waypoints."""
         return {

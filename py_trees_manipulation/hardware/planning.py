@@ -33,8 +33,8 @@ import numpy as np
 
 from ..backend import BackendError
 from ..msgs.actions import GoalHandle, GoalStatus
-from ..msgs.motion import (JointTrajectoryGoal, MotionFeedback, MotionResult, MoveCartesianGoal, MoveJointsGoal,
-                           MoveToPoseGoal)
+from ..collision.worker import PlanFailure
+from ..msgs.motion import JointTrajectoryGoal, MotionFeedback, MotionResult, MoveJointsGoal
 
 __all__ = ["HardwarePlanning", "FJT_POINT_PERIOD_S"]
 
@@ -75,8 +75,10 @@ class HardwarePlanning:
         self.scene = scene
         self.robots = [r.name for r in scene.robots if r.name in backend.arms]
         self.plans: list[dict[str, Any]] = []
-        self._world: Any = None
-        self._executor: Optional[concurrent.futures.ThreadPoolExecutor] = None
+        from ..collision.worker import PlanningWorker
+        from ..collision.world import CollisionWorld
+
+        self._worker = PlanningWorker(lambda: CollisionWorld.from_scene(scene))
         self._pending: list[_Planned] = []
         self._held: dict[str, tuple[str, np.ndarray]] = {}   # robot -> (object, T_tcp_obj)
         self._count = 0
@@ -84,11 +86,8 @@ class HardwarePlanning:
 
     @property
     def world(self) -> Any:
-        if self._world is None:
-            from ..collision.world import CollisionWorld
-
-            self._world = CollisionWorld.from_scene(self.scene)
-        return self._world
+        """The collision world (built from the task's scene when first needed)."""
+        return self._worker.world
 
     def _model_names(self, robot: str) -> list[str]:
         spec = next(r for r in self.scene.robots if r.name == robot)
@@ -118,66 +117,26 @@ class HardwarePlanning:
     # ---- submit (tree thread) ----------------------------------------------------------------------
     def submit(self, arm: Any, action: str, goal: Any) -> GoalHandle:
         """Start planning ``goal``; returns the goal's handle at once (ACTIVE, "planning")."""
-        from ..collision.arm_planner import ArmMotionPlanner, MotionPlanningError, MotionRequest
-        from ..geometry.poses import check_pose
+        from ..collision.worker import planner_label, request_from_goal
 
         for p in list(self._pending):  # one goal at a time per arm, as on the robot
             if p.arm is arm and not p.handle.done:
                 p.handle.cancel()
-        cancel = threading.Event()
         handle = GoalHandle(action, goal, on_cancel=lambda h: self._on_cancel(h))
         try:
-            start = np.asarray(self._to_model(arm, arm.joint_positions()), dtype=float)
+            start = self._to_model(arm, arm.joint_positions())
+            goal_q = self._to_model(arm, goal.positions) if action == "move_joints" and isinstance(
+                goal, MoveJointsGoal) else None
+            req = request_from_goal(arm.name, action, goal, start, goal_positions=goal_q)
             snap = self._snapshot()
-            if action == "move_joints":
-                if not isinstance(goal, MoveJointsGoal):
-                    raise TypeError(f"move_joints takes a MoveJointsGoal, got {type(goal).__name__}")
-                req = MotionRequest(robot=arm.name, kind="joints", start=start, goal=self._to_model(arm, goal.positions),
-                                    planner=goal.planner, planning_time_s=goal.planning_time_s,
-                                    velocity_scaling=goal.velocity_scaling,
-                                    acceleration_scaling=goal.acceleration_scaling,
-                                    allowed_contacts=goal.allowed_contacts)
-            elif action == "move_to_pose":
-                if not isinstance(goal, MoveToPoseGoal):
-                    raise TypeError(f"move_to_pose takes a MoveToPoseGoal, got {type(goal).__name__}")
-                req = MotionRequest(robot=arm.name, kind="pose", start=start, target=check_pose(goal.pose),
-                                    planner=goal.planner, planning_time_s=goal.planning_time_s,
-                                    velocity_scaling=goal.velocity_scaling,
-                                    acceleration_scaling=goal.acceleration_scaling,
-                                    position_tolerance_m=goal.position_tolerance_m,
-                                    orientation_tolerance_rad=goal.orientation_tolerance_rad,
-                                    allowed_contacts=goal.allowed_contacts)
-            else:
-                if not isinstance(goal, MoveCartesianGoal):
-                    raise TypeError(f"move_cartesian takes a MoveCartesianGoal, got {type(goal).__name__}")
-                req = MotionRequest(robot=arm.name, kind="cartesian", start=start, target=check_pose(goal.pose),
-                                    speed_mps=goal.speed_mps, position_tolerance_m=goal.position_tolerance_m,
-                                    guarded=goal.max_force_n is not None, allowed_contacts=goal.allowed_contacts)
         except (TypeError, ValueError, BackendError) as e:
             handle.set_rejected(f"invalid {action} goal: {e}")
             return handle
         self._count += 1
         req.seed = self._count
         req.named_configurations = {k: self._to_model(arm, v) for k, v in arm.named_configurations.items()}
-        label = "line" if action == "move_cartesian" else req.planner
-
-        def job() -> Any:
-            if cancel.is_set():
-                return "cancelled before planning started"
-            try:
-                self._apply(snap, arm.name)
-                return ArmMotionPlanner(self.world, arm.name).plan(req, cancelled=cancel.is_set)
-            except MotionPlanningError as e:
-                self.planning_time_s += e.planning_time_s
-                return str(e)
-            except (ValueError, KeyError) as e:
-                return f"invalid goal: {e}"
-            except Exception as e:  # pragma: no cover - a bug: report it, do not hang the goal
-                return f"motion planning failed: {type(e).__name__}: {e}"
-
-        if self._executor is None:
-            self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ptm-motion")
-        p = _Planned(arm, action, handle, self._executor.submit(job), cancel, label)
+        future, cancel = self._worker.submit(req, lambda world: self._apply(snap, arm.name))
+        p = _Planned(arm, action, handle, future, cancel, planner_label(req))
         self._pending.append(p)
         handle.set_active()
         self._feedback(p)
@@ -275,19 +234,32 @@ class HardwarePlanning:
                 outcome = p.future.result()
                 if p.handle.done:  # cancelled while planning
                     continue
-                if isinstance(outcome, str):
-                    p.handle.set_aborted(None, outcome)
-                    self._backend._event(f"arm/{p.arm.name}: {p.action} ({p.label}) refused: {outcome}")
+                if isinstance(outcome, PlanFailure):
+                    self.planning_time_s += outcome.planning_time_s
+                    p.handle.set_aborted(None, outcome.text)
+                    self._log(p.arm.name, f"{p.action} ({p.label}) refused: {outcome.text}",
+                              {"robot": p.arm.name, "action": p.action, "ok": False, "planner": p.label,
+                               "planning_time_s": round(outcome.planning_time_s, 6), "reason": outcome.text})
                     continue
                 self._send(p, outcome)
             self._mirror(p)
+
+    def _log(self, robot: str, text: str, fields: dict[str, Any]) -> None:
+        """An event for the run log (``source: arm/<robot>``, with ``motion_plan``)."""
+        be = self._backend
+        be._events.append({"time_s": round(be.now(), 6), "source": f"arm/{robot}", "text": text,
+                           "motion_plan": fields})
 
     def _send(self, p: _Planned, plan: Any) -> None:
         p.plan = plan
         self.planning_time_s += plan.planning_time_s
         s = plan.summary()
-        s["action"] = p.action
+        r = self.world.robots[p.arm.name]
+        s.update(action=p.action, ok=True, joint_names=list(r.arm_joint_names),
+                 lower=[round(float(v), 6) for v in r.lower], upper=[round(float(v), 6) for v in r.upper],
+                 velocity_limits=[round(float(v), 6) for v in r.velocity_limits])
         self.plans.append(s)
+        self._log(p.arm.name, plan.describe(p.action), s)
         arm = p.arm
         if p.action == "move_cartesian" and "move_cartesian" in arm.actions:
             p.remote = arm._clients["move_cartesian"].send(p.handle.goal)
@@ -340,11 +312,7 @@ class HardwarePlanning:
         return {"planning_time_s": round(self.planning_time_s, 4), "planned_motions": self._count}
 
     def close(self) -> None:
+        """Cancel the plans still running, stop the worker, free the world."""
         for p in self._pending:
             p.cancel.set()
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
-            self._executor = None
-        if self._world is not None:
-            self._world.close()
-            self._world = None
+        self._worker.close()

@@ -42,10 +42,9 @@ from typing import Any, Callable, Optional
 import numpy as np
 import pybullet as pb
 
-from ..geometry.poses import Pose, check_pose
+from ..geometry.poses import Pose
 from ..msgs.actions import GoalHandle
-from ..msgs.motion import (JointTrajectoryGoal, MotionFeedback, MotionResult, MoveCartesianGoal, MoveJointsGoal,
-                           MoveToPoseGoal)
+from ..msgs.motion import JointTrajectoryGoal, MotionFeedback, MotionResult, MoveJointsGoal
 from .backend import SimArm, SimBackend, _Execution, _JointTrajectory, register_extension
 from .scene import PathT, SceneError, _mapping, _number, register_section
 
@@ -86,8 +85,10 @@ class _Planning(_Execution):
     holds_clock = True
 
     def __init__(self, arm: SimArm, handle: GoalHandle, future: concurrent.futures.Future, label: str,
-                 target: Pose, start_execution: Callable[[Any], Optional[_Execution]], cancel: threading.Event):
+                 target: Pose, start_execution: Callable[[Any], Optional[_Execution]], cancel: threading.Event,
+                 on_failure: Optional[Callable[[Any], None]] = None):
         super().__init__(arm, handle)
+        self.on_failure = on_failure
         self.arm = arm
         self.future = future
         self.label = label
@@ -112,14 +113,19 @@ class _Planning(_Execution):
     def resolve(self) -> None:
         """The plan is done: start executing it, or abort the goal with the reason."""
         arm = self.arm
-        outcome = self.future.result()  # _plan_job never raises
+        from ..collision.worker import PlanFailure
+
+        outcome = self.future.result()  # the worker's job never raises
         if arm._active is not self:
             return
-        if isinstance(outcome, str):
+        if isinstance(outcome, PlanFailure):
+            if self.on_failure is not None:
+                self.on_failure(outcome)
             tcp = arm.tcp_pose()
             arm._active = None
             arm.backend._dirty = True
-            self.handle.set_aborted(MotionResult(tcp, float(np.linalg.norm(tcp[:3, 3] - self.target[:3, 3]))), outcome)
+            self.handle.set_aborted(MotionResult(tcp, float(np.linalg.norm(tcp[:3, 3] - self.target[:3, 3]))),
+                                    outcome.text)
             return
         ex = self.start_execution(outcome)
         arm._active = ex
@@ -247,8 +253,7 @@ class SimMotionPlanning:
         self._backend = weakref.ref(backend)
         self.settings = settings or MotionPlanningSettings()
         self.plans: list[dict[str, Any]] = []
-        self._world: Any = None
-        self._executor: Optional[concurrent.futures.ThreadPoolExecutor] = None
+        self._worker: Any = None
         self._count = 0
         self._planning_time_s = 0.0
         self._min_clearance: Optional[float] = None
@@ -267,16 +272,23 @@ class SimMotionPlanning:
         return b
 
     @property
-    def world(self) -> Any:
-        """The collision world (built from the scene the first time it is needed)."""
-        if self._world is None:
+    def worker(self) -> Any:
+        """The :class:`~py_trees_manipulation.collision.worker.PlanningWorker` (its world is built
+        from the scene the first time a motion is planned)."""
+        if self._worker is None:
+            from ..collision.worker import PlanningWorker
             from ..collision.world import CollisionWorld
 
             b = self.backend
-            self._world = CollisionWorld.from_scene(b.scene, models={n: a.robot.model for n, a in b.arms.items()},
-                                                    padding_m=self.settings.padding_m,
-                                                    max_step_rad=self.settings.max_step_rad)
-        return self._world
+            scene, models = b.scene, {n: a.robot.model for n, a in b.arms.items()}
+            self._worker = PlanningWorker(lambda: CollisionWorld.from_scene(
+                scene, models=models, padding_m=self.settings.padding_m, max_step_rad=self.settings.max_step_rad))
+        return self._worker
+
+    @property
+    def world(self) -> Any:
+        """The collision world (built from the scene the first time it is needed)."""
+        return self.worker.world
 
     # ---- snapshot (main thread) and sync (worker thread) ------------------------------------------
     def snapshot(self) -> dict[str, Any]:
@@ -329,41 +341,29 @@ class SimMotionPlanning:
     # ---- planning -------------------------------------------------------------------------------------
     def _submit(self, arm: SimArm, handle: GoalHandle, action: str, request: Any, target: Pose,
                 start_execution: Callable[[Any], Optional[_Execution]]) -> _Planning:
-        from ..collision.arm_planner import ArmMotionPlanner, MotionPlanningError
+        from ..collision.worker import planner_label
 
-        label = "line" if request.kind == "cartesian" else request.planner
+        label = planner_label(request)
         snap = self.snapshot()
         self._count += 1
         request.seed = int(self.backend.seed) * 1000 + self._count
         request.named_configurations = dict(arm.named_configurations)
         request.dt = self.backend.dt
-        cancel = threading.Event()
-        if self._executor is None:
-            self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ptm-motion")
+        future, cancel = self.worker.submit(request, lambda world: self.apply(snap))
+        return _Planning(arm, handle, future, label, target, start_execution, cancel,
+                         on_failure=lambda f: self._refused(arm, action, request, f))
 
-        def job() -> Any:
-            """Runs on the worker: never raises (an exception would keep OMPL frames alive)."""
-            if cancel.is_set():
-                return "cancelled before planning started"
-            try:
-                self.apply(snap)
-                return ArmMotionPlanner(self.world, arm.name).plan(request, cancelled=cancel.is_set)
-            except MotionPlanningError as e:
-                self._planning_time_s += e.planning_time_s
-                self._event(arm, f"{action} ({label}) refused: {e}",
-                            {"robot": arm.name, "action": action, "kind": request.kind, "ok": False,
-                             "planner": label, "planning_time_s": round(e.planning_time_s, 6), "reason": str(e)})
-                return str(e)
-            except (ValueError, KeyError) as e:
-                return f"invalid goal: {e}"
-            except Exception as e:  # pragma: no cover - a bug: report it, do not hang the goal
-                return f"motion planning failed: {type(e).__name__}: {e}"
+    def _refused(self, arm: SimArm, action: str, request: Any, failure: Any) -> None:
+        """A motion refused before it moved: the planning time counts, an event says why."""
+        from ..collision.worker import planner_label
 
-        future = self._executor.submit(job)
-        return _Planning(arm, handle, future, label, target, start_execution, cancel)
+        self._planning_time_s += failure.planning_time_s
+        label = planner_label(request)
+        self._event(arm, f"{action} ({label}) refused: {failure.text}",
+                    {"robot": arm.name, "action": action, "kind": request.kind, "ok": False, "planner": label,
+                     "planning_time_s": round(failure.planning_time_s, 6), "reason": failure.text})
 
     def _event(self, arm: SimArm, text: str, fields: dict[str, Any]) -> None:
-        # called from the worker thread: events are a plain list append (atomic under the GIL)
         self.backend.emit_event(f"arm/{arm.name}", text, motion_plan=fields)
 
     def _planned(self, arm: SimArm, plan: Any, action: str) -> None:
@@ -378,15 +378,7 @@ class SimMotionPlanning:
         s["upper"] = [round(float(v), 6) for v in arm.robot.upper]
         s["velocity_limits"] = [round(float(v), 6) for v in arm.robot.velocity_limits]
         self.plans.append(s)
-        how = {"straight": "straight joint motion", "planned": f"planned with {plan.planner}",
-               "cartesian": "straight line"}.get(plan.mode, plan.mode)
-        clear = (f", min clearance {plan.min_clearance_m * 1000:.0f} mm ({plan.clearance_pair})"
-                 if plan.min_clearance_m is not None else "")
-        self.backend.emit_event(
-            f"arm/{arm.name}",
-            f"{action}: {how} in {plan.planning_time_s * 1000:.0f} ms ({plan.checks} checks), "
-            f"{len(plan.waypoints)} waypoints, {plan.path_length_rad:.2f} rad, {plan.trajectory.duration:.2f} s{clear}",
-            motion_plan=s)
+        self.backend.emit_event(f"arm/{arm.name}", plan.describe(action), motion_plan=s)
 
     def _executed(self, arm: SimArm, plan: Any, monitor: _ClearanceMonitor, how: str) -> None:
         """A checked motion ended (``how``: its result text): its clearance measured in the simulator
@@ -417,7 +409,7 @@ class SimMotionPlanning:
 
     # ---- servers ------------------------------------------------------------------------------------------
     def _serve_move_joints(self, arm: SimArm, handle: GoalHandle) -> Optional[_Execution]:
-        from ..collision.arm_planner import MotionRequest
+        from ..collision.worker import request_from_goal
 
         goal = handle.goal
         if not isinstance(goal, MoveJointsGoal):
@@ -439,40 +431,27 @@ class SimMotionPlanning:
                              f"[{r.lower[i]:.4f}, {r.upper[i]:.4f}]")
         q1 = r.clip_to_limits(q1)
         target = arm.forward_kinematics(q1)
-        req = MotionRequest(robot=arm.name, kind="joints", start=r.joint_positions(), goal=q1, planner=goal.planner,
-                            planning_time_s=goal.planning_time_s, velocity_scaling=goal.velocity_scaling,
-                            acceleration_scaling=goal.acceleration_scaling, allowed_contacts=goal.allowed_contacts)
+        req = request_from_goal(arm.name, "move_joints", goal, r.joint_positions(), goal_positions=q1)
         return self._submit(arm, handle, "move_joints", req, target,
                             self._execution(arm, handle, "move_joints", target_pose=target, position_tolerance_m=0.01,
                                             joint_target=q1))
 
     def _serve_move_to_pose(self, arm: SimArm, handle: GoalHandle) -> Optional[_Execution]:
-        from ..collision.arm_planner import MotionRequest
+        from ..collision.worker import request_from_goal
 
         goal = handle.goal
-        if not isinstance(goal, MoveToPoseGoal):
-            raise TypeError(f"move_to_pose takes a MoveToPoseGoal, got {type(goal).__name__}")
-        target = check_pose(goal.pose)
-        req = MotionRequest(robot=arm.name, kind="pose", start=arm.robot.joint_positions(), target=target,
-                            planner=goal.planner, planning_time_s=goal.planning_time_s,
-                            velocity_scaling=goal.velocity_scaling, acceleration_scaling=goal.acceleration_scaling,
-                            position_tolerance_m=goal.position_tolerance_m,
-                            orientation_tolerance_rad=goal.orientation_tolerance_rad,
-                            allowed_contacts=goal.allowed_contacts)
+        req = request_from_goal(arm.name, "move_to_pose", goal, arm.robot.joint_positions())
+        target = req.target
         return self._submit(arm, handle, "move_to_pose", req, target,
                             self._execution(arm, handle, "move_to_pose", target_pose=target,
                                             position_tolerance_m=goal.position_tolerance_m))
 
     def _serve_move_cartesian(self, arm: SimArm, handle: GoalHandle) -> Optional[_Execution]:
-        from ..collision.arm_planner import MotionRequest
+        from ..collision.worker import request_from_goal
 
         goal = handle.goal
-        if not isinstance(goal, MoveCartesianGoal):
-            raise TypeError(f"move_cartesian takes a MoveCartesianGoal, got {type(goal).__name__}")
-        target = check_pose(goal.pose)
-        req = MotionRequest(robot=arm.name, kind="cartesian", start=arm.robot.joint_positions(), target=target,
-                            speed_mps=goal.speed_mps, position_tolerance_m=goal.position_tolerance_m,
-                            guarded=goal.max_force_n is not None, allowed_contacts=goal.allowed_contacts)
+        req = request_from_goal(arm.name, "move_cartesian", goal, arm.robot.joint_positions())
+        target = req.target
         return self._submit(arm, handle, "move_cartesian", req, target,
                             self._execution(arm, handle, "move_cartesian", target_pose=target,
                                             position_tolerance_m=goal.position_tolerance_m,
@@ -500,12 +479,8 @@ class SimMotionPlanning:
                 ex = arm._active
                 if isinstance(ex, _Planning):
                     ex.cancel_flag.set()
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
-            self._executor = None
-        if self._world is not None:
-            self._world.close()
-            self._world = None
+        if self._worker is not None:
+            self._worker.close()
 
 
 def _serve_follow_joint_trajectory(arm: SimArm, handle: GoalHandle) -> Optional[_Execution]:
