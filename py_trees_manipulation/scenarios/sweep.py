@@ -322,7 +322,8 @@ FORKSERVER_PRELOAD = (
     "py_trees_manipulation.trees.runner", "py_trees_manipulation.sim", "py_trees_manipulation.behaviors.registry",
     "py_trees_manipulation.control.tactile", "scipy.signal", "importlib.metadata",
     # the motion planning every arm motion goes through (collision world, timing; OMPL when it plans)
-    "py_trees_manipulation.collision.arm_planner", "py_trees_manipulation.motion.timing", "ruckig",
+    "py_trees_manipulation.collision.arm_planner", "py_trees_manipulation.collision.worker",
+    "py_trees_manipulation.motion.timing", "ruckig",
     "concurrent.futures.thread", "py_trees_manipulation.motion.ompl_planning", "ompl.geometric",
 )
 
