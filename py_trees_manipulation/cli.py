@@ -72,7 +72,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             if args.scene or args.main_tree:
                 return _die("--scene and --main-tree are for XML trees; a YAML task file holds its own scene and tree")
-            if args.backend == "hardware":  # the robot is the scene: no simulator import (saves seconds)
+            if args.backend == "hardware":  # the scene is kept: the client plans the motions against it
                 from .hardware.cli import load_task_for_robot
 
                 task = load_task_for_robot(args.file, args.set)

@@ -12,6 +12,18 @@ Pitfalls:
   - ``world_offset`` is added last, in the world frame: ``[0, 0, 0.12]`` is a stand-off 12 cm above
     the composed target whatever its orientation.
   - Order: ``target @ offset``, then the rotation override, then ``world_offset``.
+
+Collisions: every motion is checked against the scene before the robot moves (the backend's
+collision world: fixtures, objects, doors, other robots, the held object, a padding); one that would
+collide fails before moving, naming the link, the body and where ("panda_link6 would hit shelf at
+40% of the path"). ``MoveJoints`` and ``MoveToPose`` take ``planner``: ``auto`` (default: the
+straight joint motion when it is collision-free, else planned with OMPL's RRTConnect), ``straight``
+(fail rather than plan) or an OMPL planner name; the behaviour is RUNNING with "planning (...)" as
+its feedback while the plan is computed (sim time stands still meanwhile; a robot holds still). The
+fingers may touch what the TCP target lies in (a grasp), contacts present at the start may stay,
+and a force-guarded ``MoveCartesian`` (``max_force_n``) may end in contact; ``allowed_contacts``
+names more (``[box]``: the hand or the held object may touch ``box``; ``["box:table"]``: the held
+box may touch the table).
 """
 
 from __future__ import annotations
@@ -22,6 +34,7 @@ import numpy as np
 from py_trees.common import Status
 
 from ..geometry.poses import pose_from_xyz_rpy, rpy_from_pose
+from ..motion import PLANNER_CHOICES
 from ..msgs.motion import (
     MotionFeedback,
     MotionResult,
@@ -67,18 +80,49 @@ def _fmt_xyz(T: np.ndarray) -> str:
     return "(" + ", ".join(f"{v:.3f}" for v in T[:3, 3]) + ")"
 
 
-class MoveToPose(BackendAction):
-    """Move the arm's TCP to a target pose (IK, joint-space interpolation).
+_PLANNING_PARAMS = {
+    "planner": Param("choice", "auto", "'auto' (straight joint motion when collision-free, else planned), 'straight', "
+                     "or an OMPL planner", choices=PLANNER_CHOICES, blackboard=False),
+    "planning_time_s": Param("float", 2.0, "time budget of the planner", unit="s", min=0.01, max=60.0),
+    "acceleration_scaling": Param("float", 0.5, "fraction of the joint acceleration limits", min=0.01, max=1.0),
+}
+_ALLOWED = Param("any", None, "contacts the motion may make: ['box'] (hand or held object with box), "
+                 "['box:table'] (the held box with the table)", blackboard=False)
 
-    RUNNING while the arm moves; SUCCESS when the TCP is within ``position_tolerance_m``; FAILURE
-    when the target is out of reach (the reason names the distance left) or the goal is aborted.
+
+def _allowed_contacts(b: BackendAction) -> tuple[str, ...]:
+    value = b.params.get("allowed_contacts")
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v for v in value):
+        raise ValueError(f"allowed_contacts must be a list of names ('box' or 'box:table'), got {value!r}")
+    return tuple(value)
+
+
+def _planning_feedback(feedback: MotionFeedback) -> str:
+    """``"planning (RRTConnect) 0.35 s ..."`` while the motion is being planned, else ``""``."""
+    if getattr(feedback, "phase", "executing") != "planning":
+        return ""
+    return f"planning ({feedback.planner or 'auto'}) {feedback.planning_time_s:.2f} s ..."
+
+
+class MoveToPose(BackendAction):
+    """Move the arm's TCP to a target pose (IK, then a collision-checked joint motion, planned when needed).
+
+    RUNNING while the motion is planned and while the arm moves; SUCCESS when the TCP is within
+    ``position_tolerance_m``; FAILURE before moving when the target is out of reach (the reason names
+    the IK distance), only reachable in collision (the colliding link and body), or no
+    collision-free path is found within ``planning_time_s``; FAILURE when the goal is aborted.
 
     Args:
         target: target pose, world frame (literal or ``"{key}"``); see module notes.
         offset: pose applied in the target's frame, e.g. ``{position: [0, 0, 0.1]}``.
         orientation_rpy_deg: replace the rotation (world frame, degrees).
-        velocity_scaling: fraction of the joint velocity limits, (0, 1].
+        velocity_scaling, acceleration_scaling: fractions of the joint limits, (0, 1].
         position_tolerance_m: accepted final TCP error, metres.
+        planner: ``auto``, ``straight`` or an OMPL planner (module notes). planning_time_s: its budget.
 
     Blackboard:
         reads the keys named in ``{...}`` parameters; writes ``result_key``
@@ -101,6 +145,8 @@ class MoveToPose(BackendAction):
         "target": Param("pose", REQUIRED, "target pose of the TCP, world frame, or '{key}'", frame="world"),
         "velocity_scaling": Param("float", 0.5, "fraction of the joint velocity limits", min=0.01, max=1.0),
         "position_tolerance_m": Param("float", 0.01, "accepted final TCP position error", unit="m", min=0.0001, max=0.5),
+        **_PLANNING_PARAMS,
+        "allowed_contacts": _ALLOWED,
     }
 
     def make_goal(self) -> MoveToPoseGoal:
@@ -109,11 +155,15 @@ class MoveToPose(BackendAction):
             raise ValueError("no target pose")
         self._target = _compose_target(self, target)
         return MoveToPoseGoal(pose=self._target, velocity_scaling=self.params["velocity_scaling"],
-                              position_tolerance_m=self.params["position_tolerance_m"])
+                              position_tolerance_m=self.params["position_tolerance_m"],
+                              planner=self.params["planner"], planning_time_s=self.param("planning_time_s"),
+                              acceleration_scaling=self.param("acceleration_scaling"),
+                              allowed_contacts=_allowed_contacts(self))
 
     def on_feedback(self, feedback: Any) -> None:
         if isinstance(feedback, MotionFeedback):
-            self.feedback_message = f"tcp {feedback.distance_m:.3f} m from target {_fmt_xyz(self._target)}"
+            self.feedback_message = (_planning_feedback(feedback)
+                                     or f"tcp {feedback.distance_m:.3f} m from target {_fmt_xyz(self._target)}")
 
     def on_success(self, result: Any) -> Status:
         err = result.position_error_m if isinstance(result, MotionResult) else float("nan")
@@ -126,8 +176,10 @@ class MoveCartesian(BackendAction):
 
     The target is either ``target`` (a pose, with the same ``offset``/``orientation_rpy_deg`` rules
     as MoveToPose) or ``delta``: a displacement from the current TCP position, world frame, metres,
-    keeping the orientation. RUNNING while moving; SUCCESS at the end of the line (or when the force
-    guard ``max_force_n`` stops it on contact); FAILURE when a waypoint is out of reach.
+    keeping the orientation. The whole line is checked (IK and collisions) before it starts: RUNNING
+    while it is checked and while moving; SUCCESS at the end of the line (or when the force guard
+    ``max_force_n`` stops it on contact); FAILURE before moving when a waypoint is out of reach or the
+    line would collide ("panda_hand would hit shelf at 40% of the straight line ...").
 
     Example:
         .. code-block:: yaml
@@ -144,6 +196,7 @@ class MoveCartesian(BackendAction):
         "speed_mps": Param("float", 0.1, "TCP linear speed", unit="m/s", min=0.001, max=2.0),
         "max_force_n": Param("float", None, "stop on contact when the wrist force exceeds this", unit="N", min=0.0),
         "position_tolerance_m": Param("float", 0.01, "accepted final TCP position error", unit="m", min=0.0001, max=0.5),
+        "allowed_contacts": _ALLOWED,
     }
 
     def make_goal(self) -> MoveCartesianGoal:
@@ -158,11 +211,13 @@ class MoveCartesian(BackendAction):
             T[:3, 3] += np.asarray(delta, dtype=float)
         self._target = T
         return MoveCartesianGoal(pose=T, speed_mps=self.params["speed_mps"], max_force_n=self.params["max_force_n"],
-                                 position_tolerance_m=self.params["position_tolerance_m"])
+                                 position_tolerance_m=self.params["position_tolerance_m"],
+                                 allowed_contacts=_allowed_contacts(self))
 
     def on_feedback(self, feedback: Any) -> None:
         if isinstance(feedback, MotionFeedback):
-            self.feedback_message = f"tcp {feedback.distance_m:.3f} m from {_fmt_xyz(self._target)}"
+            self.feedback_message = (_planning_feedback(feedback).replace("planning (line)", "checking the line")
+                                     or f"tcp {feedback.distance_m:.3f} m from {_fmt_xyz(self._target)}")
 
     def on_success(self, result: Any) -> Status:
         if isinstance(result, MotionResult) and result.stopped_on_contact:
@@ -173,7 +228,8 @@ class MoveCartesian(BackendAction):
 
 
 class MoveJoints(BackendAction):
-    """Move the arm to a named configuration (e.g. ``ready``) or to joint positions in radians.
+    """Move the arm to a named configuration (e.g. ``ready``) or to joint positions in radians,
+    collision-checked (and planned when the straight joint motion would collide; see the module notes).
 
     Example:
         .. code-block:: yaml
@@ -188,6 +244,8 @@ class MoveJoints(BackendAction):
         "configuration": Param("str", None, "named configuration of the arm (e.g. 'ready')", refers_to="configuration"),
         "positions": Param("float_list", None, "joint positions in the arm's joint order", unit="rad"),
         "velocity_scaling": Param("float", 0.5, "fraction of the joint velocity limits", min=0.01, max=1.0),
+        **_PLANNING_PARAMS,
+        "allowed_contacts": _ALLOWED,
     }
 
     def make_goal(self) -> MoveJointsGoal:
@@ -204,11 +262,15 @@ class MoveJoints(BackendAction):
         if len(positions) != n:
             raise ValueError(f"the arm has {n} joints, got {len(positions)} positions")
         self._label = name or "joint target"
-        return MoveJointsGoal(positions=list(positions), velocity_scaling=self.params["velocity_scaling"])
+        return MoveJointsGoal(positions=list(positions), velocity_scaling=self.params["velocity_scaling"],
+                              planner=self.params["planner"], planning_time_s=self.param("planning_time_s"),
+                              acceleration_scaling=self.param("acceleration_scaling"),
+                              allowed_contacts=_allowed_contacts(self))
 
     def on_feedback(self, feedback: Any) -> None:
         if isinstance(feedback, MotionFeedback):
-            self.feedback_message = f"moving to {self._label}: {100 * feedback.progress:.0f}%"
+            self.feedback_message = (_planning_feedback(feedback)
+                                     or f"moving to {self._label}: {100 * feedback.progress:.0f}%")
 
     def on_success(self, result: Any) -> Status:
         self.feedback_message = f"at {self._label}"

@@ -22,8 +22,12 @@ class TreeRefused(ValueError):
     """The tree cannot run on this robot (sim-only behaviour, or an action the robot does not offer)."""
 
 
-def check_tree(task: Any, cfg: RobotConfig) -> None:
+def check_tree(task: Any, cfg: RobotConfig, planned_arms: Any = ()) -> None:
     """Refuse ``task`` before it starts if it cannot run on the robot described by ``cfg``.
+
+    Args:
+        planned_arms: arms whose motions the client plans (see :func:`make_hardware_backend`): on
+            them ``move_to_pose`` and an unguarded ``move_cartesian`` need only ``move_joints``.
 
     Raises:
         TreeRefused: naming every offending node (type, name, file:line) and why.
@@ -56,9 +60,12 @@ def check_tree(task: Any, cfg: RobotConfig) -> None:
             continue
         else:
             names = list(resources)[:1]
+        planned = (res_kind == "arm" and names and names[0] in planned_arms
+                   and (action == "move_to_pose" or (action == "move_cartesian"
+                                                     and node.params.get("max_force_n") is None)))
         if not names:
             problems.append(f"{label} needs a {res_kind}; the robot file has none")
-        elif action not in resources[names[0]]:
+        elif action not in resources[names[0]] and not planned:
             problems.append(f"{label} needs action {action!r} on {res_kind} {names[0]!r}, which the robot file "
                             f"{cfg.file} does not offer (it offers {sorted(resources[names[0]])})")
     if problems:
@@ -89,10 +96,45 @@ def make_hardware_backend(task: Any, options: Any) -> Any:
     if not path:
         raise ValueError("--backend hardware needs --robot ROBOT.yaml (see examples/robots/standin.yaml)")
     cfg = load_robot_file(path)
-    check_tree(task, cfg)
+    scene = planning_scene(task)
+    check_tree(task, cfg, planned_arms=_planned_arms(scene, cfg))
     from .rosbridge import HardwareBackend
 
-    return HardwareBackend(cfg, tree_objects(task))
+    return HardwareBackend(cfg, tree_objects(task), scene=scene)
+
+
+def planning_scene(task: Any) -> Any:
+    """The task's ``scene:`` parsed (for the client's collision world), or None without one.
+
+    Raises:
+        ValueError: an invalid scene (already reported by the loader for a validated task).
+    """
+    if not getattr(task, "scene", None):
+        return None
+    import os
+
+    from ..sim.scene import parse_scene
+
+    return parse_scene(task.scene, base_dir=getattr(task, "scene_dir", None)
+                       or os.path.dirname(os.path.abspath(task.file)))
+
+
+def _planned_arms(scene: Any, cfg: RobotConfig) -> set:
+    """Arms whose motions the client plans (a robot of the scene with this name and the model's
+    joints) and that offer FollowJointTrajectory: ``move_to_pose`` and ``move_cartesian`` run as
+    planned trajectories on them."""
+    if scene is None:
+        return set()
+    from ..sim.robots import model_by_name
+
+    out = set()
+    for r in scene.robots:
+        arm = cfg.arms.get(r.name)
+        model = getattr(r, "description", None) or model_by_name(r.model)
+        if arm is not None and model is not None and sorted(arm.joint_names) == sorted(model.arm_joint_names) \
+                and "move_joints" in arm.actions:
+            out.add(r.name)
+    return out
 
 
 __all__ = ["check_tree", "tree_objects", "make_hardware_backend", "RobotConfig", "RobotFileError", "TreeRefused", "load_robot_file"]

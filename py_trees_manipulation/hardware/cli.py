@@ -14,24 +14,18 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def load_task_for_robot(path: str, overrides: Optional[list[str]] = None) -> Any:
-    """Load a YAML task for ``--backend hardware``: as :func:`~py_trees_manipulation.trees.loader.load_task`
-    but without its ``scene:`` (the robot is the scene), so the simulator (PyBullet, scipy.signal: seconds
-    of imports) is not loaded to validate a scene that is not used. With a ``--set scene....``
-    override the scene is kept and validated.
+    """Load a YAML task for ``--backend hardware``: as :func:`~py_trees_manipulation.trees.loader.load_task`.
+
+    The ``scene:`` is kept and validated: the client plans every arm motion against it (fixtures and
+    objects from the task file, the robots' URDFs; :mod:`.planning`). A task without one runs its
+    motions as the robot's own actions, unchecked.
 
     Raises:
         TreeLoadError: as load_task.
     """
-    from ..trees import locyaml
-    from ..trees.loader import load_task, load_task_data
+    from ..trees.loader import load_task
 
-    overrides = list(overrides or [])
-    if any(o.split("=", 1)[0].strip().split(".", 1)[0] == "scene" for o in overrides):
-        return load_task(path, overrides)
-    doc = locyaml.load(path)
-    if isinstance(doc, dict) and "scene" in doc:
-        del doc["scene"]
-    return load_task_data(doc, path, overrides)
+    return load_task(path, list(overrides or []))
 
 
 def run_observers(args: argparse.Namespace, task: Any = None) -> list[Any]:

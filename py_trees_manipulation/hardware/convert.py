@@ -15,6 +15,8 @@ Conventions at this boundary:
   wire); our client hands behaviours ``PR2Gripper<X>Feedback{data}`` / ``PR2Gripper<X>Result{data}``,
   exactly what the simulator's servers publish;
 - ``MoveJointsGoal`` -> ``control_msgs/FollowJointTrajectoryGoal`` with one point;
+  ``JointTrajectoryGoal`` (a motion planned and timed by the client) <-> the same message with
+  every point (positions, velocities, time_from_start);
 - ``MoveToPoseGoal`` / ``MoveCartesianGoal`` <-> ``ptm_msgs/MoveToPose`` / ``ptm_msgs/MoveCartesian``
   (our Cartesian action types, defined in docs/hardware.md and :data:`CARTESIAN_ACTION_DOC`).
 
@@ -30,8 +32,8 @@ import numpy as np
 
 from ..geometry.poses import check_pose, pose_from_pq, pq_from_pose
 from ..msgs import gripper_sensor as gs
-from ..msgs.motion import (MotionFeedback, MotionResult, MoveCartesianGoal, MoveJointsGoal, MoveToPoseGoal,
-                           Pr2GripperCommand, Pr2GripperCommandResult)
+from ..msgs.motion import (JointTrajectoryGoal, MotionFeedback, MotionResult, MoveCartesianGoal, MoveJointsGoal,
+                           MoveToPoseGoal, Pr2GripperCommand, Pr2GripperCommandResult)
 
 #: ROS 1 action types (the ``...Action`` name; topics use ``...ActionGoal`` etc.) per backend action
 DEFAULT_ACTION_TYPES: dict[str, str] = {
@@ -294,6 +296,48 @@ def follow_joint_trajectory_goal(joint_names: Sequence[str], q0: Sequence[float]
                                    "accelerations": [], "effort": [], "time_from_start": time_to_ros(T)}]},
         "path_tolerance": [], "goal_tolerance": [], "goal_time_tolerance": {"secs": 0, "nsecs": 0},
     }
+
+
+def joint_trajectory_goal_to_ros(goal: JointTrajectoryGoal) -> dict[str, Any]:
+    """``JointTrajectoryGoal`` -> ``control_msgs/FollowJointTrajectoryGoal`` with every point."""
+    points = [{"positions": [float(v) for v in q], "velocities": [float(v) for v in qd], "accelerations": [],
+               "effort": [], "time_from_start": time_to_ros(float(t))}
+              for t, q, qd in zip(goal.times, goal.positions, goal.velocities)]
+    return {
+        "trajectory": {"header": {"seq": 0, "stamp": {"secs": 0, "nsecs": 0}, "frame_id": ""},
+                       "joint_names": list(goal.joint_names), "points": points},
+        "path_tolerance": [], "goal_tolerance": [], "goal_time_tolerance": {"secs": 0, "nsecs": 0},
+    }
+
+
+def joint_trajectory_goal_from_ros(msg: Any, joint_names: Sequence[str]) -> JointTrajectoryGoal:
+    """``FollowJointTrajectoryGoal`` -> ``JointTrajectoryGoal`` in ``joint_names`` order (missing
+    velocities are zero).
+
+    Raises:
+        ValueError: no points, joints missing, lengths that do not match, times not increasing.
+    """
+    traj = _map(msg, "trajectory", "goal")
+    names = traj.get("joint_names")
+    points = traj.get("points")
+    if not isinstance(names, list) or not isinstance(points, list) or not points:
+        raise ValueError("goal.trajectory needs joint_names and at least one point")
+    missing = [j for j in joint_names if j not in names]
+    if missing:
+        raise ValueError(f"goal.trajectory.joint_names lacks {missing}")
+    cols = [names.index(j) for j in joint_names]
+    times, qs, qds = [], [], []
+    for k, pt in enumerate(points):
+        pos = pt.get("positions") if isinstance(pt, Mapping) else None
+        if not isinstance(pos, list) or len(pos) != len(names):
+            raise ValueError(f"goal.trajectory.points[{k}].positions must have {len(names)} values")
+        vel = pt.get("velocities") or [0.0] * len(names)
+        if len(vel) != len(names):
+            raise ValueError(f"goal.trajectory.points[{k}].velocities must have {len(names)} values or none")
+        times.append(time_from_ros(pt.get("time_from_start"), f"goal.trajectory.points[{k}].time_from_start"))
+        qs.append([float(pos[c]) for c in cols])
+        qds.append([float(vel[c]) for c in cols])
+    return JointTrajectoryGoal(list(joint_names), np.array(times), np.array(qs), np.array(qds))
 
 
 def follow_joint_trajectory_from_ros(msg: Any, joint_names: Sequence[str]) -> tuple[list[float], float]:

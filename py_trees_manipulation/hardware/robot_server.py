@@ -40,8 +40,9 @@ then hears nothing on it) get a ``status`` message of level ``error`` (with the 
 ``/rosapi/topic_type`` and (with ``ros_version``) ``/rosapi/get_ros_version`` answer as rosapi does.
 
 Only the actions the sim resources offer are served (the gripper sensor actions appear when the
-sim gripper has them). FollowJointTrajectory goals are executed as the sim's ``move_joints`` to
-the last point, with the velocity scaling that takes the trajectory's duration.
+sim gripper has them). FollowJointTrajectory goals are followed point by point (positions,
+velocities, times: the sim arm's ``follow_joint_trajectory``, cubic Hermite between the points), as
+a robot's joint trajectory controller does; the client plans and times them (collision-checked).
 
 The simulator runs in the server's own thread, at ``rate`` times real time (every sim call
 happens on that thread: PyBullet is not thread-safe). Fault injection for tests: ``faults`` maps
@@ -63,7 +64,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..msgs.actions import GoalHandle, GoalStatus
-from ..msgs.motion import MotionFeedback, MoveJointsGoal
+from ..msgs.motion import JointTrajectoryGoal, MotionFeedback, MoveJointsGoal
 from . import convert as cv
 from ..msgs.plain import jsonable as _jsonable
 from .rosbridge import add_one_line_filter, ros2_action_type
@@ -276,6 +277,10 @@ class RobotStandIn:
             raise ValueError(f"ros_version must be 1, 2 or None, got {ros_version!r}")
         self.ros_version = ros_version
         self.sim = backend
+        if hasattr(backend, "clock_hold_wait_s"):
+            # a line being checked by the sim's motion planning must not stall the server loop: keep
+            # publishing status and state while sim time stands still
+            backend.clock_hold_wait_s = 0.05
         self.host, self.port, self.rate, self.publish_hz = host, port, float(rate), float(publish_hz)
         self.faults = {k: set(v) for k, v in (faults or {}).items()}
         self.verbose = verbose
@@ -304,7 +309,12 @@ class RobotStandIn:
             vlim = np.asarray(arm.robot.velocity_limits, float)
             names = list(arm.joint_names)
 
-            def fjt_goal(msg: Any, arm: Any = arm, names: list = names, vlim: np.ndarray = vlim) -> MoveJointsGoal:
+            follows = "follow_joint_trajectory" in arm.actions
+
+            def fjt_goal(msg: Any, arm: Any = arm, names: list = names, vlim: np.ndarray = vlim,
+                         follows: bool = follows) -> Any:
+                if follows:  # the whole trajectory, point by point, as a robot's controller does
+                    return cv.joint_trajectory_goal_from_ros(msg, names)
                 q1, T = cv.follow_joint_trajectory_from_ros(msg, names)
                 q0 = arm.joint_positions()
                 return MoveJointsGoal(positions=q1, velocity_scaling=cv.scaling_for_duration(q0, q1, vlim, T))
@@ -313,9 +323,13 @@ class RobotStandIn:
                 q = arm.joint_positions()
                 goal = None
                 for s in self.servers.values():
-                    if s.resource is arm and s.action == "move_joints":
+                    if s.resource is arm and s.action in ("move_joints", "follow_joint_trajectory"):
                         goal = next((g.handle.goal for g in s.goals.values() if g.handle is not None and not g.handle.done), None)
-                desired = list(goal.positions) if goal is not None else q
+                desired = q
+                if isinstance(goal, JointTrajectoryGoal):
+                    desired = [float(v) for v in goal.positions[-1]]
+                elif goal is not None:
+                    desired = list(goal.positions)
                 return cv.fjt_feedback_to_ros(names, q, desired)
 
             def fjt_result(result: Any, text: str, status: int) -> dict:
@@ -323,8 +337,8 @@ class RobotStandIn:
 
             for action in arm.actions:
                 if action == "move_joints":
-                    self._add(f"{arm_ns}/follow_joint_trajectory", cv.DEFAULT_ACTION_TYPES[action], arm, action,
-                              fjt_goal, fjt_feedback, fjt_result)
+                    self._add(f"{arm_ns}/follow_joint_trajectory", cv.DEFAULT_ACTION_TYPES[action], arm,
+                              "follow_joint_trajectory" if follows else action, fjt_goal, fjt_feedback, fjt_result)
                 elif action in ("move_to_pose", "move_cartesian"):
                     self._add(f"{arm_ns}/{action}", cv.DEFAULT_ACTION_TYPES[action], arm, action,
                               lambda m, a=action: cv.cartesian_goal_from_ros(a, m),

@@ -470,6 +470,18 @@ class HardwareArm(_Resource):
         if cfg.tcp_pose_topic:
             backend._watch(cfg.tcp_pose_topic, "geometry_msgs/PoseStamped", self._on_tcp)
 
+    def send_goal(self, action: str, goal: Any) -> GoalHandle:
+        """As :meth:`_Resource.send_goal`; arm motions are first checked and planned in the client
+        against the task's scene when it has one (:mod:`.planning`), then sent as one trajectory."""
+        planning = self._backend._planning
+        if planning is not None and not self._backend._conn.closed and planning.handles(self, action, goal):
+            self._backend.poll()
+            for rg in list(self._backend._goals.values()):  # one goal at a time on this arm
+                if rg.client in self._clients.values() and not rg.handle.done:
+                    rg.handle.cancel()
+            return planning.submit(self, action, goal)
+        return super().send_goal(action, goal)
+
     def _on_tcp(self, msg: Any) -> None:
         self._tcp = cv.pose_stamped_from_ros(msg, self.cfg.tcp_pose_topic or "tcp pose")
 
@@ -501,8 +513,10 @@ class HardwareArm(_Resource):
 
     # ---- FollowJointTrajectory -------------------------------------------------------------------
     def _fjt_goal(self, goal: Any) -> dict:
-        from ..msgs.motion import MoveJointsGoal
+        from ..msgs.motion import JointTrajectoryGoal, MoveJointsGoal
 
+        if isinstance(goal, JointTrajectoryGoal):  # planned and timed by the client (.planning)
+            return cv.joint_trajectory_goal_to_ros(goal)
         if not isinstance(goal, MoveJointsGoal):
             raise TypeError(f"move_joints takes a MoveJointsGoal, got {type(goal).__name__}")
         if len(goal.positions) != len(self.joint_names):
@@ -638,6 +652,9 @@ class HardwareBackend:
         cfg: the robot file (:func:`~.robotfile.load_robot_file`).
         objects: object names the tree uses (:func:`~py_trees_manipulation.hardware.tree_objects`),
             subscribed at connect through the robot file's ``'*'`` object topic template.
+        scene: the task's parsed scene (:class:`~py_trees_manipulation.sim.scene.SceneSpec`): when
+            it has robots named like the robot file's arms, arm motions are checked and planned in
+            the client against it and sent as one FollowJointTrajectory goal (:mod:`.planning`).
 
     Raises:
         HardwareConnectionError: rosbridge unreachable within ``connect_timeout_s``; an action
@@ -651,9 +668,10 @@ class HardwareBackend:
 
     name = "hardware"
 
-    def __init__(self, cfg: RobotConfig, objects: Any = ()):
+    def __init__(self, cfg: RobotConfig, objects: Any = (), scene: Any = None):
         self.cfg = cfg
         self.seed = 0
+        self._planning: Any = None
         self.goal_log: list[tuple[str, str]] = []
         self.cancel_log: list[tuple[str, str]] = []
         self._goals: dict[str, _RemoteGoal] = {}
@@ -679,6 +697,10 @@ class HardwareBackend:
             if cfg.clock != "wall":
                 self._watch(cfg.clock, "rosgraph_msgs/Clock", self._on_clock)
             self.world = HardwareWorld(self, objects)
+            if scene is not None and any(r.name in self.arms for r in scene.robots):
+                from .planning import HardwarePlanning
+
+                self._planning = HardwarePlanning(self, scene)
             self._wait_ready()
         except BaseException:
             self._conn.close()
@@ -834,6 +856,8 @@ class HardwareBackend:
                 self._on_lost()
             elif kind == "bridge_status":
                 self._on_bridge_status(msg)
+        if self._planning is not None:
+            self._planning.poll()
         now = time.monotonic()
         for rg in list(self._goals.values()):
             h = rg.handle
@@ -1107,8 +1131,9 @@ class HardwareBackend:
             self._lost_ticked = True
 
     def metrics(self) -> dict[str, Any]:
-        """Run metrics: ``rosbridge_url``, and the robot's own metrics from ``metrics_service`` (a
-        std_srvs/Trigger whose ``message`` is a JSON object) when configured and reachable."""
+        """Run metrics: ``rosbridge_url``, the robot's own metrics from ``metrics_service`` (a
+        std_srvs/Trigger whose ``message`` is a JSON object) when configured and reachable, and the
+        client's motion planning (``planning_time_s``, ``planned_motions``) when it plans."""
         out: dict[str, Any] = {"rosbridge_url": self.cfg.url, "wall_time_s": round(self.now(), 3)}
         if self.cfg.metrics_service and not self._conn.closed:
             try:
@@ -1118,6 +1143,8 @@ class HardwareBackend:
                     out.update(data)
             except Exception as e:  # metrics must not hide the run's outcome
                 out["metrics_error"] = f"{self.cfg.metrics_service}: {type(e).__name__}: {e}"
+        if self._planning is not None:  # the client's planning (a stand-in's own would be the server's)
+            out.update(self._planning.metrics())
         return out
 
     def telemetry(self) -> dict[str, dict[str, Any]]:
@@ -1152,6 +1179,8 @@ class HardwareBackend:
                 self._send_cancel(rg)
                 rg.handle.set_preempted(None, "the hardware backend was closed")
         self._goals.clear()
+        if self._planning is not None:
+            self._planning.close()
         self._conn.close()
 
     def __enter__(self) -> "HardwareBackend":

@@ -8,7 +8,7 @@ frame; the WSG 50's ``wsg50_tcp``, between its pad centres).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
@@ -19,66 +19,147 @@ def _check_positive(name: str, value: float, allow_zero: bool = False) -> None:
         raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value}")
 
 
+def _check_scaling(name: str, value: float) -> None:
+    if not 0.0 < value <= 1.0:
+        raise ValueError(f"{name} must be in (0, 1], got {value}")
+
+
+def _check_planning(planner: str, planning_time_s: float, allowed_contacts: tuple) -> tuple:
+    # the planner's name is checked by whoever plans (py_trees_manipulation.motion.PLANNER_CHOICES)
+    if not isinstance(planner, str) or not planner:
+        raise ValueError(f"planner must be a name, got {planner!r}")
+    _check_positive("planning_time_s", planning_time_s)
+    if isinstance(allowed_contacts, str) or not all(isinstance(a, str) for a in allowed_contacts):
+        raise ValueError(f"allowed_contacts must be a list of names ('box' or 'box:table'), got {allowed_contacts!r}")
+    return tuple(allowed_contacts)
+
+
 @dataclass
 class MoveToPoseGoal:
-    """Move the TCP to ``pose`` by inverse kinematics and joint-space interpolation.
+    """Move the TCP to ``pose``: inverse kinematics, then a collision-checked joint motion.
 
     Attributes:
         pose: (4, 4) target TCP pose, world frame, metres.
-        velocity_scaling: fraction of the joint velocity limits, in (0, 1].
+        velocity_scaling: fraction of the joint velocity limits, in (0, 1] (MoveIt's name).
         position_tolerance_m: accepted TCP position error at the end, metres.
         orientation_tolerance_rad: accepted TCP orientation error at the end, radians.
+        planner: ``"auto"`` (the straight joint motion when it is collision-free, else planned),
+            ``"straight"`` or an OMPL planner name (:data:`~py_trees_manipulation.motion.PLANNERS`).
+        planning_time_s: the planner's time budget, seconds.
+        acceleration_scaling: fraction of the joint acceleration limits, in (0, 1] (MoveIt's name).
+        allowed_contacts: contacts the motion may make: ``"box"`` (the hand and the held object may
+            touch body ``box``) or ``"box:table"`` (the held ``box``, or a robot link, may touch ``table``).
     """
 
     pose: np.ndarray
     velocity_scaling: float = 0.5
     position_tolerance_m: float = 0.01
     orientation_tolerance_rad: float = 0.1
+    planner: str = "auto"
+    planning_time_s: float = 2.0
+    acceleration_scaling: float = 0.5
+    allowed_contacts: tuple[str, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
-        if not 0.0 < self.velocity_scaling <= 1.0:
-            raise ValueError(f"velocity_scaling must be in (0, 1], got {self.velocity_scaling}")
+        _check_scaling("velocity_scaling", self.velocity_scaling)
+        _check_scaling("acceleration_scaling", self.acceleration_scaling)
+        self.allowed_contacts = _check_planning(self.planner, self.planning_time_s, self.allowed_contacts)
 
 
 @dataclass
 class MoveCartesianGoal:
-    """Move the TCP along a straight line to ``pose`` at ``speed_mps`` (orientation slerped).
+    """Move the TCP along a straight line to ``pose`` at ``speed_mps`` (orientation slerped); the
+    line is checked for collisions before it starts.
 
     Attributes:
         pose: (4, 4) target TCP pose, world frame, metres.
         speed_mps: TCP linear speed, m/s.
         max_force_n: stop early (SUCCEEDED with ``stopped_on_contact``) when the wrist force
-            exceeds this, newtons; ``None`` disables the guard.
+            exceeds this, newtons; ``None`` disables the guard. A guarded line may end in contact.
+        position_tolerance_m: accepted TCP position error, metres.
+        allowed_contacts: as :class:`MoveToPoseGoal`.
     """
 
     pose: np.ndarray
     speed_mps: float = 0.1
     max_force_n: Optional[float] = None
     position_tolerance_m: float = 0.01
+    allowed_contacts: tuple[str, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
         _check_positive("speed_mps", self.speed_mps)
+        self.allowed_contacts = _check_planning("auto", 1.0, self.allowed_contacts)
 
 
 @dataclass
 class MoveJointsGoal:
-    """Move the arm joints to ``positions`` (radians, arm joint order) in joint space."""
+    """Move the arm joints to ``positions`` (radians, arm joint order), collision-checked; the
+    other fields are those of :class:`MoveToPoseGoal`."""
 
     positions: list[float]
     velocity_scaling: float = 0.5
+    planner: str = "auto"
+    planning_time_s: float = 2.0
+    acceleration_scaling: float = 0.5
+    allowed_contacts: tuple[str, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
-        if not 0.0 < self.velocity_scaling <= 1.0:
-            raise ValueError(f"velocity_scaling must be in (0, 1], got {self.velocity_scaling}")
+        _check_scaling("velocity_scaling", self.velocity_scaling)
+        _check_scaling("acceleration_scaling", self.acceleration_scaling)
+        self.allowed_contacts = _check_planning(self.planner, self.planning_time_s, self.allowed_contacts)
+
+
+@dataclass
+class JointTrajectoryGoal:
+    """Follow a timed joint trajectory (control_msgs/FollowJointTrajectory's points): what the
+    hardware client sends once it has planned a motion, and what the stand-in robot executes.
+
+    Attributes:
+        joint_names: the joints of ``positions``' columns.
+        times: time from start of each point, seconds, shape (n,), increasing, > 0.
+        positions: joint positions, radians, shape (n, dof).
+        velocities: joint velocities, rad/s, shape (n, dof) (zero at the last point).
+    """
+
+    joint_names: list[str]
+    times: np.ndarray
+    positions: np.ndarray
+    velocities: np.ndarray
+
+    def __post_init__(self) -> None:
+        self.times = np.asarray(self.times, dtype=float)
+        self.positions = np.asarray(self.positions, dtype=float)
+        self.velocities = np.asarray(self.velocities, dtype=float)
+        n, dof = len(self.times), len(self.joint_names)
+        if n == 0:
+            raise ValueError("a joint trajectory needs at least one point")
+        if self.positions.shape != (n, dof) or self.velocities.shape != (n, dof):
+            raise ValueError(f"positions and velocities must be ({n}, {dof}) arrays, got {self.positions.shape} "
+                             f"and {self.velocities.shape}")
+        if not np.all(np.isfinite(self.positions)) or not np.all(np.isfinite(self.velocities)):
+            raise ValueError("a joint trajectory holds a non-finite value")
+        if self.times[0] <= 0 or np.any(np.diff(self.times) <= 0):
+            raise ValueError("time_from_start must be positive and increasing")
 
 
 @dataclass
 class MotionFeedback:
-    """Progress of an arm motion: the TCP pose now and its distance to the target (m)."""
+    """Progress of an arm motion: the TCP pose now and its distance to the target (m).
+
+    Attributes:
+        phase: ``"planning"`` (the motion is being checked and planned; the robot holds still) or
+            ``"executing"``.
+        planner: the planner asked for (``auto``, ``straight``, an OMPL name; ``line`` for a
+            Cartesian motion) while planning, the one used while executing.
+        planning_time_s: wall time spent planning so far (planning) or in total (executing), seconds.
+    """
 
     tcp_pose: np.ndarray
     distance_m: float
     progress: float = 0.0
+    phase: str = "executing"
+    planner: str = ""
+    planning_time_s: float = 0.0
 
 
 @dataclass

@@ -330,14 +330,18 @@ def run_trial(job: SweepJob) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------------
 #: Modules the fork server imports once, before it forks any worker, so that every worker starts with
 #: the whole run stack loaded: the sweep and scenario code, the loader and runner, the simulator (with
-#: PyBullet) and the behaviour registry (:func:`forkserver_preload` adds the built-in behaviours).
-#: Not scipy (the tactile filters are designed in closed form) nor matplotlib (only the parent
-#: plots). The fork server skips a module that fails to import, silently; tests/unit/test_sweep.py
-#: checks that every name resolves.
+#: PyBullet), the behaviour registry (:func:`forkserver_preload` adds the built-in behaviours) and the
+#: motion planning (collision world, ruckig, OMPL). Not scipy (the tactile filters are designed in
+#: closed form) nor matplotlib (only the parent plots). The fork server skips a module that fails to
+#: import, silently; tests/unit/test_sweep.py checks that every name resolves.
 FORKSERVER_PRELOAD = (
     __name__, "py_trees_manipulation.scenarios.scenario", "py_trees_manipulation.trees.loader",
     "py_trees_manipulation.trees.runner", "py_trees_manipulation.sim", "py_trees_manipulation.behaviors.registry",
     "py_trees_manipulation.control.tactile", "importlib.metadata", "py_trees_manipulation.sim.reach",
+    # the motion planning every arm motion goes through (collision world, timing; OMPL when it plans)
+    "py_trees_manipulation.collision.arm_planner", "py_trees_manipulation.collision.worker",
+    "py_trees_manipulation.motion.timing", "ruckig",
+    "concurrent.futures.thread", "py_trees_manipulation.motion.ompl_planning", "ompl.geometric",
 )
 
 

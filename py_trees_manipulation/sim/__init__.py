@@ -6,8 +6,10 @@
 - :mod:`.robots`: a robot description (:mod:`py_trees_manipulation.robots`: ``franka_panda``,
   ``kuka_iiwa_wsg50`` or a user's file) loaded in a PyBullet client.
 - :mod:`.backend`: :class:`~.backend.SimBackend`, the :class:`py_trees_manipulation.backend.Backend`
-  implementation (1 kHz physics, IK with reachability check, joint-space and Cartesian motions,
-  PR2-style ``gripper_action``, ground-truth world queries, metrics and telemetry).
+  implementation (1 kHz physics, IK with reachability check, PR2-style ``gripper_action``,
+  ground-truth world queries, metrics and telemetry).
+- :mod:`.planning`: the arm motions (``move_joints``, ``move_to_pose``, ``move_cartesian``),
+  collision-checked and planned in a collision world while sim time stands still.
 
 Quick use::
 
@@ -27,3 +29,4 @@ __all__ = ["SimBackend", "register_extension", "SceneError", "SceneSpec", "parse
 from . import grasp_fix as _grasp_fix  # noqa: E402,F401  (registers the grasp_fix: section and extension)
 from . import doors as _doors  # noqa: F401,E402  (scene sections doors/cabinets, follow_screw)
 from . import tactile_sensor as _tactile_sensor  # noqa: F401,E402  (tactile: section, PR2 gripper sensor actions)
+from . import planning as _planning  # noqa: F401,E402  (motion_planning: section; collision-checked arm motions)

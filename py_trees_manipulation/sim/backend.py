@@ -13,14 +13,17 @@ published once per :meth:`advance` call (i.e. once per tree tick).
 
 Resources (named after the robot, e.g. ``arms["panda"]`` and ``grippers["panda"]``):
 
-- :class:`SimArm` serves ``move_to_pose``, ``move_joints`` and ``move_cartesian``. Targets are
-  solved by ``calculateInverseKinematics`` (null space towards the current configuration, iterated on
-  the shadow robot) and *verified by forward kinematics*: a TCP that would end farther than
+- :class:`SimArm` serves ``move_to_pose``, ``move_joints`` and ``move_cartesian`` through the
+  ``motion_planning`` extension (:mod:`.planning`): every motion is checked for collisions in a
+  planning copy of the scene (and planned with OMPL when the straight joint motion collides) before
+  the robot moves, on a worker thread while sim time stands still (an execution with
+  ``holds_clock``). Targets are solved by ``calculateInverseKinematics`` (null space towards the
+  current configuration) and *verified by forward kinematics*: a TCP that would end farther than
   ``position_tolerance_m`` from the target ends the goal ABORTED with the distance in the text.
-  Motions are cubic joint-space interpolations (``move_to_pose``, ``move_joints``) whose duration
-  keeps every joint under ``velocity_scaling`` times its URDF velocity limit, or straight TCP lines
-  (``move_cartesian``: IK every 20 ms of path, trapezoidal speed profile at ``speed_mps``). The
-  joints track the precomputed 1 kHz trajectory with POSITION_CONTROL motors limited to the joint
+  Joint motions are timed by ruckig under ``velocity_scaling`` / ``acceleration_scaling`` of the
+  joint limits; ``move_cartesian`` follows a straight TCP line (IK every 5 mm / 20 ms of path,
+  trapezoidal speed profile at ``speed_mps``). The joints track the precomputed 1 kHz trajectory
+  with POSITION_CONTROL motors limited to the joint
   torques (the description's ``effort_limits``, else the URDF's; the Panda's 87 N m, 12 N m).
 - :class:`SimGripper` serves ``gripper_action`` (pr2_controllers_msgs/Pr2GripperCommand):
   ``position`` is the finger gap (m, sum of both finger joints), ``max_effort`` the force of each
@@ -52,15 +55,14 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 import numpy as np
 import pybullet as pb
 import pybullet_data
-from transforms3d import quaternions as t3d_quaternions
 
 from ..backend import BackendError
+from ..collision.ik import IKSolution, solve_ik
+from ..collision.ik import pq_of_valid_pose as _pq_of_valid_pose  # noqa: F401  (tests/unit/test_sim_paths.py)
 from ..conventions import quat_wxyz_from_xyzw, quat_xyzw_from_wxyz
-from ..geometry.poses import (Pose, check_pose, pose_from_pq, pq_from_pose,
-                              rotation_angle, translation_distance)
+from ..geometry.poses import Pose, check_pose, pose_from_pq, pq_from_pose, translation_distance
 from ..msgs.actions import GoalHandle
-from ..msgs.motion import (MotionFeedback, MotionResult, MoveCartesianGoal, MoveJointsGoal, MoveToPoseGoal,
-                           Pr2GripperCommand, Pr2GripperCommandResult)
+from ..msgs.motion import MotionFeedback, MotionResult, Pr2GripperCommand, Pr2GripperCommandResult
 from .robots import MODELS, LoadedRobot
 from .scene import ObjectSpec, RobotSpec, SceneSpec, parse_scene
 
@@ -207,30 +209,6 @@ class _SimResource:
 # ------------------------------------------------------------------------------------------------
 # Arm
 # ------------------------------------------------------------------------------------------------
-@dataclass
-class IKSolution:
-    """Result of :meth:`SimArm.solve_ik`.
-
-    Attributes:
-        q: arm joint positions, radians, shape (n_arm,), within the joint limits.
-        position_error_m: distance of the FK TCP position from the target, metres.
-        orientation_error_rad: angle between the FK TCP orientation and the target's, radians.
-    """
-
-    q: np.ndarray
-    position_error_m: float
-    orientation_error_rad: float
-
-
-def _pq_of_valid_pose(T: Pose) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`pq_from_pose` of a pose known to be valid (a product of checked poses): the same
-    ``(position (3,), quaternion (w, x, y, z), w >= 0)``, without ``check_pose``'s ``allclose``."""
-    q = t3d_quaternions.mat2quat(T[:3, :3])
-    if q[0] < 0:
-        q = -q
-    return T[:3, 3].copy(), q
-
-
 class _Interpolation:
     """:func:`~py_trees_manipulation.geometry.poses.interpolate` from ``a`` to ``b`` at many
     fractions: both poses are decomposed once (``interpolate`` does it on every call, with two
@@ -344,20 +322,20 @@ class _JointTrajectory(_Execution):
 
 
 class SimArm(_SimResource):
-    """An arm of a simulated robot (see the module docstring for the actions it serves).
+    """An arm of a simulated robot: state, kinematics on the shadow robot, 1 kHz position motors.
+
+    Its motion actions (``move_to_pose``, ``move_joints``, ``move_cartesian``) are served by the
+    ``motion_planning`` extension (:mod:`.planning`), which checks and plans them first.
 
     Attributes:
         name: the robot's name in the scene.
         robot: the :class:`~.robots.LoadedRobot` in the physics client.
+        shadow: the same robot in the kinematics client (IK and FK).
         joint_names: arm joint names, base to tip.
         named_configurations: configurations by name, radians, ``joint_names`` order.
-        waypoint_period_s: path time between two IK waypoints of ``move_cartesian``, seconds.
-        max_angular_speed_rps: TCP rotation speed limit of ``move_cartesian``, rad/s.
     """
 
     kind = "arm"
-    waypoint_period_s = 0.02
-    max_angular_speed_rps = 0.5
     position_gain = 0.3
     velocity_gain = 1.0
 
@@ -372,9 +350,6 @@ class SimArm(_SimResource):
         self._vgains = [self.velocity_gain] * len(robot.arm_joints)
         self._hand_joint = robot.wrist_ft_joint
         pb.enableJointForceTorqueSensor(robot.body, self._hand_joint, True, physicsClientId=robot.client)
-        self.add_action("move_to_pose", SimArm._serve_move_to_pose)
-        self.add_action("move_joints", SimArm._serve_move_joints)
-        self.add_action("move_cartesian", SimArm._serve_move_cartesian)
 
     # ---- state ---------------------------------------------------------------------------------
     def tcp_pose(self) -> Pose:
@@ -434,174 +409,11 @@ class SimArm(_SimResource):
 
     def _solve_ik(self, target: Pose, seeds: Optional[Sequence[Sequence[float]]] = None,
                   iterations: int = 6, threshold_m: float = 1e-4) -> IKSolution:
-        """:meth:`solve_ik` for a ``target`` already validated by ``check_pose`` (``move_cartesian``
+        """:meth:`solve_ik` for a ``target`` already validated by ``check_pose`` (``follow_screw``
         calls it once per waypoint): the same numbers, without re-validating the pose twice."""
-        link_target = target @ self.robot.link_in_tcp
-        pos, quat = _pq_of_valid_pose(link_target)
-        pos_l = pos.tolist()
-        orn = quat_xyzw_from_wxyz(quat)
         if seeds is None:
             seeds = [self.robot.joint_positions(), self.named_configurations.get("ready", self.robot.joint_positions())]
-        sh = self.shadow
-        best: Optional[IKSolution] = None
-        # teleport the shadow's arm in one call (LoadedRobot.reset_arm makes one per joint): the same
-        # joint positions, zero velocities, as reset_arm sets
-        arm_joints, zero_velocities = list(sh.arm_joints), [[0.0]] * len(sh.arm_joints)
-
-        def reset_arm(q: np.ndarray) -> None:
-            pb.resetJointStatesMultiDof(sh.body, arm_joints, [[v] for v in q.tolist()], zero_velocities,
-                                        physicsClientId=sh.client)
-
-        def score(s: IKSolution) -> float:
-            return s.position_error_m + 0.05 * s.orientation_error_rad
-
-        for seed in seeds:
-            q = sh.clip_to_limits(seed)
-            reset_arm(q)
-            rest = sh.ik_rest(q)
-            for it in range(2 + iterations):
-                if it < 2:
-                    sol = pb.calculateInverseKinematics(
-                        sh.body, sh.tcp_link, pos_l, orn, lowerLimits=sh.ik_lower, upperLimits=sh.ik_upper,
-                        jointRanges=sh.ik_ranges, restPoses=rest, maxNumIterations=50, residualThreshold=1e-6,
-                        physicsClientId=sh.client)
-                else:
-                    sol = pb.calculateInverseKinematics(sh.body, sh.tcp_link, pos_l, orn, maxNumIterations=50,
-                                                        residualThreshold=1e-7, physicsClientId=sh.client)
-                q = sh.clip_to_limits(sh.arm_from_ik(sol))
-                reset_arm(q)
-                cand = IKSolution(q, *sh.tcp_errors(target))
-                if best is None or score(cand) < score(best):
-                    best = cand
-                if cand.position_error_m < threshold_m and cand.orientation_error_rad < threshold_m:
-                    break
-            assert best is not None
-            if best.position_error_m < threshold_m and best.orientation_error_rad < threshold_m:
-                break
-        assert best is not None
-        return best
-
-    # ---- trajectories ---------------------------------------------------------------------------
-    def _joint_trajectory(self, q0: np.ndarray, q1: np.ndarray, velocity_scaling: float) -> tuple[np.ndarray, np.ndarray]:
-        """Cubic joint interpolation sampled at the physics rate; peak speed <= scaling * limits."""
-        dt = 1.0 / self.backend.physics_hz
-        dq = q1 - q0
-        vmax = self.robot.velocity_limits * velocity_scaling
-        T = max(1.5 * float(np.max(np.abs(dq) / vmax)), 0.05)
-        n = max(1, int(math.ceil(T / dt)))
-        tau = (np.arange(1, n + 1) * dt / T).clip(0.0, 1.0)[:, None]
-        s = 3 * tau ** 2 - 2 * tau ** 3
-        sd = (6 * tau - 6 * tau ** 2) / T
-        return q0 + s * dq, sd * dq
-
-    # ---- servers --------------------------------------------------------------------------------
-    @staticmethod
-    def _serve_move_to_pose(arm: "SimArm", handle: GoalHandle) -> Optional[_Execution]:
-        goal = handle.goal
-        if not isinstance(goal, MoveToPoseGoal):
-            raise TypeError(f"move_to_pose takes a MoveToPoseGoal, got {type(goal).__name__}")
-        target = check_pose(goal.pose)
-        q0 = arm.robot.joint_positions()
-        sol = arm.solve_ik(target)
-        p = target[:3, 3]
-        if sol.position_error_m > goal.position_tolerance_m:
-            handle.set_aborted(
-                MotionResult(arm.tcp_pose(), translation_distance(arm.tcp_pose(), target)),
-                f"target {_fmt(p)} is out of reach: best IK solution ends {sol.position_error_m:.3f} m away "
-                f"(tolerance {goal.position_tolerance_m:g} m)")
-            return None
-        if sol.orientation_error_rad > goal.orientation_tolerance_rad:
-            handle.set_aborted(
-                MotionResult(arm.tcp_pose(), translation_distance(arm.tcp_pose(), target)),
-                f"target orientation at {_fmt(p)} is out of reach: best IK solution is "
-                f"{math.degrees(sol.orientation_error_rad):.1f} deg off "
-                f"(tolerance {math.degrees(goal.orientation_tolerance_rad):.1f} deg)")
-            return None
-        q, qd = arm._joint_trajectory(q0, sol.q, goal.velocity_scaling)
-        return _JointTrajectory(arm, handle, q, qd, target, goal.position_tolerance_m)
-
-    @staticmethod
-    def _serve_move_joints(arm: "SimArm", handle: GoalHandle) -> Optional[_Execution]:
-        goal = handle.goal
-        if not isinstance(goal, MoveJointsGoal):
-            raise TypeError(f"move_joints takes a MoveJointsGoal, got {type(goal).__name__}")
-        positions: Any = goal.positions
-        if isinstance(positions, str):
-            if positions not in arm.named_configurations:
-                raise ValueError(f"unknown configuration {positions!r}; known: {sorted(arm.named_configurations)}")
-            positions = arm.named_configurations[positions]
-        q1 = np.asarray(positions, dtype=float)
-        n = len(arm.joint_names)
-        if q1.shape != (n,):
-            raise ValueError(f"positions must hold {n} joint angles (radians), got {len(q1)}")
-        r = arm.robot
-        bad = [i for i in range(n) if not r.lower[i] - 1e-6 <= q1[i] <= r.upper[i] + 1e-6]
-        if bad:
-            i = bad[0]
-            raise ValueError(f"{arm.joint_names[i]} target {q1[i]:.4f} rad is outside its limits "
-                             f"[{r.lower[i]:.4f}, {r.upper[i]:.4f}]")
-        q1 = r.clip_to_limits(q1)
-        target = arm.forward_kinematics(q1)
-        q, qd = arm._joint_trajectory(r.joint_positions(), q1, goal.velocity_scaling)
-        return _JointTrajectory(arm, handle, q, qd, target, 0.01, joint_target=q1)
-
-    @staticmethod
-    def _serve_move_cartesian(arm: "SimArm", handle: GoalHandle) -> Optional[_Execution]:
-        goal = handle.goal
-        if not isinstance(goal, MoveCartesianGoal):
-            raise TypeError(f"move_cartesian takes a MoveCartesianGoal, got {type(goal).__name__}")
-        target = check_pose(goal.pose)
-        start = arm.tcp_pose()
-        dist = translation_distance(start, target)
-        angle = rotation_angle(start, target)
-        dt = 1.0 / arm.backend.physics_hz
-        t_nom = max(dist / goal.speed_mps, angle / arm.max_angular_speed_rps, 0.02)
-        ta = min(0.1, t_nom)  # ramp time; the cruise speed is exactly speed_mps
-        T = t_nom + ta
-        v = 1.0 / t_nom
-
-        def s_of(t: np.ndarray) -> np.ndarray:
-            t = np.clip(t, 0.0, T)
-            return np.where(t < ta, 0.5 * v / ta * t ** 2,
-                            np.where(t > T - ta, 1.0 - 0.5 * v / ta * (T - t) ** 2, v * (t - ta / 2)))
-
-        n_wp = max(2, int(math.ceil(T / arm.waypoint_period_s)),
-                   int(math.ceil(dist / 0.005)), int(math.ceil(angle / 0.05)))
-        t_wp = np.linspace(0.0, T, n_wp + 1)
-        s_wp = s_of(t_wp)
-        q_prev = arm.robot.joint_positions()
-        qs = [q_prev]
-        vmax = arm.robot.velocity_limits
-        times = [0.0]
-        line = _Interpolation(start, target)
-        for i in range(1, n_wp + 1):
-            pose_i = line.at(float(s_wp[i]))
-            sol = arm._solve_ik(pose_i, seeds=[q_prev], iterations=3)
-            if sol.position_error_m > goal.position_tolerance_m:
-                handle.set_aborted(
-                    MotionResult(start, dist),
-                    f"the straight line to {_fmt(target[:3, 3])} leaves the reachable space "
-                    f"{s_wp[i] * dist:.3f} m along it, at {_fmt(pose_i[:3, 3])}: best IK solution ends "
-                    f"{sol.position_error_m:.3f} m away")
-                return None
-            jump = float(np.max(np.abs(sol.q - q_prev)))
-            if jump > 0.5:
-                handle.set_aborted(
-                    MotionResult(start, dist),
-                    f"the straight line to {_fmt(target[:3, 3])} passes a singularity or joint limit at "
-                    f"{_fmt(pose_i[:3, 3])}: a joint would jump by {jump:.2f} rad")
-                return None
-            # Retime: a segment never asks a joint for more than its velocity limit.
-            seg = max(t_wp[i] - t_wp[i - 1], float(np.max(np.abs(sol.q - q_prev) / vmax)))
-            times.append(times[-1] + seg)
-            qs.append(sol.q)
-            q_prev = sol.q
-        qs_arr = np.array(qs)
-        t_dense = np.arange(1, int(math.ceil(times[-1] / dt)) + 1) * dt
-        q = np.stack([np.interp(t_dense, times, qs_arr[:, j]) for j in range(qs_arr.shape[1])], axis=1)
-        qd = np.gradient(q, dt, axis=0) if len(q) > 1 else np.zeros_like(q)
-        return _JointTrajectory(arm, handle, q, qd, target, goal.position_tolerance_m,
-                                max_force_n=goal.max_force_n)
+        return solve_ik(self.shadow, target, seeds, iterations, threshold_m)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -913,6 +725,11 @@ class SimBackend:
     """
 
     name = "sim"
+    #: how long :meth:`advance` waits (wall clock, s) for a motion being planned before it returns
+    #: without stepping (so the tree ticks again at the same sim time); None: until the plan is done,
+    #: so ``advance(dt)`` always lets ``dt`` of sim time pass (the goal's first feedback already says
+    #: "planning")
+    clock_hold_wait_s: Optional[float] = None
 
     def __init__(self, scene: Union[dict, SceneSpec, None], gui: bool = False, seed: Optional[int] = None,
                  realtime: bool = False, base_dir: Optional[str] = None):
@@ -1140,10 +957,30 @@ class SimBackend:
         self._dirty = False
         return fns
 
+    def _release_clock(self, timeout: Optional[float]) -> bool:
+        """Wait (wall clock, at most ``timeout`` s; None: as long as it takes) for the running
+        executions that hold the clock (``holds_clock``: a motion being planned) and let each one
+        resolve (start moving, or end its goal). True when none holds the clock any more."""
+        holders = [r._active for r in (*self.arms.values(), *self.grippers.values())
+                   if r._active is not None and getattr(r._active, "holds_clock", False)]
+        if not holders:
+            return True
+        t0 = time.monotonic()
+        for ex in holders:
+            left = None if timeout is None else max(0.0, timeout - (time.monotonic() - t0))
+            if ex.wait(left):
+                ex.resolve()
+        if self.realtime and self._wall0 is not None:
+            self._wall0 += time.monotonic() - t0  # sim time stood still: so does the real-time pacing
+        return not any(r._active is not None and getattr(r._active, "holds_clock", False)
+                       for r in (*self.arms.values(), *self.grippers.values()))
+
     def step(self, n: int = 1) -> None:
-        """Run ``n`` physics steps (controllers, ``stepSimulation``, post-step hooks)."""
+        """Run ``n`` physics steps (controllers, ``stepSimulation``, post-step hooks). Waits first
+        for any motion still being planned (sim time does not pass while planning)."""
         if self.closed:
             raise BackendError("the backend is closed")
+        self._release_clock(timeout=None)
         c = self.client
         step_sim = pb.stepSimulation
         post = self._post_hooks
@@ -1165,7 +1002,9 @@ class SimBackend:
     def advance(self, dt: float) -> None:
         """Let ``dt`` seconds of simulated time pass: whole physics steps up to ``now() + dt`` (the
         remainder carries over to the next call), then one feedback message per active goal. With
-        ``realtime=True``, sleeps so simulated time does not run ahead of wall time.
+        ``realtime=True``, sleeps so simulated time does not run ahead of wall time. A motion still
+        being planned is waited for first (wall time; no sim time passes while it plans; see
+        :attr:`clock_hold_wait_s`).
 
         Raises:
             BackendError: the backend is closed.
@@ -1175,6 +1014,12 @@ class SimBackend:
             raise ValueError(f"dt must be >= 0 s, got {dt}")
         if self.closed:
             raise BackendError("the backend is closed")
+        if not self._release_clock(timeout=self.clock_hold_wait_s):
+            # an action still prepares (a motion being planned): no sim time passes meanwhile
+            for r in (*self.arms.values(), *self.grippers.values()):
+                if r._active is not None:
+                    r._active.publish_feedback()
+            return
         self._target_time += dt
         n = int(math.floor(self._target_time * self.physics_hz + 1e-6)) - self._steps
         if self.realtime and self._wall0 is None:
@@ -1189,9 +1034,10 @@ class SimBackend:
             if lag > 0:
                 time.sleep(lag)
 
-    def emit_event(self, source: str, text: str) -> None:
-        """Append an event (``{"time_s", "source", "text"}``) to :attr:`events`."""
-        self.events.append({"time_s": round(self.now(), 6), "source": source, "text": text})
+    def emit_event(self, source: str, text: str, **fields: Any) -> None:
+        """Append an event (``{"time_s", "source", "text", **fields}``) to :attr:`events`; extra
+        ``fields`` (plain JSON values, e.g. ``motion_plan``) go into the run log's ``/events``."""
+        self.events.append({"time_s": round(self.now(), 6), "source": source, "text": text, **fields})
 
     def drain_events(self) -> list[dict[str, Any]]:
         """The events emitted since the last call (the runner collects them once per tick)."""
@@ -1206,9 +1052,10 @@ class SimBackend:
         if self._target is None:
             return
         body = self._objects[self._target]
-        p, _ = pb.getBasePositionAndOrientation(body, physicsClientId=self.client)
+        p, q = pb.getBasePositionAndOrientation(body, physicsClientId=self.client)
         self._target_body = body
         self._z0 = p[2]
+        self._up0 = np.array(pb.getMatrixFromQuaternion(q)).reshape(3, 3)[:, 2]
         self._max_lift = 0.0
         self._fell_after_lift = False
         self._monitor_every = max(1, int(round(self.physics_hz / 100)))  # 100 Hz
@@ -1221,7 +1068,9 @@ class SimBackend:
             self._max_lift = lift
         if self._max_lift > self.scene.task.lift_threshold_m and not self._fell_after_lift:
             v, _ = pb.getBaseVelocity(self._target_body, physicsClientId=c)
-            if v[2] < -0.4:  # faster than any arm motion: free fall
+            # free fall: fast downwards and touching no robot (a held object is carried down as fast)
+            if v[2] < -0.4 and not any(pb.getContactPoints(bodyA=self._target_body, bodyB=a.robot.body,
+                                                              physicsClientId=c) for a in self.arms.values()):
                 self._fell_after_lift = True
                 self.emit_event("sim", f"object {self._target!r} is falling ({v[2]:.2f} m/s)")
 
@@ -1232,8 +1081,10 @@ class SimBackend:
             ``sim_time_s``; when the scene has a target object (``task.target_object``, or its only
             object): ``target_object``; ``object_lift_m`` (final base z minus initial z, m);
             ``object_max_lift_m`` (sampled at 100 Hz, m); ``object_dropped`` (it was lifted more than
-            ``task.lift_threshold_m``, then fell -- downward speed above 0.4 m/s -- and is now below that
-            lift; or it ends more than 0.05 m below its start, i.e. off the table); with
+            ``task.lift_threshold_m``, then fell -- downward speed above 0.4 m/s, touching no robot -- and
+            is now below that lift; or it ends more than 0.05 m below its start, i.e. off the table);
+            ``object_tilt_deg`` (angle between its initial and final z axes, degrees: a box knocked
+            over reads about 90); with
             ``task.place_position``: ``place_error_m`` (distance of the final base position to it, m).
         """
         out: dict[str, Any] = {"sim_time_s": round(self.now(), 6)}
@@ -1253,9 +1104,11 @@ class SimBackend:
         pose = self.world.object_pose(self._target)
         lift = float(pose[2, 3] - self._z0)
         thr = self.scene.task.lift_threshold_m
+        tilt = math.degrees(math.acos(float(np.clip(pose[:3, 2] @ self._up0, -1.0, 1.0))))
         out.update({
             "target_object": self._target,
             "object_lift_m": round(lift, 6),
+            "object_tilt_deg": round(tilt, 3),
             "object_max_lift_m": round(float(max(self._max_lift, lift)), 6),
             "object_dropped": bool((self._fell_after_lift and lift < thr) or lift < -0.05),
         })

@@ -20,6 +20,10 @@ each only when the log holds the data:
     stream (the sim's doors extension: ``door_angle_deg``, ``handle_angle_deg``,
     ``drawer_opening_m``): fields ending in ``_deg`` drawn in degrees, ``_rad`` converted to
     degrees, ``_m`` in millimetres on a second axis.
+``joints.png``
+    Per ``arm/<name>`` stream with ``joint_positions``: every joint's position (rad) with its lower
+    and upper limits, and its speed (rad/s, from the logged positions) with its velocity limit, the
+    limits taken from the arm motions' ``motion_plan`` events; the planned motions' starts as markers.
 ``summary.png``
     A table: the run's summary (status, ticks, times, metrics, error, failing behaviour) and
     per-stream figures (peak force, final gap, object lift).
@@ -260,6 +264,68 @@ def _plot_doors(log: RunLog, out_dir: Path, out: list[Path]) -> dict[str, float]
     return figures
 
 
+def _joint_limits(log: RunLog, robot: str) -> dict[str, Any]:
+    """``joint_names``, ``lower``, ``upper``, ``velocity_limits`` of ``robot`` from its motion_plan events."""
+    for ev in log.events:
+        mp = ev.get("motion_plan")
+        if isinstance(mp, dict) and mp.get("robot") == robot and mp.get("lower"):
+            return mp
+    return {}
+
+
+def _plot_joints(log: RunLog, out_dir: Path, out: list[Path]) -> dict[str, float]:
+    figures: dict[str, float] = {}
+    streams = [s for s in sorted(log.telemetry) if s.startswith("arm/")
+               and any(isinstance(x.get("joint_positions"), list) for x in log.telemetry[s])]
+    for stream in streams:
+        samples = [x for x in log.telemetry[stream] if isinstance(x.get("joint_positions"), list)]
+        t = np.array([x["time_s"] for x in samples], dtype=float)
+        q = np.array([x["joint_positions"] for x in samples], dtype=float)
+        if q.ndim != 2 or len(t) < 2:
+            continue
+        robot = stream[len("arm/"):]
+        lim = _joint_limits(log, robot)
+        names = lim.get("joint_names") or [f"joint {j + 1}" for j in range(q.shape[1])]
+        dt = np.diff(t)
+        ok = dt > 1e-9
+        qd = np.zeros_like(q)
+        qd[1:][ok] = np.diff(q, axis=0)[ok] / dt[ok][:, None]
+        n = q.shape[1]
+        fig, axes = plt.subplots(n, 2, figsize=(10, 1.5 * n + 0.8), sharex=True, squeeze=False)
+        starts = [ev["time_s"] for ev in log.events if isinstance(ev.get("motion_plan"), dict)
+                  and ev["motion_plan"].get("robot") == robot and ev["motion_plan"].get("waypoints")
+                  and isinstance(ev.get("time_s"), (int, float))]
+        for j in range(n):
+            ax, axv = axes[j, 0], axes[j, 1]
+            ax.plot(t, q[:, j], color="tab:blue", lw=1.2)
+            axv.plot(t, qd[:, j], color="tab:green", lw=1.0)
+            if lim.get("lower") and lim.get("upper"):
+                lo, hi = float(lim["lower"][j]), float(lim["upper"][j])
+                for v in (lo, hi):
+                    ax.axhline(v, color="tab:red", lw=0.9, ls="--")
+                margin = min(q[:, j].min() - lo, hi - q[:, j].max())
+                figures[f"{stream} {names[j]} limit margin_rad"] = float(margin)
+            if lim.get("velocity_limits"):
+                v = float(lim["velocity_limits"][j])
+                for sign in (-1, 1):
+                    axv.axhline(sign * v, color="tab:red", lw=0.9, ls="--")
+                figures[f"{stream} {names[j]} peak speed / limit"] = float(np.max(np.abs(qd[:, j])) / v)
+            for ts in starts:
+                ax.axvline(ts, color="0.6", lw=0.7, ls=":")
+                axv.axvline(ts, color="0.6", lw=0.7, ls=":")
+            ax.set_ylabel(f"{names[j]}\n(rad)", fontsize=8)
+            axv.set_ylabel("rad/s", fontsize=8)
+            ax.grid(alpha=0.3)
+            axv.grid(alpha=0.3)
+        axes[0, 0].set_title(f"{stream}: joint positions and limits")
+        axes[0, 1].set_title("joint speeds and velocity limits")
+        axes[-1, 0].set_xlabel("time (s, backend clock)")
+        axes[-1, 1].set_xlabel("time (s, backend clock)")
+        name = "joints.png" if len(streams) == 1 else f"joints_{robot}.png"
+        _finish(fig, out_dir / name, out)
+    return figures
+
+
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.4g}" if math.isfinite(v) else str(v)
@@ -332,5 +398,7 @@ def write_report(log_path: Union[str, Path], out_dir: Optional[Union[str, Path]]
     figures.update(_plot_gripper(log, out, paths))
     figures.update(_plot_objects(log, out, paths))
     figures.update(_plot_doors(log, out, paths))
+    joint_figures = _plot_joints(log, out, paths)
+    figures.update({k: v for k, v in joint_figures.items() if "peak speed" in k})
     _plot_summary(log, figures, out, paths)
     return paths

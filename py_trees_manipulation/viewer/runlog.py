@@ -20,7 +20,9 @@ Channels:
 ``/tree/snapshot`` (schema ``ptm.TreeSnapshot``), once per tick:
     the py_trees_js-style snapshot of :mod:`py_trees_manipulation.viewer.snapshot`.
 ``/events`` (schema ``ptm.Event``), one message per entry appended to ``RunState.events``:
-    ``{"time_s", "source", "text", "tick", ...any extra keys of the event}``.
+    ``{"time_s", "source", "text", "tick", ...any extra keys of the event}``; an arm motion's event
+    carries ``motion_plan`` (:data:`MOTION_PLAN_SCHEMA`: planner, planning time, waypoints, path
+    length, clearance, joint limits).
 ``/telemetry/<name>`` (schema ``ptm.Telemetry.<name>``), once per tick per stream that
     ``backend.telemetry()`` returns, e.g. ``/telemetry/gripper/panda``:
     ``{"time_s", "tick", ...the stream's fields}``; poses appear as
@@ -154,6 +156,36 @@ SNAPSHOT_SCHEMA: dict[str, Any] = {
     },
 }
 
+#: the ``motion_plan`` field of an arm motion's event (``source: arm/<robot>``): what was planned,
+#: how, and how clear it stays (``py_trees_manipulation.collision.arm_planner.MotionPlan.summary``)
+MOTION_PLAN_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "robot": {"type": "string"},
+        "action": {"type": "string", "description": "move_joints, move_to_pose or move_cartesian"},
+        "ok": {"type": "boolean", "description": "false: refused before the robot moved (see reason)"},
+        "reason": {"type": "string"},
+        "kind": {"type": "string", "description": "joints, pose or cartesian"},
+        "mode": {"type": "string", "description": "straight, planned or cartesian"},
+        "planner": {"type": "string", "description": "the OMPL planner, empty for a straight motion"},
+        "planning_time_s": {"type": "number", "description": "wall time, s"},
+        "path_length_rad": {"type": "number"},
+        "duration_s": {"type": "number"},
+        "min_clearance_m": {"type": "number", "description": "planned path, sampled; 0.25 = nothing nearer"},
+        "clearance_pair": {"type": "string"},
+        "executed_min_clearance_m": {"type": "number", "description": "measured in the simulator"},
+        "checks": {"type": "integer"},
+        "attached": {"type": "string", "description": "the held object, empty when none"},
+        "waypoints": {"type": "array", "items": {"type": "object", "properties": {
+            "positions": {"type": "array", "items": {"type": "number"}, "description": "rad"}}}},
+        "joint_names": {"type": "array", "items": {"type": "string"}},
+        "lower": {"type": "array", "items": {"type": "number"}, "description": "rad"},
+        "upper": {"type": "array", "items": {"type": "number"}, "description": "rad"},
+        "velocity_limits": {"type": "array", "items": {"type": "number"}, "description": "rad/s"},
+        "allowed_contacts": {"type": "array", "items": {"type": "string"}},
+    },
+}
+
 EVENT_SCHEMA: dict[str, Any] = {
     "$schema": _SCHEMA_URI,
     "title": "ptm.Event",
@@ -164,6 +196,7 @@ EVENT_SCHEMA: dict[str, Any] = {
         "tick": {"type": "integer"},
         "source": {"type": "string"},
         "text": {"type": "string"},
+        "motion_plan": MOTION_PLAN_SCHEMA,
     },
 }
 

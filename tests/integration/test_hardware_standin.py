@@ -43,13 +43,16 @@ class StandIn:
         assert self.port, "stand-in did not start:\n" + "".join(self.lines)
         self.goal_seen = threading.Event()
         self.watch_for = None
+        self.watch_count = 1    # goal_seen is set at this many goals on watch_for
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
         for line in self.proc.stdout:
             self.lines.append(line)
             if self.watch_for and line.startswith("goal " + self.watch_for):
-                self.goal_seen.set()
+                self.watch_count -= 1
+                if self.watch_count <= 0:
+                    self.goal_seen.set()
 
     def robot_file(self, tmp_path: Path, **changes: str) -> Path:
         text = (ROOT / "examples/robots/standin.yaml").read_text().replace("port: 9090", f"port: {self.port}")
@@ -106,10 +109,30 @@ def test_pick_and_lift_over_rosbridge_matches_the_sim(standin, tmp_path):
     assert abs(m["object_lift_m"] - ms["object_lift_m"]) < 0.01, (m, ms)
     assert abs(m["object_lift_m"] - 0.15) < 0.015
     served = [ln.split()[1] for ln in s.lines if ln.startswith("goal ")]
+    # MoveJoints and MoveToPose are planned in the client (the task's scene) and sent as trajectories;
+    # the Cartesian lines are checked in the client and run by the robot's move_cartesian
     assert served == ["/r_arm_controller/follow_joint_trajectory", "/r_gripper_sensor_controller/gripper_action",
-                      "/r_arm_controller/move_to_pose", "/r_arm_controller/move_cartesian",
+                      "/r_arm_controller/follow_joint_trajectory", "/r_arm_controller/move_cartesian",
                       "/r_gripper_sensor_controller/gripper_action", "/r_arm_controller/move_cartesian"]
+    assert m["planned_motions"] == 4 and m["planning_time_s"] > 0
     assert (tmp_path / "run.mcap").stat().st_size > 0
+
+
+def test_a_motion_planned_round_obstacles_in_the_client_is_followed_point_by_point(standin, tmp_path):
+    """pick_from_clutter over rosbridge: the client plans round the cereal box and the board (with the
+    held box) against the task file's scene and sends each planned motion as one multi-point
+    FollowJointTrajectory; the stand-in follows it and nothing is hit."""
+    s = standin("examples/pick_from_clutter.yaml")
+    proc, hw = ptm_run("examples/pick_from_clutter.yaml", s.robot_file(tmp_path), tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "leak" not in proc.stderr + proc.stdout      # OMPL's objects are gone before the interpreter exits
+    m = hw["metrics"]
+    assert hw["status"] == "SUCCESS" and m["object_dropped"] is False and m["place_error_m"] < 0.02
+    assert m["object_tilt_deg"] < 5
+    assert m["min_clearance_m"] >= 0.005    # measured by the stand-in's simulator over what it executed
+    served = [ln.split()[1] for ln in s.lines if ln.startswith("goal ")]
+    assert served.count("/r_arm_controller/follow_joint_trajectory") == 4      # ready, pregrasp, carry, home
+    assert "/r_arm_controller/move_to_pose" not in served
 
 
 def test_fragile_grasp_with_the_sim_only_check_is_refused_before_connecting(tmp_path):
@@ -172,7 +195,7 @@ def test_fragile_grasp_over_rosbridge_matches_the_sim(standin, tmp_path, protoco
     served = [ln.split()[1:] for ln in s.lines if ln.startswith("goal ")]
     assert [ns for ns, _ in served] == [
         "/r_arm_controller/follow_joint_trajectory", "/r_gripper_sensor_controller/gripper_action",
-        "/r_arm_controller/move_to_pose", "/r_arm_controller/move_cartesian",
+        "/r_arm_controller/follow_joint_trajectory", "/r_arm_controller/move_cartesian",
         "/r_gripper_sensor_controller/grab", "/r_gripper_sensor_controller/slip_servo",
         "/r_arm_controller/move_cartesian"]
     # goal ids: actionlib's goal_id.id (ROS 1) or roslibpy's send_action_goal request id (ROS 2)
@@ -181,7 +204,8 @@ def test_fragile_grasp_over_rosbridge_matches_the_sim(standin, tmp_path, protoco
 
 def test_standin_killed_mid_action_fails_cleanly_and_keeps_the_log(standin, tmp_path):
     s = standin()
-    s.watch_for = "/r_arm_controller/move_to_pose"
+    # the pregrasp (MoveToPose) is planned in the client and sent as the second trajectory
+    s.watch_for, s.watch_count = "/r_arm_controller/follow_joint_trajectory", 2
     robot = s.robot_file(tmp_path)
     out: dict = {}
     t = threading.Thread(target=lambda: out.update(zip(("proc", "summary"), ptm_run(
@@ -211,12 +235,13 @@ def test_standin_killed_mid_action_fails_cleanly_and_keeps_the_log(standin, tmp_
 
 
 def test_rejected_goal_fails_the_behaviour_with_the_servers_reason(standin, tmp_path):
-    s = standin("examples/pick_and_lift.yaml", "--fault", "reject:move_to_pose")
+    # the descent is checked in the client, then sent to the robot's move_cartesian, which refuses it
+    s = standin("examples/pick_and_lift.yaml", "--fault", "reject:move_cartesian")
     proc, summary = ptm_run("examples/pick_and_lift.yaml", s.robot_file(tmp_path), tmp_path)
     assert proc.returncode == 1
     fb = summary["failed_behaviour"]
-    assert fb["name"].endswith("pregrasp")
-    assert "move_to_pose goal rejected" in fb["feedback"] and "fault injected" in fb["feedback"]
+    assert fb["name"].endswith("descend")
+    assert "move_cartesian goal rejected" in fb["feedback"] and "fault injected" in fb["feedback"]
 
 
 def test_malformed_result_aborts_the_goal(standin, tmp_path):

@@ -97,7 +97,11 @@ def test_unreachable_target_is_aborted_with_reason(sim):
     arm = sim.arms["panda"]
     q0 = arm.joint_positions()
     h = arm.send_goal("move_to_pose", MoveToPoseGoal(pose([1.3, 0.0, TABLE_TOP + 0.3])))
+    assert h.status == GoalStatus.ACTIVE  # checked and planned on the worker while sim time stands still
+    t0 = sim.now()
+    sim.advance(1 / 30)
     assert h.status == GoalStatus.ABORTED
+    assert sim.now() - t0 <= 1 / 30 + 1e-9
     assert "out of reach" in h.text and "(1.30, 0.00, 0.93)" in h.text
     # The Panda reaches about 0.855 m from its shoulder (0.333 m above the base): (1.3, 0, 0.3) is
     # at least 1.3 - 0.855 = 0.44 m beyond it horizontally, so the best solution ends far away.

@@ -187,7 +187,9 @@ def release_on_acc(arm_after_s):
         go("move_cartesian", MoveCartesianGoal(at(z), speed_mps=0.1))
         go("grab", gs.PR2GripperGrabGoal(gs.PR2GripperGrabCommand(hardness_gain=0.03)))
         go("move_cartesian", MoveCartesianGoal(at(z + 0.1), speed_mps=0.1))
-        arm.send_goal("move_cartesian", MoveCartesianGoal(at(z - 0.1), speed_mps=0.02, position_tolerance_m=0.5))
+        # lowered 10 cm into the table on purpose (the release stops it): the motion names the contact
+        arm.send_goal("move_cartesian", MoveCartesianGoal(at(z - 0.1), speed_mps=0.02, position_tolerance_m=0.5,
+                                                          allowed_contacts=("table",)))
         sim.advance(arm_after_s)
         command = gs.PR2GripperEventDetectorCommand(trigger_conditions=gs.PR2GripperEventDetectorCommand.ACC,
                                                     acceleration_trigger_magnitude=2.0)

@@ -64,12 +64,21 @@ def test_action_the_robot_does_not_offer_is_refused_before_connecting(tmp_path):
     text = text.replace("port: 9090", "port: 1")  # nothing listens: a connection attempt would fail differently
     robot = tmp_path / "robot.yaml"
     robot.write_text(text)
+    # without a scene the client cannot plan: the lines need the robot's move_cartesian
     task = load_task(str(ROOT / "examples/pick_and_lift.yaml"))
+    task.scene = None
     with pytest.raises(TreeRefused) as e:
         make_hardware_backend(task, SimpleNamespace(robot=str(robot)))
     msg = str(e.value)
     assert "MoveCartesian 'lift'" in msg and "needs action 'move_cartesian' on arm 'panda'" in msg
     assert "MoveCartesian 'grasp/descend'" in msg
+    # with its scene, unguarded lines are planned in the client and sent as trajectories; a
+    # force-guarded one still needs the robot's own action (its guard)
+    task = load_task(str(ROOT / "examples/pick_and_place.yaml"))
+    with pytest.raises(TreeRefused) as e:
+        make_hardware_backend(task, SimpleNamespace(robot=str(robot)))
+    msg = str(e.value)
+    assert "MoveCartesian 'lower'" in msg and "MoveCartesian 'lift'" not in msg
 
 
 def test_no_command_is_sent_after_close():

@@ -1,0 +1,646 @@
+"""Every arm motion goes through here: goals checked, planned with OMPL when needed, timed with ruckig.
+
+:class:`ArmMotionPlanner` turns a :class:`MotionRequest` (a joint goal, a pose goal or a straight
+Cartesian line, from the arm's current configuration) into a :class:`MotionPlan`: the joint path,
+how it was found, its clearance, and the trajectory sampled at the controller rate. Or it raises
+:class:`MotionPlanningError` with a reason a user can act on, before the robot moves:
+
+- ``"target (0.62, 0.10, 0.71) is out of reach: best IK solution ends 0.123 m away (tolerance 0.01 m)"``
+- ``"target (...) is only reachable in collision: panda_hand would hit shelf (-0.012 m, padding 0.01 m)"``
+- ``"panda_link6 would hit shelf at 40% of the path (straight joint motion)"``
+- ``"no collision-free path within 2.0 s (RRTConnect)"``
+
+Planners (``MotionRequest.planner``): ``auto`` takes the straight joint motion when it is
+collision-free, else plans with RRTConnect; ``straight`` only takes the straight motion; an OMPL
+planner name always plans (:data:`~py_trees_manipulation.motion.PLANNERS`). Cartesian lines are never
+planned around: the line is the motion, checked state by state (IK every 20 ms / 5 mm of path).
+
+Pose goals: IK from the current configuration first (then ``ready``), as the straight motion would
+use it; when that solution misses the tolerance, collides, or its straight path collides, IK from
+more seeds (the named configurations and random ones from the request's seed) and the planner aims
+at every distinct collision-free solution (``ompl.base.GoalStates``): the first reachable wins.
+
+Contacts a motion allows (:class:`~.world.AllowedContacts`), besides ``allowed_contacts`` named in
+the request (``"box"``: the hand and the held object may touch ``box``; ``"box:table"``: the held
+``box``, or a named robot link, may touch ``table``):
+
+- *the grasp target*: a pose or Cartesian motion whose TCP target lies inside (within 1 cm of) a
+  body lets the hand touch that body: the fingers close around what they grasp;
+- *where it started*: pairs closer than the padding at the start may stay so, but not get more than
+  2 mm closer (lifting an object off the table, retreating from a released one);
+- *a guarded line* (``max_force_n``): the hand and the held object may touch what they touch at the
+  end of the line (placing on a surface, a descent until contact): the force guard stops it there.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from ..geometry.poses import Pose, check_pose, rotation_angle, translation_distance
+from ..motion import DEFAULT_PLANNER, PLANNER_CHOICES
+from ..motion.paths import densify, first_invalid, path_length
+from ..motion.timing import Trajectory, time_parameterize
+from .ik import IKSolution, solve_ik
+from .world import AllowedContacts, CollisionWorld, Proximity, StateChecker
+
+__all__ = ["MotionRequest", "MotionPlan", "MotionPlanningError", "ArmMotionPlanner", "PoseCheck"]
+
+START_RELAX_M = 0.002          # a pair that starts inside the padding may get this much closer
+GRASP_PROBE_M = 0.01           # the TCP target within this of a body: the hand may touch it
+IK_RANDOM_SEEDS = 6            # random IK seeds per batch
+IK_MAX_SEEDS = 30              # seeds tried at most for a pose goal
+IK_ENOUGH_SOLUTIONS = 3        # distinct collision-free IK solutions that end the search
+CARTESIAN_STEP_M = 0.005
+CARTESIAN_STEP_RAD = 0.05
+CARTESIAN_PERIOD_S = 0.02
+MAX_ANGULAR_SPEED_RPS = 0.5
+MAX_JOINT_JUMP_RAD = 0.5
+CLEARANCE_RANGE_M = 0.25       # clearances are measured up to this distance
+JERK_RAMP_S = 0.1              # without jerk limits: full acceleration reached in this long
+MIN_DURATION_S = 0.05          # a joint motion lasts at least this long (a tiny one is not a jolt)
+
+
+def _fmt(v: Sequence[float]) -> str:
+    return "(" + ", ".join(f"{x:.2f}" for x in v) + ")"
+
+
+class MotionPlanningError(RuntimeError):
+    """A motion that cannot be done without a collision, or at all; raised before the robot moves.
+
+    Attributes:
+        kind: ``"invalid"``, ``"unreachable"``, ``"goal_in_collision"``, ``"start_in_collision"``,
+            ``"path_collision"``, ``"no_path"`` or ``"cancelled"``.
+        collision: the :class:`~.world.Proximity` at fault, when there is one.
+        fraction: where along the path (0..1), for ``path_collision``.
+        planning_time_s: wall time spent before giving up, seconds.
+    """
+
+    def __init__(self, message: str, kind: str, collision: Optional[Proximity] = None,
+                 fraction: Optional[float] = None):
+        super().__init__(message)
+        self.kind = kind
+        self.collision = collision
+        self.fraction = fraction
+        self.planning_time_s = 0.0
+
+
+@dataclass
+class MotionRequest:
+    """What to plan for one arm motion.
+
+    Attributes:
+        robot: the robot's name in the collision world.
+        kind: ``"joints"``, ``"pose"`` or ``"cartesian"``.
+        start: arm joint positions now, radians.
+        goal: joint goal (radians) for ``joints``.
+        target: (4, 4) TCP target, world frame, for ``pose`` and ``cartesian``.
+        planner: ``auto``, ``straight`` or an OMPL planner name (ignored by ``cartesian``).
+        planning_time_s: OMPL's time budget, seconds.
+        velocity_scaling, acceleration_scaling: fractions of the joint limits (MoveIt's names).
+        position_tolerance_m, orientation_tolerance_rad: accepted IK error of a pose target.
+        speed_mps: TCP speed of a Cartesian line, m/s.
+        guarded: the line is force-guarded (``max_force_n``): contacts at its end are allowed.
+        allowed_contacts: named contacts the motion allows (module docstring).
+        named_configurations: extra IK seeds by name (``ready`` is the second seed).
+        seed: seeds the random IK seeds and OMPL.
+        dt: trajectory sample period, seconds.
+    """
+
+    robot: str
+    kind: str
+    start: Sequence[float]
+    goal: Optional[Sequence[float]] = None
+    target: Optional[Pose] = None
+    planner: str = "auto"
+    planning_time_s: float = 2.0
+    velocity_scaling: float = 0.5
+    acceleration_scaling: float = 0.5
+    position_tolerance_m: float = 0.01
+    orientation_tolerance_rad: float = 0.1
+    speed_mps: float = 0.1
+    guarded: bool = False
+    allowed_contacts: Sequence[str] = ()
+    named_configurations: dict = field(default_factory=dict)
+    seed: int = 0
+    dt: float = 0.001
+
+
+@dataclass
+class MotionPlan:
+    """A checked, timed motion.
+
+    Attributes:
+        robot, kind: as requested. mode: ``"straight"``, ``"planned"`` or ``"cartesian"``.
+        planner: the OMPL planner that found the path ("" for straight motions and lines).
+        planning_time_s: wall time of the whole request (IK, checks, OMPL, timing), seconds.
+        waypoints: the joint path, shape (n, dof), radians (straight segments in between).
+        path_length_rad: its joint-space length, radians.
+        min_clearance_m: smallest distance of a checked pair along the path (sampled), metres;
+            None when nothing is within 0.25 m. clearance_pair: which pair (``describe()`` text).
+        trajectory: the timed trajectory (sampled at ``dt``).
+        goal: the final configuration, radians. target: the TCP target (4, 4) or None.
+        allowed: :class:`~.world.AllowedContacts` used. checks: validity checks made.
+        attached: the held object's name, or None.
+    """
+
+    robot: str
+    kind: str
+    mode: str
+    planner: str
+    planning_time_s: float
+    waypoints: np.ndarray
+    path_length_rad: float
+    min_clearance_m: Optional[float]
+    clearance_pair: str
+    trajectory: Trajectory
+    goal: np.ndarray
+    target: Optional[Pose]
+    allowed: AllowedContacts
+    checks: int = 0
+    attached: Optional[str] = None
+
+    def allowed_names(self, world: CollisionWorld) -> list[tuple[str, str, Optional[str]]]:
+        """The allowed and relaxed pairs by name: ``(robot link or held object, body, body link or None)``."""
+        out = []
+        body = world.robots[self.robot].body
+        for side, ob, ol in [*self.allowed.pairs, *self.allowed.relaxed]:
+            who = self.attached if side[0] == "held" else world.link_name(body, side[1])
+            out.append((str(who), world.names.get(ob, str(ob)), None if ol is None else world.link_name(ob, ol)))
+        return out
+
+    def describe(self, action: str) -> str:
+        """One line for logs: ``"move_to_pose: planned with RRTConnect in 120 ms, 3 waypoints, ..."``."""
+        how = {"straight": "straight joint motion", "planned": f"planned with {self.planner}",
+               "cartesian": "straight line"}.get(self.mode, self.mode)
+        clear = (f", min clearance {self.min_clearance_m * 1000:.0f} mm ({self.clearance_pair})"
+                 if self.min_clearance_m is not None else "")
+        return (f"{action}: {how} in {self.planning_time_s * 1000:.0f} ms ({self.checks} checks), "
+                f"{len(self.waypoints)} waypoints, {self.path_length_rad:.2f} rad, {self.trajectory.duration:.2f} s{clear}")
+
+    def summary(self) -> dict[str, Any]:
+        """Plain values for the run log: planner, times, path, clearance, waypoints."""
+        return {
+            "robot": self.robot, "kind": self.kind, "mode": self.mode, "planner": self.planner,
+            "planning_time_s": round(self.planning_time_s, 6),
+            "path_length_rad": round(self.path_length_rad, 6),
+            "duration_s": round(self.trajectory.duration, 4),
+            "min_clearance_m": round(CLEARANCE_RANGE_M if self.min_clearance_m is None else self.min_clearance_m, 5),
+            "clearance_pair": self.clearance_pair, "checks": self.checks,
+            "attached": self.attached or "",
+            "waypoints": [{"positions": [round(float(v), 6) for v in w]} for w in self.waypoints],
+            "allowed_contacts": list(self.allowed.reasons),
+        }
+
+
+@dataclass
+class PoseCheck:
+    """Result of :meth:`ArmMotionPlanner.check_pose`: can the TCP be at a pose without collision?
+
+    Attributes:
+        ok: a collision-free IK solution exists. q: the best solution (radians) or None.
+        position_error_m, orientation_error_rad: IK error of the best solution.
+        collision: the collision of the best (in-collision) solution when not ``ok``.
+        solutions: every distinct collision-free solution found, radians.
+        reason: why not, in words ("" when ``ok``).
+    """
+
+    ok: bool
+    q: Optional[np.ndarray]
+    position_error_m: float
+    orientation_error_rad: float
+    collision: Optional[Proximity] = None
+    solutions: list = field(default_factory=list)
+    reason: str = ""
+
+
+class ArmMotionPlanner:
+    """Plans motions of one robot in a :class:`~.world.CollisionWorld` (see the module docstring).
+
+    The public building blocks (for grasp choice and regrasp) are :meth:`checker`,
+    :meth:`check_configuration`, :meth:`check_pose`, :meth:`plan_between` and :meth:`plan`.
+
+    Args:
+        world: the collision world (synced to the scene by the caller).
+        robot: the robot's name in it.
+
+    Raises:
+        KeyError: unknown robot.
+    """
+
+    def __init__(self, world: CollisionWorld, robot: str):
+        if robot not in world.robots:
+            raise KeyError(f"no robot named {robot!r}; the collision world has {sorted(world.robots)}")
+        self.world = world
+        self.robot = robot
+        self.loaded = world.robots[robot]
+
+    def jerk_limits(self, acceleration_scaling: float) -> np.ndarray:
+        """Joint jerk limits used to time motions, rad/s^3: the robot's ``jerk_limits`` when it has
+        them, else its acceleration limits over :data:`JERK_RAMP_S` (full acceleration in 0.1 s),
+        times ``acceleration_scaling``. Smooth onsets keep a held object from being jolted loose."""
+        r = self.loaded
+        jerk = getattr(r, "jerk_limits", None)
+        if jerk is None:
+            return np.asarray(r.acceleration_limits, dtype=float) * acceleration_scaling / JERK_RAMP_S
+        return np.asarray(jerk, dtype=float)
+
+    # ---- building blocks ---------------------------------------------------------------------------
+    def checker(self, allowed: Optional[AllowedContacts] = None) -> StateChecker:
+        """A :class:`~.world.StateChecker` for this robot, its attached object and ``allowed``."""
+        return self.world.checker(self.robot, allowed)
+
+    def check_configuration(self, q: Sequence[float], allowed: Optional[AllowedContacts] = None) -> Optional[Proximity]:
+        """The worst collision at arm configuration ``q`` (radians), or None when it is clear."""
+        return self.checker(allowed).explain(q)
+
+    def ik(self, target: Pose, seeds: Sequence[Sequence[float]], iterations: int = 6) -> list[IKSolution]:
+        """One :func:`~.ik.solve_ik` solution per seed (same order)."""
+        return [solve_ik(self.loaded, target, [s], iterations) for s in seeds]
+
+    def check_pose(self, target: Pose, seeds: Sequence[Sequence[float]], allowed: Optional[AllowedContacts] = None,
+                   position_tolerance_m: float = 0.01, orientation_tolerance_rad: float = 0.1) -> PoseCheck:
+        """IK from every seed, keep the collision-free solutions within the tolerances (distinct ones).
+
+        Args:
+            target: (4, 4) TCP pose, world frame. seeds: arm configurations to start IK from, radians.
+        """
+        T = check_pose(target)
+        ck = self.checker(allowed)
+        sols = self.ik(T, seeds)
+        good = [s for s in sols if s.position_error_m <= position_tolerance_m
+                and s.orientation_error_rad <= orientation_tolerance_rad]
+        best = min(sols, key=lambda s: s.position_error_m + 0.05 * s.orientation_error_rad)
+        if not good:
+            return PoseCheck(False, best.q, best.position_error_m, best.orientation_error_rad,
+                             reason=self._unreachable_text(T, best, position_tolerance_m, orientation_tolerance_rad))
+        free: list[IKSolution] = []
+        first_hit: Optional[Proximity] = None
+        for s in good:
+            hit = ck.explain(s.q)
+            if hit is None:
+                if all(np.max(np.abs(s.q - f.q)) > 0.05 for f in free):
+                    free.append(s)
+            elif first_hit is None:
+                first_hit = hit
+        if not free:
+            return PoseCheck(False, good[0].q, good[0].position_error_m, good[0].orientation_error_rad, first_hit,
+                             reason=f"target {_fmt(T[:3, 3])} is only reachable in collision: "
+                                    f"{self._hit_text(first_hit)}")
+        return PoseCheck(True, free[0].q, free[0].position_error_m, free[0].orientation_error_rad,
+                         solutions=[f.q for f in free])
+
+    def plan_between(self, start: Sequence[float], goals: Sequence[Sequence[float]], checker: StateChecker,
+                     planner: str = DEFAULT_PLANNER, time_s: float = 2.0, seed: int = 0,
+                     cancelled: Optional[Callable[[], bool]] = None) -> np.ndarray:
+        """An OMPL joint path from ``start`` to the first reachable of ``goals`` (radians), simplified.
+
+        Raises:
+            MotionPlanningError: ``no_path`` (with the planner and time in the text) or ``cancelled``.
+        """
+        from ..motion.ompl_planning import NoPathError, plan_joint_path
+
+        try:
+            # (no direct shortcut: the straight motion to the nearest goal was checked already, and a
+            # straight swing to a far IK solution is not what "auto" means)
+            path = plan_joint_path(start, goals, checker.lower, checker.upper, checker.is_valid, planner=planner,
+                                   time_s=time_s, seed=seed, max_step_rad=self.world.max_step_rad, cancelled=cancelled,
+                                   try_direct=False)
+        except NoPathError as e:
+            if e.reason == "cancelled":
+                raise MotionPlanningError("planning was cancelled", "cancelled") from None
+            if e.reason == "invalid_start":
+                raise MotionPlanningError(f"the arm starts in collision: {self._hit_text(checker.explain(start))}",
+                                          "start_in_collision") from None
+            raise MotionPlanningError(f"no collision-free path within {time_s:.1f} s ({planner})", "no_path") from None
+        return path.waypoints
+
+    # ---- the whole motion --------------------------------------------------------------------------
+    def plan(self, req: MotionRequest, cancelled: Optional[Callable[[], bool]] = None) -> MotionPlan:
+        """Check, plan and time one motion (see the module docstring).
+
+        Raises:
+            MotionPlanningError: the reason, before anything moves.
+            ValueError: a malformed request (unknown kind or planner, wrong shapes).
+        """
+        t0 = time.perf_counter()
+        try:
+            plan = self._plan(req, cancelled)
+        except MotionPlanningError as e:
+            e.planning_time_s = time.perf_counter() - t0
+            raise
+        plan.planning_time_s = time.perf_counter() - t0
+        return plan
+
+    def _plan(self, req: MotionRequest, cancelled: Optional[Callable[[], bool]]) -> MotionPlan:
+        if req.kind not in ("joints", "pose", "cartesian"):
+            raise ValueError(f"unknown motion kind {req.kind!r}; one of joints, pose, cartesian")
+        if req.planner not in PLANNER_CHOICES:
+            raise ValueError(f"unknown planner {req.planner!r}; one of {', '.join(PLANNER_CHOICES)}")
+        r = self.loaded
+        start = np.asarray(req.start, dtype=float)
+        if start.shape != r.lower.shape:
+            raise ValueError(f"start must hold {len(r.lower)} joint positions, got {start.shape}")
+        start = np.clip(start, r.lower, r.upper)
+        target = check_pose(req.target) if req.target is not None else None
+        base = self.checker()
+        # --- allowed contacts
+        allowed = self._explicit(req.allowed_contacts)
+        if req.kind == "joints":
+            goal = np.asarray(req.goal, dtype=float)
+            if goal.shape != start.shape:
+                raise ValueError(f"the goal must hold {len(start)} joint positions, got {goal.shape}")
+            bad = base.within_limits(goal)
+            if bad is not None:
+                raise MotionPlanningError(
+                    f"{r.arm_joint_names[bad]} goal {goal[bad]:.4f} rad is outside its limits "
+                    f"[{r.lower[bad]:.4f}, {r.upper[bad]:.4f}]", "invalid")
+            goal = np.clip(goal, r.lower, r.upper)
+            target = self.world.tcp_pose(self.robot, goal)
+        if target is not None and self.world.attached(self.robot) is None:
+            allowed = allowed.merge(self._grasp_target(target))
+        allowed = allowed.merge(self._start_contacts(start, allowed))
+        if req.kind == "cartesian":
+            return self._cartesian(req, start, target, allowed)  # type: ignore[arg-type]
+        ck = self.checker(allowed)
+        start_hit = ck.explain(start)
+        if start_hit is not None:
+            raise MotionPlanningError(f"the arm starts in collision: {self._hit_text(start_hit)}", "start_in_collision",
+                                      start_hit)
+        if req.kind == "joints":
+            hit = ck.explain(goal)
+            if hit is not None:
+                raise MotionPlanningError(f"the goal configuration is in collision: {self._hit_text(hit)}",
+                                          "goal_in_collision", hit)
+            return self._to_goals(req, start, [goal], ck, target, cancelled)
+        # pose goal
+        assert target is not None
+        ready = list(req.named_configurations.get("ready", r.model.named_configurations.get("ready", start)))
+        first = solve_ik(r, target, [start, ready])
+        first_free = self._within(first, req) and ck.explain(first.q) is None
+        if first_free and req.planner in ("auto", "straight"):
+            bad = first_invalid([start, first.q], ck.is_valid, self.world.max_step_rad)
+            if bad is None:
+                return self._finish(req, "straight", "", np.array([start, first.q]), ck, target)
+            if req.planner == "straight":
+                hit = ck.explain(bad.q)
+                raise MotionPlanningError(f"{self._hit_text(hit)} at {100 * bad.fraction:.0f}% of the path "
+                                          "(straight joint motion)", "path_collision", hit, bad.fraction)
+        # more IK seeds: named configurations, then random ones from the request's seed, in batches
+        # until a few distinct collision-free solutions are found (or IK_MAX_SEEDS were tried)
+        rng = np.random.default_rng(req.seed)
+        seeds = [start, *(np.asarray(v, dtype=float) for v in {**r.model.named_configurations,
+                                                               **req.named_configurations}.values())]
+        check = self.check_pose(target, seeds, allowed, req.position_tolerance_m, req.orientation_tolerance_rad)
+        tried = len(seeds)
+        while len(check.solutions) < IK_ENOUGH_SOLUTIONS and tried < IK_MAX_SEEDS:
+            batch = list(rng.uniform(r.lower, r.upper, size=(IK_RANDOM_SEEDS, len(start))))
+            more = self.check_pose(target, batch, allowed, req.position_tolerance_m, req.orientation_tolerance_rad)
+            tried += len(batch)
+            known = list(check.solutions)
+            known += [q for q in more.solutions if all(np.max(np.abs(q - k)) > 0.05 for k in known)]
+            if known:
+                check = PoseCheck(True, known[0], 0.0, 0.0, solutions=known)
+            elif check.collision is None and more.collision is not None:
+                check = more
+        if not check.ok and check.collision is None and not self._within(first, req):
+            # no seed reaches it: report the nearest miss (the current configuration's IK)
+            raise MotionPlanningError(self._unreachable_text(target, first, req.position_tolerance_m,
+                                                             req.orientation_tolerance_rad), "unreachable")
+        if not check.ok:
+            raise MotionPlanningError(check.reason, "goal_in_collision" if check.collision else "unreachable",
+                                      check.collision)
+        goals = check.solutions
+        if req.planner == "straight":
+            # the nearest solution collides: the straight motion to the first free one, or nothing
+            return self._to_goals(req, start, goals, ck, target, cancelled)
+        planner = DEFAULT_PLANNER if req.planner == "auto" else req.planner
+        waypoints = self.plan_between(start, goals, ck, planner, req.planning_time_s, req.seed, cancelled)
+        return self._finish(req, "planned", planner, waypoints, ck, target)
+
+    def _to_goals(self, req: MotionRequest, start: np.ndarray, goals: list, ck: StateChecker, target: Optional[Pose],
+                  cancelled: Optional[Callable[[], bool]]) -> MotionPlan:
+        """Straight to the first goal (the IK solution nearest the current configuration) when allowed
+        and clear, else an OMPL plan to any of them."""
+        step = self.world.max_step_rad
+        if req.planner in ("auto", "straight"):
+            bad = first_invalid([start, goals[0]], ck.is_valid, step)
+            if bad is None:
+                return self._finish(req, "straight", "", np.array([start, goals[0]]), ck, target)
+            if req.planner == "straight":
+                hit = ck.explain(bad.q)
+                raise MotionPlanningError(f"{self._hit_text(hit)} at {100 * bad.fraction:.0f}% of the path "
+                                          "(straight joint motion)", "path_collision", hit, bad.fraction)
+        planner = DEFAULT_PLANNER if req.planner == "auto" else req.planner
+        waypoints = self.plan_between(start, goals, ck, planner, req.planning_time_s, req.seed, cancelled)
+        return self._finish(req, "planned", planner, waypoints, ck, target)
+
+    def _finish(self, req: MotionRequest, mode: str, planner: str, waypoints: np.ndarray, ck: StateChecker,
+                target: Optional[Pose]) -> MotionPlan:
+        r = self.loaded
+        traj = time_parameterize(waypoints, r.velocity_limits, r.acceleration_limits,
+                                 velocity_scaling=req.velocity_scaling, acceleration_scaling=req.acceleration_scaling,
+                                 max_jerk=self.jerk_limits(req.acceleration_scaling), dt=req.dt,
+                                 min_duration_s=MIN_DURATION_S)
+        clearance, pair = self._path_clearance(waypoints, ck)
+        return MotionPlan(robot=self.robot, kind=req.kind, mode=mode, planner=planner, planning_time_s=0.0,
+                          waypoints=waypoints, path_length_rad=path_length(waypoints), min_clearance_m=clearance,
+                          clearance_pair=pair, trajectory=traj, goal=waypoints[-1].copy(), target=target,
+                          allowed=ck.allowed, checks=ck.checks, attached=self.world.attached(self.robot))
+
+    def _path_clearance(self, waypoints: np.ndarray, ck: StateChecker, samples: int = 16) -> tuple[Optional[float], str]:
+        """Smallest distance of a checked pair (not allowed, not relaxed) over ``samples`` states
+        evenly spread along the path (ends included), within 0.25 m."""
+        states, frac = densify(waypoints, max(path_length(waypoints) / samples, 1e-3))
+        picks = np.unique(np.searchsorted(frac, np.linspace(0.0, 1.0, samples + 1)).clip(0, len(states) - 1))
+        best: Optional[Proximity] = None
+        for q in states[picks]:
+            p = ck.clearance(q, 0.25)
+            if p is not None and (best is None or p.distance_m < best.distance_m):
+                best = p
+        if best is None:
+            return None, ""
+        return best.distance_m, best.describe().replace(" would hit ", " / ")
+
+    # ---- Cartesian lines ---------------------------------------------------------------------------------
+    def _cartesian(self, req: MotionRequest, start: np.ndarray, target: Pose, allowed: AllowedContacts) -> MotionPlan:
+        w = self.world
+        T0 = w.tcp_pose(self.robot, start)
+        dist = translation_distance(T0, target)
+        angle = rotation_angle(T0, target)
+        qs, s_wp, t_wp = self._line_ik(req, start, T0, target, dist, angle)
+        if req.guarded:
+            allowed = allowed.merge(self._end_contacts(qs[-1], allowed))
+        ck = self.checker(allowed)
+        hit0 = ck.explain(start)
+        if hit0 is not None:
+            raise MotionPlanningError(f"the arm starts in collision: {self._hit_text(hit0)}", "start_in_collision", hit0)
+        # the line: every IK waypoint (5 mm / 0.05 rad apart) and the joint-space segments between them
+        for k in range(len(qs) - 1):
+            bad = first_invalid(qs[k:k + 2], ck.is_valid, w.max_step_rad)
+            if bad is None:
+                continue
+            hit = ck.explain(bad.q)
+            tcp = w.tcp_pose(self.robot, bad.q)[:3, 3]
+            at = float(s_wp[k] + bad.fraction * (s_wp[k + 1] - s_wp[k]))
+            raise MotionPlanningError(f"{self._hit_text(hit)} at {100 * at:.0f}% of the straight line to "
+                                      f"{_fmt(target[:3, 3])} (TCP at {_fmt(tcp)})", "path_collision", hit, at)
+        traj = self._line_trajectory(qs, t_wp, req.dt)
+        clearance, pair = self._path_clearance(qs, ck)
+        return MotionPlan(robot=self.robot, kind="cartesian", mode="cartesian", planner="", planning_time_s=0.0,
+                          waypoints=qs, path_length_rad=path_length(qs), min_clearance_m=clearance, clearance_pair=pair,
+                          trajectory=traj, goal=qs[-1].copy(), target=target, allowed=ck.allowed, checks=ck.checks,
+                          attached=w.attached(self.robot))
+
+    def _line_ik(self, req: MotionRequest, start: np.ndarray, T0: Pose, target: Pose, dist: float,
+                 angle: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """IK waypoints along the straight TCP line (orientation slerped), timed by a trapezoidal speed
+        profile at ``speed_mps`` with 0.1 s ramps; a waypoint every 20 ms of path, 5 mm and 0.05 rad
+        at most, each solved from the previous one; a segment is slowed down when a joint would
+        exceed its velocity limit. Returns ``(q (n, dof), path fraction (n,), time (n,))``.
+
+        (The simulator's tactile touch-down detection was tuned on exactly this profile: a smoother
+        one, interpolated in the path fraction, delays the palm accelerometer's jolt on touch-down.)"""
+        from ..sim.backend import _Interpolation
+
+        r = self.loaded
+        t_nom = max(dist / req.speed_mps, angle / MAX_ANGULAR_SPEED_RPS, 0.02)
+        ta = min(0.1, t_nom)  # ramp time; the cruise speed is exactly speed_mps
+        T = t_nom + ta
+        v = 1.0 / t_nom
+
+        def s_of(t: np.ndarray) -> np.ndarray:
+            t = np.clip(t, 0.0, T)
+            return np.where(t < ta, 0.5 * v / ta * t ** 2,
+                            np.where(t > T - ta, 1.0 - 0.5 * v / ta * (T - t) ** 2, v * (t - ta / 2)))
+
+        n_wp = max(2, int(math.ceil(T / CARTESIAN_PERIOD_S)), int(math.ceil(dist / CARTESIAN_STEP_M)),
+                   int(math.ceil(angle / CARTESIAN_STEP_RAD)))
+        t_wp = np.linspace(0.0, T, n_wp + 1)
+        s_wp = s_of(t_wp)
+        q_prev = start
+        qs = [start]
+        times = [0.0]
+        vmax = r.velocity_limits
+        line = _Interpolation(T0, target)
+        for i in range(1, n_wp + 1):
+            pose_i = line.at(float(s_wp[i]))
+            sol = solve_ik(r, pose_i, [q_prev], iterations=3)
+            if sol.position_error_m > req.position_tolerance_m:
+                raise MotionPlanningError(
+                    f"the straight line to {_fmt(target[:3, 3])} leaves the reachable space "
+                    f"{s_wp[i] * dist:.3f} m along it, at {_fmt(pose_i[:3, 3])}: best IK solution ends "
+                    f"{sol.position_error_m:.3f} m away", "unreachable")
+            jump = float(np.max(np.abs(sol.q - q_prev)))
+            if jump > MAX_JOINT_JUMP_RAD:
+                raise MotionPlanningError(
+                    f"the straight line to {_fmt(target[:3, 3])} passes a singularity or joint limit at "
+                    f"{_fmt(pose_i[:3, 3])}: a joint would jump by {jump:.2f} rad", "unreachable")
+            # Retime: a segment never asks a joint for more than its velocity limit.
+            seg = max(t_wp[i] - t_wp[i - 1], float(np.max(np.abs(sol.q - q_prev) / vmax)))
+            times.append(times[-1] + seg)
+            qs.append(sol.q)
+            q_prev = sol.q
+        return np.array(qs), s_wp, np.array(times)
+
+    @staticmethod
+    def _line_trajectory(qs: np.ndarray, times: np.ndarray, dt: float) -> Trajectory:
+        """Joint positions interpolated linearly in time between the IK waypoints every ``dt``;
+        velocities by finite differences (the waypoints are 20 ms or less apart)."""
+        t_dense = np.arange(1, int(math.ceil(times[-1] / dt - 1e-9)) + 1) * dt
+        q = np.stack([np.interp(t_dense, times, qs[:, j]) for j in range(qs.shape[1])], axis=1)
+        qd = np.gradient(q, dt, axis=0) if len(q) > 1 else np.zeros_like(q)
+        return Trajectory(times=t_dense, positions=q, velocities=qd, waypoint_times=times, dt=dt)
+
+    # ---- allowed contacts -----------------------------------------------------------------------------
+    def _explicit(self, names: Sequence[str]) -> AllowedContacts:
+        """``"body"``: the hand and the held object may touch it; ``"a:b"``: the held object ``a`` or
+        robot link ``a`` may touch body ``b``.
+
+        Raises:
+            ValueError: an unknown body or link name (the message lists the known ones).
+        """
+        w = self.world
+        out = AllowedContacts()
+        held = w.attached(self.robot)
+        hand = [("link", j) for j in sorted(w.hand_links(self.robot))]
+        for entry in names:
+            a, _, b = str(entry).partition(":")
+            other = b or a
+            if other not in w.bodies:
+                raise ValueError(f"allowed contact {entry!r}: no body named {other!r}; known: {sorted(w.bodies)}")
+            ob = w.bodies[other]
+            if not b:
+                sides = hand + ([("held", -1)] if held else [])
+            elif held is not None and a == held:
+                sides = [("held", -1)]
+            elif a in self.loaded.link_index:
+                sides = [("link", self.loaded.link_index[a])]
+            else:
+                raise ValueError(f"allowed contact {entry!r}: {a!r} is neither the held object nor a link of "
+                                 f"{self.robot!r}")
+            for side in sides:
+                out.pairs.add((side, ob, None))
+            out.reasons.append(f"{entry} (named by the motion)")
+        return out
+
+    def _grasp_target(self, target: Pose) -> AllowedContacts:
+        """The hand may touch the bodies the TCP target lies in (the object being grasped)."""
+        w = self.world
+        out = AllowedContacts()
+        own = w.robots[self.robot].body
+        hand = [("link", j) for j in sorted(w.hand_links(self.robot))]
+        for body in {b for b, _ in w.probe_bodies(target[:3, 3], GRASP_PROBE_M) if b != own}:
+            for side in hand:
+                out.pairs.add((side, body, None))
+            out.reasons.append(f"hand-{w.names[body]} (the TCP target is at {w.names[body]}: a grasp)")
+        return out
+
+    def _start_contacts(self, start: np.ndarray, allowed: AllowedContacts) -> AllowedContacts:
+        """Pairs inside the padding at the start may stay there, but get at most 2 mm closer."""
+        ck = self.checker(allowed)
+        out = AllowedContacts()
+        for p in ck.proximities(start, self.world.padding_m):
+            if p.distance_m < p.threshold_m:
+                out.relaxed[p.key] = min(p.threshold_m, p.distance_m) - START_RELAX_M
+                out.reasons.append(f"{p.link}-{p.body} (in contact at the start: {p.distance_m * 1000:.1f} mm, "
+                                   f"may not get {START_RELAX_M * 1000:.0f} mm closer)")
+        return out
+
+    def _end_contacts(self, end: np.ndarray, allowed: AllowedContacts) -> AllowedContacts:
+        """A guarded line: the hand and the held object may touch what they touch at its end."""
+        ck = self.checker(allowed)
+        hand = self.world.hand_links(self.robot)
+        out = AllowedContacts()
+        for p in ck.proximities(end, self.world.padding_m):
+            side = p.key[0]
+            if p.distance_m < p.threshold_m and (side[0] == "held" or side[1] in hand):
+                out.pairs.add(p.key)
+                out.reasons.append(f"{p.link}-{p.body} (touching at the end of a force-guarded line)")
+        return out
+
+    # ---- texts -------------------------------------------------------------------------------------------
+    @staticmethod
+    def _within(sol: IKSolution, req: MotionRequest) -> bool:
+        return sol.position_error_m <= req.position_tolerance_m and sol.orientation_error_rad <= req.orientation_tolerance_rad
+
+    @staticmethod
+    def _unreachable_text(T: Pose, sol: IKSolution, pos_tol: float, ori_tol: float) -> str:
+        if sol.position_error_m > pos_tol:
+            return (f"target {_fmt(T[:3, 3])} is out of reach: best IK solution ends {sol.position_error_m:.3f} m "
+                    f"away (tolerance {pos_tol:g} m)")
+        return (f"target orientation at {_fmt(T[:3, 3])} is out of reach: best IK solution is "
+                f"{math.degrees(sol.orientation_error_rad):.1f} deg off (tolerance {math.degrees(ori_tol):.1f} deg)")
+
+    def _hit_text(self, hit: Optional[Proximity]) -> str:
+        if hit is None:
+            return "a collision"
+        depth = "penetrating by " + f"{-hit.distance_m * 1000:.0f} mm" if hit.distance_m < 0 else \
+            f"{hit.distance_m * 1000:.0f} mm away"
+        limit = "" if hit.self_collision else f", padding {hit.threshold_m * 1000:.0f} mm"
+        return f"{hit.describe()} ({depth}{limit})"
+

@@ -1,0 +1,129 @@
+"""The planning worker the simulator and the hardware client share: one thread, one collision world.
+
+Motions are planned one at a time on a worker thread (PyBullet is used by one thread at a time per
+client; OMPL's seed generator is global), each after the caller's snapshot of the scene was applied
+to the world, so a request planned now sees the scene as it was when the goal arrived.
+:func:`request_from_goal` turns an arm action's goal message into a
+:class:`~.arm_planner.MotionRequest`.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Sequence
+
+from ..msgs.motion import MoveCartesianGoal, MoveJointsGoal, MoveToPoseGoal
+from .arm_planner import MotionRequest
+
+__all__ = ["PlanFailure", "PlanningWorker", "request_from_goal", "planner_label"]
+
+
+@dataclass(frozen=True)
+class PlanFailure:
+    """Why a motion was refused (``text``), after ``planning_time_s`` of planning (wall)."""
+
+    text: str
+    planning_time_s: float = 0.0
+
+
+def planner_label(request: MotionRequest) -> str:
+    """What the planning feedback calls the request's planner: ``line`` for a Cartesian motion."""
+    return "line" if request.kind == "cartesian" else request.planner
+
+
+def request_from_goal(robot: str, action: str, goal: Any, start: Sequence[float],
+                      goal_positions: Optional[Sequence[float]] = None) -> MotionRequest:
+    """The :class:`~.arm_planner.MotionRequest` of an arm action's goal.
+
+    Args:
+        robot: the robot's name in the collision world.
+        action: ``move_joints``, ``move_to_pose`` or ``move_cartesian``.
+        goal: its goal message (:class:`~py_trees_manipulation.msgs.motion.MoveJointsGoal`, ...).
+        start: the arm's joint positions now, radians, the model's order.
+        goal_positions: for ``move_joints``: the goal in the model's order, radians (a named
+            configuration resolved by the caller); default ``goal.positions``.
+
+    Raises:
+        TypeError: a goal of the wrong type for the action. ValueError: an unknown action.
+    """
+    from ..geometry.poses import check_pose
+
+    expected = {"move_joints": MoveJointsGoal, "move_to_pose": MoveToPoseGoal, "move_cartesian": MoveCartesianGoal}
+    if action not in expected:
+        raise ValueError(f"not an arm motion action: {action!r}")
+    if not isinstance(goal, expected[action]):
+        raise TypeError(f"{action} takes a {expected[action].__name__}, got {type(goal).__name__}")
+    if action == "move_cartesian":
+        return MotionRequest(robot=robot, kind="cartesian", start=list(start), target=check_pose(goal.pose),
+                             speed_mps=goal.speed_mps, position_tolerance_m=goal.position_tolerance_m,
+                             guarded=goal.max_force_n is not None, allowed_contacts=goal.allowed_contacts)
+    common = dict(planner=goal.planner, planning_time_s=goal.planning_time_s, velocity_scaling=goal.velocity_scaling,
+                  acceleration_scaling=goal.acceleration_scaling, allowed_contacts=goal.allowed_contacts)
+    if action == "move_joints":
+        q = list(goal.positions) if goal_positions is None else list(goal_positions)
+        return MotionRequest(robot=robot, kind="joints", start=list(start), goal=q, **common)
+    return MotionRequest(robot=robot, kind="pose", start=list(start), target=check_pose(goal.pose),
+                         position_tolerance_m=goal.position_tolerance_m,
+                         orientation_tolerance_rad=goal.orientation_tolerance_rad, **common)
+
+
+class PlanningWorker:
+    """A worker thread and a collision world built on it when first needed.
+
+    Args:
+        make_world: builds the :class:`~.world.CollisionWorld` (called on the worker, once).
+    """
+
+    def __init__(self, make_world: Callable[[], Any]):
+        self._make_world = make_world
+        self._world: Any = None
+        self._executor: Optional[concurrent.futures.ThreadPoolExecutor] = None
+
+    @property
+    def world(self) -> Any:
+        """The collision world (built now if it was not yet)."""
+        if self._world is None:
+            self._world = self._make_world()
+        return self._world
+
+    def submit(self, request: MotionRequest, apply: Callable[[Any], None]) -> tuple[concurrent.futures.Future,
+                                                                                   threading.Event]:
+        """Plan ``request`` on the worker after ``apply(world)`` synced the scene.
+
+        Returns:
+            ``(future, cancel)``: the future's result is the
+            :class:`~.arm_planner.MotionPlan` or a :class:`PlanFailure` (never an exception: a
+            traceback would keep OMPL objects alive to the interpreter's exit); setting ``cancel``
+            stops the planner at its next check.
+        """
+        from .arm_planner import ArmMotionPlanner, MotionPlanningError
+
+        cancel = threading.Event()
+
+        def job() -> Any:
+            if cancel.is_set():
+                return PlanFailure("cancelled before planning started")
+            try:
+                apply(self.world)
+                return ArmMotionPlanner(self.world, request.robot).plan(request, cancelled=cancel.is_set)
+            except MotionPlanningError as e:
+                return PlanFailure(str(e), e.planning_time_s)
+            except (ValueError, KeyError) as e:
+                return PlanFailure(f"invalid goal: {e}")
+            except Exception as e:  # pragma: no cover - a bug: report it, do not hang the goal
+                return PlanFailure(f"motion planning failed: {type(e).__name__}: {e}")
+
+        if self._executor is None:
+            self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ptm-motion")
+        return self._executor.submit(job), cancel
+
+    def close(self) -> None:
+        """Wait for the running plan (cancel it first) and free the world."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+        if self._world is not None:
+            self._world.close()
+            self._world = None

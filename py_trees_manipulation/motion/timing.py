@@ -1,0 +1,143 @@
+"""Time parameterisation of joint paths with ruckig: limits respected, the checked path executed.
+
+:func:`time_parameterize` times a piecewise-linear joint path (the waypoints a planner or a straight
+motion gives) segment by segment. Each segment is a rest-to-rest motion along the straight line
+between its waypoints: the path coordinate ``s`` in [0, 1] gets a time-optimal one-DoF ruckig
+profile under the tightest of the joints' limits projected on the segment
+(``v_s = min_i v_i / |dq_i|``, likewise acceleration and jerk), so every joint stays within its
+velocity, acceleration (and jerk) limits times ``velocity_scaling`` / ``acceleration_scaling``
+(MoveIt's names) and the arm moves exactly along the segment that was collision-checked.
+
+Why ruckig (``ruckig``, Berscheid & Kroeger, RSS 2021) and not TOPP-RA: TOPP-RA times a smooth
+geometric path, so the polyline a planner returns must first be turned into a spline, which leaves
+the segments that were checked for collisions; ruckig's rest-to-rest profiles keep the robot on
+them, are jerk-limited when the robot gives jerk limits, and take microseconds. The price is a stop
+at every waypoint, which a simplified plan has few of.
+
+Without jerk limits the profiles are acceleration-limited (trapezoidal velocity).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+
+from .paths import as_path
+
+__all__ = ["Trajectory", "time_parameterize"]
+
+
+@dataclass
+class Trajectory:
+    """A timed joint trajectory sampled at a fixed period.
+
+    Attributes:
+        times: sample times from the start, seconds, shape (m,): ``dt, 2 dt, ...``; the last one is
+            the duration (the state at time 0 is the first waypoint, not included).
+        positions: joint positions, radians, shape (m, dof); the last row is the last waypoint.
+        velocities: joint velocities, rad/s, shape (m, dof); zero at the end.
+        waypoint_times: time at which each waypoint is reached, seconds, shape (n,).
+        dt: sample period, seconds.
+    """
+
+    times: np.ndarray
+    positions: np.ndarray
+    velocities: np.ndarray
+    waypoint_times: np.ndarray
+    dt: float
+
+    @property
+    def duration(self) -> float:
+        """Duration, seconds (0 for a path that does not move)."""
+        return float(self.waypoint_times[-1]) if len(self.waypoint_times) else 0.0
+
+
+def _segment_limits(dq: np.ndarray, limits: np.ndarray) -> float:
+    moving = np.abs(dq) > 1e-12
+    return float(np.min(limits[moving] / np.abs(dq[moving])))
+
+
+def time_parameterize(waypoints: Sequence[Sequence[float]], max_velocity: Sequence[float],
+                      max_acceleration: Sequence[float], *, velocity_scaling: float = 1.0,
+                      acceleration_scaling: float = 1.0, max_jerk: Optional[Sequence[float]] = None,
+                      dt: float = 0.001, min_duration_s: float = 0.0) -> Trajectory:
+    """Time a piecewise-linear joint path (see the module docstring) and sample it every ``dt``.
+
+    Args:
+        waypoints: shape (n, dof), radians; consecutive duplicates are skipped.
+        max_velocity: joint velocity limits, rad/s, shape (dof,).
+        max_acceleration: joint acceleration limits, rad/s^2, shape (dof,).
+        velocity_scaling, acceleration_scaling: fractions of the limits, in (0, 1].
+        max_jerk: joint jerk limits, rad/s^3, shape (dof,); None: unlimited.
+        dt: sample period, seconds (0.001 for the 1 kHz controllers).
+        min_duration_s: lower bound on the whole duration (a short motion is stretched evenly).
+
+    Returns:
+        Trajectory: samples at ``dt, 2 dt, ...`` up to the duration, ending exactly on the last
+        waypoint at rest.
+
+    Raises:
+        ValueError: scalings outside (0, 1], limits not positive or of the wrong length.
+    """
+    import ruckig
+
+    path = as_path(waypoints)
+    dof = path.shape[1]
+    for name, v in (("velocity_scaling", velocity_scaling), ("acceleration_scaling", acceleration_scaling)):
+        if not 0.0 < v <= 1.0:
+            raise ValueError(f"{name} must be in (0, 1], got {v}")
+    vmax = np.asarray(max_velocity, dtype=float) * velocity_scaling
+    amax = np.asarray(max_acceleration, dtype=float) * acceleration_scaling
+    jmax = np.asarray(max_jerk, dtype=float) if max_jerk is not None else np.full(dof, np.inf)
+    for name, arr in (("max_velocity", vmax), ("max_acceleration", amax), ("max_jerk", jmax)):
+        if arr.shape != (dof,) or not np.all(arr > 0):
+            raise ValueError(f"{name} must hold {dof} positive values")
+    if not dt > 0:
+        raise ValueError(f"dt must be > 0 s, got {dt}")
+    keep = [0] + [k for k in range(1, len(path)) if np.max(np.abs(path[k] - path[k - 1])) > 1e-12]
+    path = path[keep]
+    otg = ruckig.Ruckig(1)
+    segments = []  # (start, delta, ruckig trajectory, duration)
+    for a, b in zip(path[:-1], path[1:]):
+        d = b - a
+        inp = ruckig.InputParameter(1)
+        inp.current_position, inp.current_velocity, inp.current_acceleration = [0.0], [0.0], [0.0]
+        inp.target_position, inp.target_velocity, inp.target_acceleration = [1.0], [0.0], [0.0]
+        inp.max_velocity = [_segment_limits(d, vmax)]
+        inp.max_acceleration = [_segment_limits(d, amax)]
+        js = _segment_limits(d, jmax)
+        inp.max_jerk = [js if math.isfinite(js) else float("inf")]
+        traj = ruckig.Trajectory(1)
+        result = otg.calculate(inp, traj)
+        if result not in (ruckig.Result.Working, ruckig.Result.Finished):
+            raise ValueError(f"ruckig could not time a segment: {result}")
+        segments.append((a, d, traj, float(traj.duration)))
+    durations = np.array([s[3] for s in segments])
+    total = float(durations.sum())
+    stretch = max(1.0, min_duration_s / total) if total > 0 else 1.0
+    waypoint_times = np.concatenate([[0.0], np.cumsum(durations)]) * stretch
+    if total <= 0:  # nothing to move: hold still for min_duration_s
+        m = int(math.ceil(min_duration_s / dt - 1e-9))
+        times = np.arange(1, m + 1) * dt
+        return Trajectory(times, np.repeat(path[:1], m, axis=0), np.zeros((m, dof)),
+                          np.array([0.0, float(m * dt)]) if m else np.zeros(1), dt)
+    m = max(1, int(math.ceil(waypoint_times[-1] / dt - 1e-9)))
+    times = np.arange(1, m + 1) * dt
+    times[-1] = waypoint_times[-1]
+    q = np.empty((m, dof))
+    qd = np.empty((m, dof))
+    seg = 0
+    for k, t in enumerate(times):
+        while seg < len(segments) - 1 and t > waypoint_times[seg + 1]:
+            seg += 1
+        a, d, traj, dur = segments[seg]
+        tau = min(max((t - waypoint_times[seg]) / stretch, 0.0), dur)
+        pos, vel, _ = traj.at_time(tau)
+        q[k] = a + pos[0] * d
+        qd[k] = vel[0] / stretch * d
+    q[-1] = path[-1]
+    qd[-1] = 0.0
+    return Trajectory(times=times, positions=q, velocities=qd, waypoint_times=waypoint_times, dt=dt)
