@@ -168,7 +168,7 @@ tree:
       - GetObjectPose: {name: locate, object: box, output_key: box_pose}
       - include: SUBTREES/grasp_from_above.yaml
         name: grasp
-        with: {pose_key: box_pose, grasp_height_m: 0.0, approach_m: 0.10, max_effort_n: 30}
+        with: {pose_key: box_pose, grasp_height_m: 0.01, approach_m: 0.10, max_effort_n: 30}   # fingertips clear of the floor by more than the 10 mm planning padding
       - MoveCartesian: {name: lift, delta: [0, 0, 0.10], speed_mps: 0.1}
       - ObjectLifted: {name: lifted, object: box, min_height_m: 0.08}
 '''
