@@ -110,10 +110,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                       tick_hz=args.tick_hz, timeout_s=args.timeout, robot=getattr(args, "robot", None),
                       observers=observers, display=False if args.quiet else None)
 
-    with interrupt_once():  # Ctrl-C ends the run; more Ctrl-C cannot cut its log and summary short
+    # Ctrl-C ends the run; more Ctrl-C cannot cut its log and summary short, nor (once the run was
+    # interrupted) the exit with 130 that follows
+    with interrupt_once(keep_after_interrupt=True):
         code = _run_and_report(args, task, opts, exts)
     summary = getattr(args, "_ptm_summary", None)
-    if summary is not None:
+    if summary is not None and summary.get("status") != "INTERRUPTED":
         for ext in exts:  # after the verdict: a viewer may keep serving until Ctrl-C
             after = getattr(ext, "after_run", None)
             if callable(after):
@@ -340,6 +342,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    import signal
+
+    try:
+        sigint_before = signal.getsignal(signal.SIGINT)
+    except (ValueError, OSError):  # pragma: no cover - no signals here
+        sigint_before = None
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
@@ -347,13 +355,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:
         return 0
     finally:
-        if argv is None:  # the program itself: it exits now, and a late Ctrl-C must not turn 130 into a kill
-            import signal
-
-            try:
+        # the program itself exits now: a late Ctrl-C must not turn 130 into a kill; called from
+        # Python (argv given), the caller's handler comes back
+        try:
+            if argv is None:
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
-            except (ValueError, OSError):  # pragma: no cover - not the main thread
-                pass
+            elif sigint_before is not None:
+                signal.signal(signal.SIGINT, sigint_before)
+        except (ValueError, OSError, TypeError):  # pragma: no cover - not the main thread
+            pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -193,12 +193,20 @@ def run_task(task: TaskSpec, options: Optional[RunOptions] = None, backend: Any 
         t0 = backend.now()
         while True:
             tree.tick()
-            run.tick += 1
-            run.time_s = float(backend.now())
-            if callable(events_fn):
-                run.events.extend(events_fn())
-            for obs in observers:
-                obs.on_tick(run)
+            # a tick counted is a tick logged: a Ctrl-C (under interrupt_once) waits for the observers
+            _TICK_SECTION[0] = True
+            try:
+                run.tick += 1
+                run.time_s = float(backend.now())
+                if callable(events_fn):
+                    run.events.extend(events_fn())
+                for obs in observers:
+                    obs.on_tick(run)
+            finally:
+                _TICK_SECTION[0] = False
+            if _INTERRUPT_PENDING[0]:
+                _INTERRUPT_PENDING[0] = False
+                raise KeyboardInterrupt
             if display is not None:
                 display.update(run)
             status = tree.root.status
@@ -278,11 +286,19 @@ def run_task(task: TaskSpec, options: Optional[RunOptions] = None, backend: Any 
     return result
 
 
+#: the run loop is handing a tick to its observers (the run log): interrupt_once's Ctrl-C waits for
+#: the end of it (_INTERRUPT_PENDING), so a counted tick is always a logged one
+_TICK_SECTION = [False]
+_INTERRUPT_PENDING = [False]
+
+
 @contextlib.contextmanager
-def _sigint_handled(interrupt_first: bool) -> Iterator[None]:
+def _sigint_handled(interrupt_first: bool, keep_after_interrupt: bool = False) -> Iterator[None]:
     """SIGINT handling for a block (main thread only; the previous handler restored after): with
     ``interrupt_first`` the first Ctrl-C raises KeyboardInterrupt, every other one (all of them
-    without it) is noted with one line and ignored."""
+    without it) is noted with one line and ignored. With ``keep_after_interrupt``, once the first
+    Ctrl-C has fired the block leaves the noting handler installed (the caller is about to exit: a
+    restored handler would let a later Ctrl-C interrupt the exit itself)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -296,6 +312,9 @@ def _sigint_handled(interrupt_first: bool) -> Iterator[None]:
 
     def first(signum: int, frame: Any) -> None:
         signal.signal(signal.SIGINT, later)
+        if _TICK_SECTION[0]:
+            _INTERRUPT_PENDING[0] = True  # raised by the run loop once the tick is logged
+            return
         raise KeyboardInterrupt
 
     try:
@@ -306,7 +325,8 @@ def _sigint_handled(interrupt_first: bool) -> Iterator[None]:
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        if not (keep_after_interrupt and signal.getsignal(signal.SIGINT) is later):
+            signal.signal(signal.SIGINT, previous)
 
 
 def sigint_deferred() -> Any:
@@ -315,11 +335,12 @@ def sigint_deferred() -> Any:
     return _sigint_handled(interrupt_first=False)
 
 
-def interrupt_once() -> Any:
+def interrupt_once(keep_after_interrupt: bool = False) -> Any:
     """The first Ctrl-C raises KeyboardInterrupt (the run ends as INTERRUPTED); every later one is
     noted and ignored until the block ends, so two Ctrl-C in a row still give exit code 130 with a
-    complete run log and summary (a context manager; ``ptm run`` wraps the run in it)."""
-    return _sigint_handled(interrupt_first=True)
+    complete run log and summary (a context manager; ``ptm run`` wraps the run in it). With
+    ``keep_after_interrupt``, later Ctrl-C stay ignored after the block once the first has fired."""
+    return _sigint_handled(interrupt_first=True, keep_after_interrupt=keep_after_interrupt)
 
 
 def write_summary(summary: dict[str, Any], path: str) -> None:

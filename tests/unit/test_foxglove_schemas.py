@@ -215,7 +215,8 @@ def test_real_run_every_channel_decodes_in_foxglove(sim_run_log):
     # /log: the behaviours' status changes, in time order
     texts = [(m.name, m.message) for _, m in seen["/log"]]
     assert texts[0] == ("pick_and_lift", "INVALID -> RUNNING")
-    assert ("ready", "INVALID -> RUNNING: moving to ready: 0%") in texts
+    # the first motion is checked (planned) before it moves: its status change carries that feedback
+    assert ("ready", "INVALID -> RUNNING: planning (auto) 0.00 s ...") in texts
     assert any(name == "ready" and text.startswith("RUNNING -> SUCCESS") for name, text in texts)
     times = [t for t, _ in seen["/log"]]
     assert times == sorted(times)
