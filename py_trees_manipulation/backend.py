@@ -134,8 +134,8 @@ class PlanningService(Protocol):
     def query(self, fn: Any, label: str = "query") -> GoalHandle:
         """Run ``fn(world, cancelled) -> value`` in the synced collision world; the handle SUCCEEDS
         with the value as its ``result`` (ABORTED with the text when ``fn`` raised ValueError or
-        KeyError). Never blocks the tree for long: the simulator answers before sim time passes,
-        the hardware client in a later ``poll``."""
+        KeyError). Never blocks the tick: the simulator answers in its next ``advance``, before any sim
+        time passes; the hardware client in a later ``poll``."""
         ...
 
 

@@ -343,11 +343,12 @@ class SimMotionPlanning:
         """Run ``fn(world, cancelled)`` on the planning worker, in the collision world synced to the
         true state now (bodies, joints, held objects), and answer the returned handle with its value.
 
-        Sim time does not pass while the query runs: with ``SimBackend.clock_hold_wait_s`` None (the
-        default) it is answered before this returns (the handle is SUCCEEDED or ABORTED at once);
-        else the clock is held (``SimBackend.clock_holders``) until it is. ``fn`` raising
-        ``ValueError``/``KeyError`` ends the handle ABORTED with the message. Cancelling the handle
-        sets ``cancelled()``.
+        Sim time does not pass while the query runs: it holds the clock (``SimBackend.clock_holders``)
+        as a motion being planned does, and the next :meth:`SimBackend.advance` waits for it (up to
+        ``clock_hold_wait_s``) and answers the handle before stepping, so the caller sees the answer
+        one tick after asking, whatever the wall time it took (the same with the viewer's short
+        waits: runs stay deterministic). ``fn`` raising ``ValueError``/``KeyError`` ends the handle
+        ABORTED with the message. Cancelling the handle sets ``cancelled()``.
 
         Args:
             fn: the query: IK, collision checks, plans in the :class:`~py_trees_manipulation.collision.world.CollisionWorld`
@@ -362,10 +363,7 @@ class SimMotionPlanning:
         q = _Query(self, handle, future, cancel)
         queries.append(q)
         handle.set_active()
-        if q.wait(self.backend.clock_hold_wait_s):
-            q.resolve()
-        else:
-            self.backend.clock_holders.append(q)
+        self.backend.clock_holders.append(q)
         return handle
 
     # ---- snapshot (main thread) and sync (worker thread) ------------------------------------------
