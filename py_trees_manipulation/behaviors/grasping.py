@@ -104,6 +104,7 @@ class ChooseGrasp(ManipulationBehaviour):
     """
 
     ABSTRACT = False
+    NEEDS_COLLISION_WORLD = True
     PARAMS = {
         "object": Param("str", REQUIRED, "the object's name in the scene (its grasp set and its body)",
                         refers_to="object"),
