@@ -197,6 +197,12 @@ EVENT_SCHEMA: dict[str, Any] = {
         "source": {"type": "string"},
         "text": {"type": "string"},
         "motion_plan": MOTION_PLAN_SCHEMA,
+        "grasp_choice": {
+            "type": "object",
+            "description": "ChooseGrasp's verdict (source grasp/<robot>): object, robot, chosen grasp ('' when none), "
+                           "joint_distance_rad, summary, candidates [{grasp, feasible, rejection, reason, "
+                           "joint_distance_rad}]",
+        },
     },
 }
 
