@@ -40,13 +40,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from ..geometry.grasps import Grasp, translate_z
-from ..geometry.poses import Pose, check_pose
+from ..geometry.poses import Pose, check_pose, invert
 from ..motion.paths import first_invalid
 from .ik import solve_ik
 from .world import AllowedContacts, CollisionWorld, Proximity
@@ -128,6 +128,7 @@ class GraspChoice:
         chosen: the chosen candidate, or None when none is feasible.
         opening_m: the gripper's opening, metres. width_margin_m: the margin asked for, metres.
         max_approach_angle_deg: the approach limit used, degrees.
+        place_count: how many place poses the grasps had to reach too.
     """
 
     object: str
@@ -206,7 +207,6 @@ class _Context:
     free: Any = None           # MoveToPose's checker: every pair at the padding
     touch: Any = None          # the hand may come to the object, not into it
     tolerance: tuple = (POSITION_TOLERANCE_M, ORIENTATION_TOLERANCE_RAD)
-    cache: dict = field(default_factory=dict)
 
 
 def _within(sol: Any, tol: tuple) -> bool:
@@ -281,11 +281,8 @@ def _place(ctx: _Context, c: GraspCandidate, places: Sequence[Pose], approach_m:
     """With the object held as grasped, reach above each place pose and down to it; the reason it
     fails or None. Adds the carry's joint distance to the cost."""
     w, robot = ctx.world, ctx.robot
-    held_before = w.attached(robot)
-    w.detach(robot)
-    T_tcp_obj = np.linalg.inv(c.grasp.pose)
     try:
-        w.attach(robot, ctx.obj, T_tcp_obj)
+        w.attach(robot, ctx.obj, invert(c.grasp.pose))
     except ValueError:  # a fixed object cannot be held: nothing to check
         return None
     try:
@@ -312,8 +309,6 @@ def _place(ctx: _Context, c: GraspCandidate, places: Sequence[Pose], approach_m:
         return None
     finally:
         w.detach(robot)
-        if held_before is not None and held_before != ctx.obj:
-            w.attach(robot, held_before)
 
 
 def choose_grasp(world: CollisionWorld, robot: str, obj: str, object_pose: Pose, grasps: Sequence[Grasp], *,
@@ -365,8 +360,10 @@ def choose_grasp(world: CollisionWorld, robot: str, obj: str, object_pose: Pose,
     seeds = [np.asarray(s, dtype=float) for s in seeds]
     saved_obj = world.object_pose(obj)
     saved_fingers = r.finger_positions()
+    held0, T_held0 = world.attached(robot), world.attached_transform(robot)
     stop = cancelled or (lambda: False)
     try:
+        world.detach(robot)  # the checks are of the hand reaching for the object, empty
         world.set_object_pose(obj, T_obj)
         world.set_robot_state(robot, q0, fingers=r.finger_targets(opening))
         ctx = _Context(world, robot, obj, seeds)
@@ -430,7 +427,8 @@ def choose_grasp(world: CollisionWorld, robot: str, obj: str, object_pose: Pose,
         return GraspChoice(obj, robot, ranked + rejected, chosen, opening, width_margin_m, max_approach_angle_deg,
                            len(places))
     finally:
-        if world.attached(robot) == obj:
-            world.detach(robot)
+        world.detach(robot)
         world.set_object_pose(obj, saved_obj)
         world.set_robot_state(robot, q0, fingers=saved_fingers)
+        if held0 is not None:
+            world.attach(robot, held0, T_held0)

@@ -179,12 +179,18 @@ def test_the_world_is_left_as_it_was(panda):
     q0 = r.joint_positions().copy()
     fingers0 = r.finger_positions()
     mug0 = world.object_pose("mug")
-    choose_grasp(world, "arm", "mug", _mug_at(200, y=0.05), grasps_for_object(scene.objects[0]),
-                 place_poses=[_mug_at(0, x=0.45, y=0.2)])
-    np.testing.assert_allclose(r.joint_positions(), q0, atol=1e-9)
-    np.testing.assert_allclose(r.finger_positions(), fingers0, atol=1e-9)
-    np.testing.assert_allclose(world.object_pose("mug"), mug0, atol=1e-9)
-    assert world.attached("arm") is None
+    T_held = pose_from_xyz_rpy([0, 0, 0.3])
+    world.attach("arm", "box", T_held)         # whatever the hand holds is put back too
+    try:
+        choose_grasp(world, "arm", "mug", _mug_at(200, y=0.05), grasps_for_object(scene.objects[0]),
+                     place_poses=[_mug_at(0, x=0.45, y=0.2)])
+        np.testing.assert_allclose(r.joint_positions(), q0, atol=1e-9)
+        np.testing.assert_allclose(r.finger_positions(), fingers0, atol=1e-9)
+        np.testing.assert_allclose(world.object_pose("mug"), mug0, atol=1e-9)
+        assert world.attached("arm") == "box"
+        np.testing.assert_allclose(world.attached_transform("arm"), T_held, atol=1e-9)
+    finally:
+        world.detach("arm")
 
 
 def test_bad_arguments(panda):
