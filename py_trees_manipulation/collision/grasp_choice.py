@@ -187,15 +187,17 @@ class GraspChoice:
         return [c.describe() for c in self.candidates]
 
     def as_dict(self) -> dict[str, Any]:
-        """Plain values for the run log: the chosen grasp, the summary and every candidate."""
+        """Plain values for the run log: the chosen grasp, the summary and every candidate
+        (``joint_distance_rad`` only where it was computed)."""
+        def dist(c: Optional[GraspCandidate]) -> dict[str, float]:
+            ok = c is not None and math.isfinite(c.joint_distance_rad)
+            return {"joint_distance_rad": round(c.joint_distance_rad, 4)} if ok else {}  # type: ignore[union-attr]
+
         ch = self.chosen
-        return {"object": self.object, "robot": self.robot, "chosen": ch.grasp.name if ch else "",
-                "joint_distance_rad": round(ch.joint_distance_rad, 4) if ch else None,
+        return {"object": self.object, "robot": self.robot, "chosen": ch.grasp.name if ch else "", **dist(ch),
                 "summary": self.summary(),
                 "candidates": [{"grasp": c.grasp.name, "feasible": c.feasible, "rejection": c.rejection,
-                                "reason": c.reason,
-                                "joint_distance_rad": None if math.isnan(c.joint_distance_rad)
-                                else round(c.joint_distance_rad, 4)} for c in self.candidates]}
+                                "reason": c.reason, **dist(c)} for c in self.candidates]}
 
 
 @dataclass
