@@ -114,6 +114,37 @@ class Backend(Protocol):
         ...
 
 
+class PlanningService(Protocol):
+    """What a backend that plans arm motions offers behaviours that check geometry before moving
+    (grasp choice, regrasp checks): ``backend.motion_planning`` (see :func:`planning_service`).
+
+    The simulator's is its ``motion_planning`` extension
+    (:class:`~py_trees_manipulation.sim.planning.SimMotionPlanning`); the hardware client's is
+    :class:`~py_trees_manipulation.hardware.planning.HardwarePlanning` (a task with a scene). Both
+    answer queries on the one thread that owns their
+    :class:`~py_trees_manipulation.collision.world.CollisionWorld`, synced first to the current state.
+
+    Attributes:
+        scene: the task's parsed scene (:class:`~py_trees_manipulation.sim.scene.SceneSpec`):
+            objects with their grasp sets, robots with their descriptions.
+    """
+
+    scene: Any
+
+    def query(self, fn: Any, label: str = "query") -> GoalHandle:
+        """Run ``fn(world, cancelled) -> value`` in the synced collision world; the handle SUCCEEDS
+        with the value as its ``result`` (ABORTED with the text when ``fn`` raised ValueError or
+        KeyError). Never blocks the tick: the simulator answers in its next ``advance``, before any sim
+        time passes; the hardware client in a later ``poll``."""
+        ...
+
+
+def planning_service(backend: Any) -> Optional[PlanningService]:
+    """The backend's :class:`PlanningService` (``backend.motion_planning``), or None when it has none
+    (the fake backend; a hardware run without a scene)."""
+    return getattr(backend, "motion_planning", None) if backend is not None else None
+
+
 def resolve_resource(resources: Mapping[str, Any], name: Optional[str], kind: str) -> Any:
     """The resource called ``name``, or the only/first one when ``name`` is None.
 

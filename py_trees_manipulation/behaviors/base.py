@@ -36,6 +36,9 @@ class ManipulationBehaviour(py_trees.behaviour.Behaviour):
         PARAMS: parameter declarations, name -> :class:`~.params.Param`.
         SIM_ONLY: the behaviour needs the simulator (ground truth, scene objects); the hardware
             backend refuses a tree that holds one, before it starts.
+        NEEDS_COLLISION_WORLD: the behaviour checks geometry in the backend's collision world
+            (``backend.motion_planning``): on hardware the task needs a scene naming its arm,
+            checked before the run starts.
         ABSTRACT: set on intermediate base classes so they are not registered.
         BLACKBOARD_WRITES: names of ``str`` parameters whose value is a blackboard key the
             behaviour writes (``key`` parameters are writes already), for the load-time data-flow
@@ -54,6 +57,7 @@ class ManipulationBehaviour(py_trees.behaviour.Behaviour):
 
     PARAMS: ClassVar[dict[str, Param]] = {}
     SIM_ONLY: ClassVar[bool] = False
+    NEEDS_COLLISION_WORLD: ClassVar[bool] = False
     ABSTRACT: ClassVar[bool] = True
     BLACKBOARD_WRITES: ClassVar[tuple[str, ...]] = ()
     EXACTLY_ONE_OF: ClassVar[tuple[tuple[str, ...], ...]] = ()

@@ -109,8 +109,8 @@ class Param:
         refers_to: a literal value names something in the scene, checked when the file is loaded:
             ``"object"``, ``"robot"`` (an arm or gripper), ``"configuration"`` (a named arm
             configuration), ``"door"``, ``"cabinet"``.
-        names: for a ``float``: words accepted instead of a number, passed on as they are (the
-            behaviour resolves them, e.g. ``"open"``: the gripper's full opening).
+        names: for a ``float`` or a ``pose``: words accepted instead of a value, passed on as they
+            are (the behaviour resolves them, e.g. ``"open"``: the gripper's full opening; ``"none"``).
     """
 
     kind: str
@@ -205,6 +205,8 @@ class Param:
                 raise ParamError(f"expected a blackboard key name, got {value!r}", "use letters, digits and _ (e.g. mug_pose)")
             return value.strip("{}").lstrip("/")  # every key lives in the root namespace: "/x" is "x"
         if k == "pose":
+            if self.names and isinstance(value, str) and value.strip() in self.names:
+                return value.strip()
             try:
                 return pose_from_spec(value)
             except ValueError as e:

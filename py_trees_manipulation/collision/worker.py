@@ -2,7 +2,9 @@
 
 Motions are planned one at a time on a worker thread (PyBullet is used by one thread at a time per
 client; OMPL's seed generator is global), each after the caller's snapshot of the scene was applied
-to the world, so a request planned now sees the scene as it was when the goal arrived.
+to the world, so a request planned now sees the scene as it was when the goal arrived. Geometric
+queries (:meth:`PlanningWorker.run`: grasp choice, regrasp checks) go through the same thread and
+the same world.
 :func:`request_from_goal` turns an arm action's goal message into a
 :class:`~.arm_planner.MotionRequest`.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
@@ -115,9 +118,39 @@ class PlanningWorker:
             except Exception as e:  # pragma: no cover - a bug: report it, do not hang the goal
                 return PlanFailure(f"motion planning failed: {type(e).__name__}: {e}")
 
+        return self._submit(job), cancel
+
+    def run(self, fn: Callable[[Any, Callable[[], bool]], Any], apply: Callable[[Any], None]) -> tuple[
+            concurrent.futures.Future, threading.Event]:
+        """Run a geometric query ``fn(world, cancelled)`` on the worker after ``apply(world)`` synced the
+        scene (grasp choice, regrasp checks: IK and collision checks in the same world, one thread).
+
+        Returns:
+            ``(future, cancel)``: the future's result is what ``fn`` returned, or a :class:`PlanFailure`
+            with the reason when it raised (``ValueError``/``KeyError``: the message; anything else:
+            the exception's type too); setting ``cancel`` makes ``cancelled()`` true.
+        """
+        cancel = threading.Event()
+
+        def job() -> Any:
+            if cancel.is_set():
+                return PlanFailure("cancelled before it started")
+            t0 = time.perf_counter()
+            try:
+                apply(self.world)
+                return fn(self.world, cancel.is_set)
+            except (ValueError, KeyError) as e:
+                text = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+                return PlanFailure(text, time.perf_counter() - t0)
+            except Exception as e:  # pragma: no cover - a bug: report it, do not hang the caller
+                return PlanFailure(f"{type(e).__name__}: {e}", time.perf_counter() - t0)
+
+        return self._submit(job), cancel
+
+    def _submit(self, job: Callable[[], Any]) -> concurrent.futures.Future:
         if self._executor is None:
             self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ptm-motion")
-        return self._executor.submit(job), cancel
+        return self._executor.submit(job)
 
     def close(self) -> None:
         """Wait for the running plan (cancel it first) and free the world."""

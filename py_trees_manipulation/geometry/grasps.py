@@ -83,6 +83,29 @@ def tcp_frame(position: Sequence[float], approach: Sequence[float], finger_axis:
     return T
 
 
+def check_grasp_pose(pose: Pose, what: str = "grasp") -> Pose:
+    """``pose`` as a float (4, 4) transform whose rotation is a proper rotation.
+
+    Raises:
+        ValueError: not (4, 4) with last row [0, 0, 0, 1], non-finite, or a rotation block that is
+            scaled, sheared or a reflection (columns not orthonormal within 1e-6, or det != +1);
+            the message starts with ``what``.
+    """
+    try:
+        T = check_pose(pose)
+    except ValueError as e:
+        raise ValueError(f"{what}: {e}") from None
+    if not np.all(np.isfinite(T)):
+        raise ValueError(f"{what}: the pose holds a non-finite number")
+    R = T[:3, :3]
+    err = float(np.max(np.abs(R.T @ R - np.eye(3))))
+    det = float(np.linalg.det(R))
+    if err > 1e-6 or det < 0:
+        raise ValueError(f"{what}: the pose's rotation is not a rotation (columns not orthonormal by {err:.3g}, "
+                         f"determinant {det:.3g}); give position and rpy_deg or a unit quaternion (w, x, y, z)")
+    return T
+
+
 def translate_z(T: Pose, dz: float) -> Pose:
     """``T`` moved ``dz`` metres along its own z axis (``T @ trans(0, 0, dz)``)."""
     out = np.array(T, dtype=float)
@@ -145,7 +168,7 @@ class Handle:
     samples: int = 12
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "pose", check_pose(self.pose))
+        object.__setattr__(self, "pose", check_grasp_pose(self.pose, f"handle {self.name!r}"))
         if self.order < 0:
             raise ValueError(f"handle {self.name!r}: symmetry order must be >= 0, got {self.order}")
         if self.order == 0 and self.samples < 1:
@@ -269,16 +292,18 @@ def sphere_grasps(radius: float, name: str = "sphere", approach_m: float = APPRO
 # pybullet_data/objects/mug.urdf at scale 1 (measured from mug_col.obj by ray casts): a body of radius
 # 0.0423 m from z = -0.004 to 0.104 m, the handle on the +y side out to y = 0.084 m. A top-down grasp
 # closes the fingers across the body; with the finger axis near the handle's direction (+-y) one
-# finger lands on the handle, so the finger axis stays within 30 degrees of the mug's x axis.
+# finger lands on the handle: in the collision world the Panda's open fingers touch it from 75
+# degrees off the mug's x axis (scale 0.8; tests/unit/test_grasp_choice.py), so the finger axis
+# stays within 45 degrees of it (lifted in the simulator at 0, 45 and 60 degrees).
 _MUG = {"radius": 0.0423, "height": 0.104, "grasp_height": 0.05625}
 
 
 def mug_grasps(scale: float = 1.0, name: str = "mug", approach_m: float = APPROACH_M) -> list[Grasp]:
     """Top-down grasps of the ``pybullet_data`` mug (``objects/mug.urdf``) that avoid its handle.
 
-    Six grasps: the finger axis at -30, 0 and 30 degrees from the mug's x axis, and the same turned
-    by 180 degrees; the TCP on the mug's axis at 54 % of its height (the fingers straddle the body
-    below the rim); ``width_m`` = the body's diameter.
+    Fourteen grasps: the finger axis at 0, +-15, +-30 and +-45 degrees from the mug's x axis (the
+    handle points along +y), and the same turned by 180 degrees; the TCP on the mug's axis at 54 %
+    of its height (the fingers straddle the body below the rim); ``width_m`` = the body's diameter.
 
     Args:
         scale: the URDF's ``globalScaling`` (the scene's ``scale``).
@@ -287,7 +312,7 @@ def mug_grasps(scale: float = 1.0, name: str = "mug", approach_m: float = APPROA
         raise ValueError(f"scale must be > 0, got {scale}")
     pos = [0.0, 0.0, _MUG["grasp_height"] * scale]
     out = []
-    for deg in (0, 30, -30, 180, 210, 150):
+    for deg in (0, 30, -30, 15, -15, 45, -45, 180, 210, 150, 195, 165, 225, 135):
         a = math.radians(deg)
         T = tcp_frame(pos, [0.0, 0.0, -1.0], [math.cos(a), math.sin(a), 0.0])
         out.append(Grasp(name=f"{name}/top/{deg % 360}", handle=f"{name}/top", pose=T,
@@ -419,6 +444,61 @@ def resting_face(object_pose: Pose, faces: Sequence[Placement]) -> Placement:
     if best is None:
         raise ValueError("no placements given")
     return best
+
+
+class NoGraspsError(ValueError):
+    """An object with no grasp set: a URDF this module has no defaults for, that declares no ``grasps:``."""
+
+
+def object_grasps(obj: object, where: str = "") -> list[Grasp]:
+    """:func:`grasps_for_object`, or an error telling the user to declare them.
+
+    Args:
+        obj: a scene object (duck-typed as :func:`grasps_for_object`).
+        where: where the object is written, for the message (``"scene.objects[2]"``).
+
+    Raises:
+        NoGraspsError: the object has no grasps (a URDF without defaults and no ``grasps:``).
+    """
+    out = grasps_for_object(obj)
+    if not out:
+        name = getattr(obj, "name", "object")
+        what = f"URDF {getattr(obj, 'urdf', '')!r}" if getattr(obj, "urdf", None) else "shape"
+        known = ", ".join(sorted(URDF_GRASPS))
+        raise NoGraspsError(
+            f"object {name!r} ({what}) has no known grasps: declare them under "
+            f"{where or 'its scene entry'}.grasps (a list of {{name, pose (the TCP in the object frame: z approach, "
+            f"y finger axis), symmetry, approach_m, width_m}}; see the README's 'Grasps'). Primitives and the "
+            f"shipped {known} have defaults")
+    return out
+
+
+def select_grasps(grasps: Sequence[Grasp], names: Sequence[str], object_name: str = "") -> list[Grasp]:
+    """The grasps of ``grasps`` that ``names`` name, in the set's order.
+
+    A name is a grasp (``mug/top/30``), a handle (``mug/top``: all its grasps), or either without the
+    object's prefix (``top``, ``top/30``).
+
+    Raises:
+        ValueError: a name no grasp or handle of the set has (the message lists the handles).
+    """
+    prefix = f"{object_name}/" if object_name else ""
+    chosen: set[str] = set()
+    for raw in names:
+        name = str(raw)
+        full = [name] + ([prefix + name] if prefix and not name.startswith(prefix) else [])
+        hit = [g.name for g in grasps if g.name in full or g.handle in full]
+        if not hit:
+            import difflib
+
+            handles = list(dict.fromkeys(g.handle for g in grasps))
+            options = handles + [g.name for g in grasps]
+            close = difflib.get_close_matches(full[-1], options, n=2, cutoff=0.6)
+            hint = (f"did you mean {' or '.join(repr(c) for c in close)}? " if close else "") + \
+                f"(its handles: {', '.join(handles)})"
+            raise ValueError(f"object {object_name or 'the object'!r} has no grasp or handle {name!r}; {hint}")
+        chosen.update(hit)
+    return [g for g in grasps if g.name in chosen]
 
 
 def grasps_for_object(obj: object) -> list[Grasp]:

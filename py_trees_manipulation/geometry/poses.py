@@ -34,7 +34,7 @@ def pose_from_pq(position: Sequence[float], quat_wxyz: Sequence[float] = (1.0, 0
     q = np.asarray(quat_wxyz, dtype=np.float64)
     n = np.linalg.norm(q)
     if q.shape != (4,) or n < 1e-9:
-        raise ValueError(f"quaternion must be 4 numbers (w, x, y, z) with non-zero norm, got {list(q)}")
+        raise ValueError(f"quaternion must be 4 numbers (w, x, y, z) with non-zero norm, got {q.tolist()}")
     T = np.eye(4)
     T[:3, :3] = t3d.quaternions.quat2mat(q / n)
     T[:3, 3] = np.asarray(position, dtype=np.float64).reshape(3)

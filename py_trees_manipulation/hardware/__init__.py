@@ -22,12 +22,15 @@ class TreeRefused(ValueError):
     """The tree cannot run on this robot (sim-only behaviour, or an action the robot does not offer)."""
 
 
-def check_tree(task: Any, cfg: RobotConfig, planned_arms: Any = ()) -> None:
+def check_tree(task: Any, cfg: RobotConfig, planned_arms: Any = (), scene_robots: Any = ()) -> None:
     """Refuse ``task`` before it starts if it cannot run on the robot described by ``cfg``.
 
     Args:
         planned_arms: arms whose motions the client plans (see :func:`make_hardware_backend`): on
             them ``move_to_pose`` and an unguarded ``move_cartesian`` need only ``move_joints``.
+        scene_robots: the robots of the task's scene (the client's collision world has them): a
+            behaviour that checks geometry (``NEEDS_COLLISION_WORLD``, e.g. ``ChooseGrasp``) needs
+            its arm there.
 
     Raises:
         TreeRefused: naming every offending node (type, name, file:line) and why.
@@ -45,6 +48,13 @@ def check_tree(task: Any, cfg: RobotConfig, planned_arms: Any = ()) -> None:
         label = f"{node.type} '{node.name or node.type}' ({node.loc})"
         if getattr(cls, "SIM_ONLY", False):
             problems.append(f"{label} is sim-only (it needs simulator ground truth)")
+            continue
+        if getattr(cls, "NEEDS_COLLISION_WORLD", False):
+            wanted = node.params.get("arm")
+            arm = wanted if isinstance(wanted, str) else next(iter(cfg.arms), None)
+            if arm not in cfg.arms or arm not in set(scene_robots):
+                problems.append(f"{label} needs the client's collision world: the task file's scene with a robot "
+                                f"named like the robot file's arm {arm!r}")
             continue
         action = getattr(cls, "ACTION", "")
         res_kind = getattr(cls, "RESOURCE", None)
@@ -97,7 +107,8 @@ def make_hardware_backend(task: Any, options: Any) -> Any:
         raise ValueError("--backend hardware needs --robot ROBOT.yaml (see examples/robots/standin.yaml)")
     cfg = load_robot_file(path)
     scene = planning_scene(task)
-    check_tree(task, cfg, planned_arms=_planned_arms(scene, cfg))
+    check_tree(task, cfg, planned_arms=_planned_arms(scene, cfg),
+               scene_robots=[r.name for r in scene.robots] if scene is not None else [])
     from .rosbridge import HardwareBackend
 
     return HardwareBackend(cfg, tree_objects(task), scene=scene)

@@ -80,6 +80,7 @@ class HardwarePlanning:
 
         self._worker = PlanningWorker(lambda: CollisionWorld.from_scene(scene))
         self._pending: list[_Planned] = []
+        self._queries: list[tuple[GoalHandle, concurrent.futures.Future]] = []
         self._held: dict[str, tuple[str, np.ndarray]] = {}   # robot -> (object, T_tcp_obj)
         self._count = 0
         self.planning_time_s = 0.0
@@ -88,6 +89,32 @@ class HardwarePlanning:
     def world(self) -> Any:
         """The collision world (built from the task's scene when first needed)."""
         return self._worker.world
+
+    def query(self, fn: Any, label: str = "query") -> GoalHandle:
+        """Run ``fn(world, cancelled)`` on the planning worker, in the collision world synced to the
+        robot's state now (joint states, gripper gaps, object poses, what the hand holds); the
+        returned handle is ACTIVE until :meth:`poll` answers it with ``fn``'s value (SUCCEEDED), or
+        ABORTED with the reason when ``fn`` raised ``ValueError``/``KeyError``. Nothing is sent to the
+        robot. Cancelling the handle sets ``cancelled()``. (The same as
+        :meth:`py_trees_manipulation.sim.planning.SimMotionPlanning.query`.)"""
+        cancels: list[threading.Event] = []
+
+        def on_cancel(h: GoalHandle) -> None:
+            for c in cancels:
+                c.set()
+            h.set_preempted(None, "cancelled")
+
+        handle = GoalHandle("planning_query", label, on_cancel=on_cancel)
+        try:
+            snap = self._snapshot()
+        except (BackendError, ValueError) as e:
+            handle.set_rejected(f"cannot read the robot's state: {e}")
+            return handle
+        future, cancel = self._worker.run(fn, lambda world: self._apply(snap, ""))
+        cancels.append(cancel)
+        self._queries.append((handle, future))
+        handle.set_active()
+        return handle
 
     def _model_names(self, robot: str) -> list[str]:
         spec = next(r for r in self.scene.robots if r.name == robot)
@@ -222,7 +249,18 @@ class HardwarePlanning:
 
     # ---- progress (tree thread, from HardwareBackend.poll) --------------------------------------------
     def poll(self) -> None:
-        """Send the plans that are ready, mirror the robot's goals onto the behaviours' handles."""
+        """Send the plans that are ready, mirror the robot's goals onto the behaviours' handles,
+        answer the queries that are done."""
+        for handle, future in list(self._queries):
+            if handle.done:
+                self._queries.remove((handle, future))
+            elif future.done():
+                self._queries.remove((handle, future))
+                outcome = future.result()
+                if isinstance(outcome, PlanFailure):
+                    handle.set_aborted(None, outcome.text)
+                else:
+                    handle.set_succeeded(outcome, "answered")
         for p in list(self._pending):
             if p.handle.done and (p.remote is None or p.remote.done):
                 self._pending.remove(p)
@@ -315,4 +353,7 @@ class HardwarePlanning:
         """Cancel the plans still running, stop the worker, free the world."""
         for p in self._pending:
             p.cancel.set()
+        for handle, _ in self._queries:
+            if not handle.done:
+                handle.cancel()
         self._worker.close()

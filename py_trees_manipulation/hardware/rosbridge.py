@@ -709,6 +709,14 @@ class HardwareBackend:
         self._next_tick = self._wall0
         self._clock0 = self._clock
 
+    @property
+    def motion_planning(self) -> Any:
+        """The client's planning service (:class:`~.planning.HardwarePlanning`) when the task has a
+        scene naming the robot file's arms, else None: its collision world and arm planner, for
+        behaviours that check geometry before moving (``query``; see
+        :class:`~py_trees_manipulation.backend.PlanningService`)."""
+        return self._planning
+
     # ---- connection set-up ------------------------------------------------------------------------
     def _watch(self, topic: str, msg_type: str, handler: Callable[[Any], None]) -> None:
         """Route ``topic`` messages to ``handler`` on the tree thread (in :meth:`poll`)."""

@@ -859,6 +859,8 @@ def value_to_text(value: Any, p: Param) -> str:
     if k in ("str", "choice") and isinstance(value, str):
         return value
     if k == "pose":
+        if isinstance(value, str) and value in p.names:
+            return value
         from ..geometry.poses import pq_from_pose
 
         pos, q = pq_from_pose(np.asarray(value, dtype=float))
@@ -1215,7 +1217,7 @@ def node_to_yaml(spec: NodeSpec) -> dict[str, Any]:
             continue
         if isinstance(v, BlackboardRef):
             body[key] = str(v)
-        elif p.kind == "pose":
+        elif p.kind == "pose" and not isinstance(v, str):
             body[key] = json.loads(value_to_text(v, p))
         else:
             body[key] = _jsonable(v)

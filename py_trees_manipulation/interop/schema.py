@@ -94,7 +94,7 @@ def param_schema(p: Param) -> dict[str, Any]:
     elif k == "choice":
         alts = [{"enum": list(p.choices or ())}]
     elif k == "pose":
-        alts = [{"$ref": "#/$defs/pose"}]
+        alts = [{"$ref": "#/$defs/pose"}] + ([{"enum": list(p.names)}] if p.names else [])
     elif k in ("vector3", "float_list"):
         item = {"anyOf": _scalar_number(p) + [_subst()]}
         arr: dict[str, Any] = {"type": "array", "items": item}
@@ -184,7 +184,7 @@ def node_type_schemas() -> dict[str, dict[str, Any]]:
 _RANGE_DOTS = re.compile(rf"({_NUMBER_RE})\s*\.\.\.\s*({_NUMBER_RE})")
 _RANGE_CMP = re.compile(rf"(?:^|[,(]\s*|each\s+)(>=|>)\s*({_NUMBER_RE})")
 _SECTION_OF = {"robots": "robots[]", "fixtures": "fixtures[]", "objects": "objects[]", "task": "task",
-               "primitive": "primitive", "pose_noise": "pose_noise"}
+               "primitive": "primitive", "pose_noise": "pose_noise", "grasps": "grasps[]", "symmetry": "symmetry"}
 
 
 def _doc_range(doc: str) -> dict[str, Any]:

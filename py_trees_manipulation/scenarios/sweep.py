@@ -264,11 +264,13 @@ def fake_backend_for(task: Any, seed: int) -> Any:
     """The ``--backend fake`` of a sweep: :class:`~py_trees_manipulation.testing.fake_backend.FakeBackend`
     (one arm and one gripper named after the scene's first robot; every action succeeds at once,
     without moving anything) whose world holds the scene's objects at their poses, so perception
-    (``GetObjectPose``) works and the tree runs to its first check of the world."""
-    from ..testing.fake_backend import FakeBackend
+    (``GetObjectPose``) works and the tree runs to its first check of the world; geometric queries
+    (``ChooseGrasp``) are answered in a collision world of the scene (:class:`~py_trees_manipulation.testing.fake_backend.FakePlanning`)."""
+    from ..testing.fake_backend import FakeBackend, FakePlanning
 
     robot = "panda"
     poses: dict[str, Any] = {}
+    spec = None
     if task.scene:
         from ..sim.scene import parse_scene
 
@@ -278,6 +280,8 @@ def fake_backend_for(task: Any, seed: int) -> Any:
         poses = {o.name: o.pose for o in spec.objects}
     backend = FakeBackend(name=robot, seed=seed)
     backend.world.poses.update(poses)
+    if spec is not None and spec.robots:
+        backend.motion_planning = FakePlanning(backend, spec)
     return backend
 
 
@@ -338,8 +342,10 @@ FORKSERVER_PRELOAD = (
     __name__, "py_trees_manipulation.scenarios.scenario", "py_trees_manipulation.trees.loader",
     "py_trees_manipulation.trees.runner", "py_trees_manipulation.sim", "py_trees_manipulation.behaviors.registry",
     "py_trees_manipulation.control.tactile", "importlib.metadata", "py_trees_manipulation.sim.reach",
-    # the motion planning every arm motion goes through (collision world, timing; OMPL when it plans)
+    # the motion planning every arm motion goes through (collision world, timing; OMPL when it plans),
+    # the grasp choice of the pick subtrees, and numpy.ma (np.unique imports it on first use)
     "py_trees_manipulation.collision.arm_planner", "py_trees_manipulation.collision.worker",
+    "py_trees_manipulation.collision.grasp_choice", "numpy.ma",
     "py_trees_manipulation.motion.timing", "ruckig",
     "concurrent.futures.thread", "py_trees_manipulation.motion.ompl_planning", "ompl.geometric",
     "numpy.ma",  # np.unique imports it on first use (the planner's clearance sampling)

@@ -750,6 +750,10 @@ class SimBackend:
         self._step_fns: list[Callable[[], None]] = []
         self._dirty = True
         self._monitor_every = 0
+        #: other work that holds the clock until it is answered (a geometric query of the
+        #: ``motion_planning`` extension): objects with ``wait(timeout) -> bool`` and ``resolve()``,
+        #: which removes itself from this list
+        self.clock_holders: list[Any] = []
         self._target: Optional[str] = None
         self._bodies: dict[str, int] = {}
         self._objects: dict[str, int] = {}
@@ -963,6 +967,7 @@ class SimBackend:
         resolve (start moving, or end its goal). True when none holds the clock any more."""
         holders = [r._active for r in (*self.arms.values(), *self.grippers.values())
                    if r._active is not None and getattr(r._active, "holds_clock", False)]
+        holders += list(self.clock_holders)
         if not holders:
             return True
         t0 = time.monotonic()
@@ -972,8 +977,9 @@ class SimBackend:
                 ex.resolve()
         if self.realtime and self._wall0 is not None:
             self._wall0 += time.monotonic() - t0  # sim time stood still: so does the real-time pacing
-        return not any(r._active is not None and getattr(r._active, "holds_clock", False)
-                       for r in (*self.arms.values(), *self.grippers.values()))
+        return not self.clock_holders and not any(
+            r._active is not None and getattr(r._active, "holds_clock", False)
+            for r in (*self.arms.values(), *self.grippers.values()))
 
     def step(self, n: int = 1) -> None:
         """Run ``n`` physics steps (controllers, ``stepSimulation``, post-step hooks). Waits first
@@ -1145,6 +1151,13 @@ class SimBackend:
             if callable(fn):
                 out.update(fn())
         return out
+
+    @property
+    def motion_planning(self) -> Any:
+        """The backend's planning service (the ``motion_planning`` extension,
+        :class:`~.planning.SimMotionPlanning`): its collision world and arm planner, for behaviours
+        that check geometry before moving (``query``; see :class:`~py_trees_manipulation.backend.PlanningService`)."""
+        return getattr(self, "extensions", {}).get("motion_planning")
 
     def scene_model(self) -> Any:
         """Link frames and visual shapes of every body, for 3D viewers (Foxglove):

@@ -237,6 +237,50 @@ class _ClearanceMonitor:
             self.pair = f"{where[0]} / {self.names.get(where[1], where[1])}"
 
 
+class _Query:
+    """A geometric query (:meth:`SimMotionPlanning.query`) on the planning worker: it holds the sim
+    clock (``SimBackend.clock_holders``) until it is answered, as a motion being planned does."""
+
+    def __init__(self, ext: "SimMotionPlanning", handle: GoalHandle, future: concurrent.futures.Future,
+                 cancel: threading.Event):
+        self.ext = ext
+        self.handle = handle
+        self.future = future
+        self.cancel_flag = cancel
+
+    def wait(self, timeout: Optional[float]) -> bool:
+        """Wait up to ``timeout`` seconds (wall; None: as long as it takes); True when answered."""
+        try:
+            self.future.result(timeout=timeout)
+        except concurrent.futures.TimeoutError:
+            return False
+        except Exception:
+            return True
+        return True
+
+    def resolve(self) -> None:
+        """Answer the handle: SUCCEEDED with what the query returned, or ABORTED with why not."""
+        from ..collision.worker import PlanFailure
+
+        holders = self.ext.backend.clock_holders
+        if self in holders:
+            holders.remove(self)
+        if self.handle.done:
+            return
+        outcome = self.future.result()
+        if isinstance(outcome, PlanFailure):
+            self.handle.set_aborted(None, outcome.text)
+        else:
+            self.handle.set_succeeded(outcome, "answered")
+
+    def cancel(self, handle: GoalHandle) -> None:
+        self.cancel_flag.set()
+        holders = self.ext.backend.clock_holders
+        if self in holders:
+            holders.remove(self)
+        handle.set_preempted(None, "cancelled")
+
+
 # ================================================================================================
 # The extension
 # ================================================================================================
@@ -289,6 +333,38 @@ class SimMotionPlanning:
     def world(self) -> Any:
         """The collision world (built from the scene the first time it is needed)."""
         return self.worker.world
+
+    @property
+    def scene(self) -> Any:
+        """The task's parsed scene (:class:`~.scene.SceneSpec`): objects and their grasp sets."""
+        return self.backend.scene
+
+    def query(self, fn: Callable[[Any, Callable[[], bool]], Any], label: str = "query") -> GoalHandle:
+        """Run ``fn(world, cancelled)`` on the planning worker, in the collision world synced to the
+        true state now (bodies, joints, held objects), and answer the returned handle with its value.
+
+        Sim time does not pass while the query runs: it holds the clock (``SimBackend.clock_holders``)
+        as a motion being planned does, and the next :meth:`SimBackend.advance` waits for it (up to
+        ``clock_hold_wait_s``) and answers the handle before stepping, so the caller sees the answer
+        one tick after asking, whatever the wall time it took (the same with the viewer's short
+        waits: runs stay deterministic). ``fn`` raising ``ValueError``/``KeyError`` ends the handle
+        ABORTED with the message. Cancelling the handle sets ``cancelled()``.
+
+        Args:
+            fn: the query: IK, collision checks, plans in the :class:`~py_trees_manipulation.collision.world.CollisionWorld`
+                (its robots by name); it must leave the world as it found it apart from what the next
+                sync resets (joints, poses, attachments).
+            label: what the handle's ``goal`` says (for logs).
+        """
+        snap = self.snapshot()
+        queries: list[_Query] = []
+        handle = GoalHandle("planning_query", label, on_cancel=lambda h: queries[0].cancel(h))
+        future, cancel = self.worker.run(fn, lambda world: self.apply(snap))
+        q = _Query(self, handle, future, cancel)
+        queries.append(q)
+        handle.set_active()
+        self.backend.clock_holders.append(q)
+        return handle
 
     # ---- snapshot (main thread) and sync (worker thread) ------------------------------------------
     def snapshot(self) -> dict[str, Any]:
@@ -479,6 +555,12 @@ class SimMotionPlanning:
                 ex = arm._active
                 if isinstance(ex, _Planning):
                     ex.cancel_flag.set()
+            for q in list(b.clock_holders):
+                if isinstance(q, _Query):
+                    q.cancel_flag.set()
+                    b.clock_holders.remove(q)
+                    if not q.handle.done:
+                        q.handle.set_preempted(None, "the backend was closed")
         if self._worker is not None:
             self._worker.close()
 

@@ -41,12 +41,14 @@ import difflib
 import functools
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from ..geometry.grasps import APPROACH_M, Handle, check_grasp_pose
 from ..geometry.poses import Pose, pose_from_spec
 from ..keydocs import KeyDoc, keys_markdown
 from ..robots import RobotDescription, RobotDescriptionError, UnknownModelError, resolve_model, stock_models
@@ -166,6 +168,9 @@ class ObjectSpec:
     color: Optional[tuple[float, float, float, float]] = None
     pose_noise: PoseNoiseSpec = PoseNoiseSpec()
     fixed: bool = False
+    grasps: tuple[Handle, ...] = field(default=(), compare=False)
+    """Declared grasps (HPP handles, object frame); empty: the shape's defaults
+    (:func:`~py_trees_manipulation.geometry.grasps.grasps_for_object`)."""
 
 
 @dataclass(frozen=True)
@@ -245,6 +250,24 @@ SCENE_KEYS: dict[str, list[KeyDoc]] = {
                "for 50 ms crushes it (metric `crushed`, see sim/tactile_sensor.py), N, > 0"),
         KeyDoc("color", "[r, g, b, a]", "URDF / grey", "RGBA colour, each 0 ... 1"),
         KeyDoc("fixed", "bool", "false", "fix the object's base in the world"),
+        KeyDoc("grasps", "list", "the shape's defaults", "grasps in the object's frame (HPP handles, see `grasps[]`); "
+               "without it: box faces, cylinder, sphere, the shipped mug (its handle avoided)"),
+    ],
+    "grasps[]": [
+        KeyDoc("name", "str", "", "handle name, unique per object; its grasps are `OBJECT/NAME/ANGLE`", True),
+        KeyDoc("pose", _POSE_T, "", "TCP pose in the object's frame, metres: z the approach (into the object), "
+               "y the finger travel axis (a top-down grasp of an upright object: `rpy_deg: [180, 0, 0]`)", True),
+        KeyDoc("symmetry", "mapping", "none", "`{axis, order}` (see `grasps[].symmetry`): the pose turned about an "
+               "object axis through its origin"),
+        KeyDoc("approach_m", "number", "0.1", "pregrasp stand-off back along the approach, m, 0 ... 0.5"),
+        KeyDoc("width_m", "number", "unknown", "the object's width between the fingers, m, > 0 (checked against "
+               "the gripper's opening)"),
+    ],
+    "symmetry": [
+        KeyDoc("axis", "str or list", "z", "`x`, `y`, `z` or `[x, y, z]`: the symmetry axis in the object frame"),
+        KeyDoc("order", "int or str", "1", "n >= 1: n grasps 360/n degrees apart (a box face: 4, a parallel grasp: 2); "
+               "`continuous`: any angle, sampled at `samples`"),
+        KeyDoc("samples", "int", "12", "grasps of a continuous symmetry (1 ... 360)"),
     ],
     "primitive": [
         KeyDoc("shape", "str", "", "`box`, `cylinder` or `sphere`", True),
@@ -308,7 +331,8 @@ def scene_keys_doc() -> str:
     """Markdown reference of every accepted scene key (one table per section), for the README."""
     titles = {"scene": "`scene`", "robots[]": "`scene.robots[]`", "fixtures[]": "`scene.fixtures[]`",
               "objects[]": "`scene.objects[]`", "primitive": "`scene.objects[].primitive`",
-              "pose_noise": "`scene.objects[].pose_noise`", "task": "`scene.task`",
+              "pose_noise": "`scene.objects[].pose_noise`", "grasps[]": "`scene.objects[].grasps[]`",
+              "symmetry": "`scene.objects[].grasps[].symmetry`", "task": "`scene.task`",
               "pose": "poses (`base_pose`, `pose`)"}
     extra = {"scene": [f"| `{key}` | | | {sec.doc} |" for key, sec in sorted(_EXTRA_SECTIONS.items())]}
     return keys_markdown(SCENE_KEYS, titles, extra)
@@ -519,6 +543,105 @@ def _parse_primitive(v: Any, path: PathT) -> PrimitiveSpec:
                          length=_number(d, "length", path, gt=0.0, unit="m"))
 
 
+_HANDLE_NAME = re.compile(r"^[A-Za-z0-9_.+\-]+$")
+_AXIS_NAMES = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0),
+               "-x": (-1.0, 0.0, 0.0), "-y": (0.0, -1.0, 0.0), "-z": (0.0, 0.0, -1.0)}
+#: a declared grasp's TCP may lie this far outside the primitive's bounding sphere, metres
+_GRASP_REACH_M = 0.05
+
+
+def _bounding_radius(primitive: Optional[PrimitiveSpec]) -> Optional[float]:
+    if primitive is None:
+        return None
+    if primitive.shape == "box":
+        return float(np.linalg.norm(primitive.size)) / 2.0
+    if primitive.shape == "cylinder":
+        return math.hypot(primitive.radius, primitive.length / 2.0)  # type: ignore[arg-type, operator]
+    return float(primitive.radius)  # type: ignore[arg-type]
+
+
+def _parse_symmetry(v: Any, path: PathT, what: str) -> tuple[tuple[float, float, float], int, int]:
+    d = _mapping(v, path, "symmetry")
+    _check_keys(d, "symmetry", path)
+    axis_v = d.get("axis", "z")
+    if isinstance(axis_v, str):
+        if axis_v not in _AXIS_NAMES:
+            raise SceneError(path + ("axis",), f"{what}: unknown symmetry axis {axis_v!r}; {_suggest(axis_v, list(_AXIS_NAMES))} "
+                             "or a vector [x, y, z] in the object frame")
+        axis = _AXIS_NAMES[axis_v]
+    else:
+        axis = _vector(d, "axis", path, 3, what="(the axis in the object frame)")
+        if float(np.linalg.norm(axis)) < 1e-9:
+            raise SceneError(path + ("axis",), f"{what}: the symmetry axis is zero; give a direction such as [0, 0, 1]")
+    order_v = d.get("order", 1)
+    if isinstance(order_v, str) and order_v != "continuous":
+        raise SceneError(path + ("order",), f"{what}: unknown symmetry order {order_v!r}; "
+                         f"{_suggest(order_v, ['continuous'])} (or an integer 1 ... 360)")
+    if order_v == "continuous":
+        order = 0
+    elif isinstance(order_v, int) and not isinstance(order_v, bool) and 1 <= order_v <= 360:
+        order = order_v
+    else:
+        raise SceneError(path + ("order",), f"{what}: symmetry order must be an integer 1 ... 360 or 'continuous', "
+                         f"got {order_v!r}")
+    samples_v = d.get("samples", 12)
+    if "samples" in d and order != 0:
+        raise SceneError(path + ("samples",), f"{what}: samples applies to order: continuous (an order n gives n grasps)")
+    if isinstance(samples_v, bool) or not isinstance(samples_v, int) or not 1 <= samples_v <= 360:
+        raise SceneError(path + ("samples",), f"{what}: samples must be an integer 1 ... 360, got {samples_v!r}")
+    return tuple(float(a) for a in axis), order, samples_v  # type: ignore[return-value]
+
+
+def _parse_grasps(v: Any, path: PathT, obj: str, primitive: Optional[PrimitiveSpec], scale: float) -> tuple[Handle, ...]:
+    """The ``grasps:`` list of object ``obj``: one :class:`~py_trees_manipulation.geometry.grasps.Handle` each."""
+    items = _list(v, path, "grasps")
+    if not items:
+        raise SceneError(path, f"object {obj!r}: grasps is empty; declare at least one grasp, or leave grasps out "
+                         "for the shape's defaults")
+    out: list[Handle] = []
+    names: dict[str, PathT] = {}
+    reach = _bounding_radius(primitive)
+    for i, item in enumerate(items):
+        p = path + (i,)
+        d = _mapping(item, p, "a grasp")
+        try:
+            _check_keys(d, "grasps[]", p)
+        except SceneError as e:
+            if isinstance(d.get("name"), str):
+                raise SceneError(e.path, f"grasp {d['name']!r} of object {obj!r}: {e.message}") from None
+            raise
+        name = _string(d, "name", p)
+        if not _HANDLE_NAME.match(name):
+            raise SceneError(p + ("name",), f"grasp name {name!r} of object {obj!r}: use letters, digits and _ . + - "
+                             "(no '/': grasps are named OBJECT/NAME/ANGLE)")
+        if name in names:
+            raise SceneError(p + ("name",), f"duplicate grasp name {name!r} in object {obj!r} (already at "
+                             f"{format_path(names[name])})")
+        names[name] = p + ("name",)
+        what = f"grasp {name!r} of object {obj!r}"
+        try:
+            pose = check_grasp_pose(_pose(d, "pose", p, required=True), what)
+        except SceneError as e:
+            raise SceneError(e.path, f"{what}: {e.message}") from None
+        except ValueError as e:
+            raise SceneError(p + ("pose",), str(e)) from None
+        dist = float(np.linalg.norm(pose[:3, 3]))
+        limit = (reach + _GRASP_REACH_M) if reach is not None else 1.0 * scale
+        if dist > limit:
+            shape = (f"the {primitive.shape} reaches {reach:.3f} m from its centre" if reach is not None and primitive
+                     else "more than an object's size")
+            raise SceneError(p + ("pose",), f"{what}: the TCP is {dist:.3f} m from the object's origin ({shape}); "
+                             "a grasp pose is in the object's own frame, in metres (not a world pose, not millimetres)")
+        axis, order, samples = ((0.0, 0.0, 1.0), 1, 12)
+        if "symmetry" in d:
+            axis, order, samples = _parse_symmetry(d["symmetry"], p + ("symmetry",), what)
+        approach = _number(d, "approach_m", p, APPROACH_M, ge=0.0, le=0.5, unit="m")
+        width = _number(d, "width_m", p, float("nan"), gt=0.0, unit="m")
+        out.append(Handle(f"{obj}/{name}", pose, width_m=width, approach_m=approach, axis=axis, order=order,
+                          samples=samples))
+    return tuple(out)
+
+
 def _parse_object(d: Any, path: PathT, seen: dict[str, PathT], base_dir: Optional[str]) -> ObjectSpec:
     d = _mapping(d, path, "an object")
     _check_keys(d, "objects[]", path)
@@ -551,9 +674,11 @@ def _parse_object(d: Any, path: PathT, seen: dict[str, PathT], base_dir: Optiona
     fixed = d.get("fixed", False)
     if not isinstance(fixed, bool):
         raise SceneError(path + ("fixed",), f"fixed must be true or false, got {fixed!r}")
+    scale = _number(d, "scale", path, 1.0, gt=0.0)
+    grasps = _parse_grasps(d["grasps"], path + ("grasps",), name, primitive, scale) if "grasps" in d else ()
     return ObjectSpec(
         name=name, pose=_pose(d, "pose", path, required=True), urdf=urdf, urdf_path=resolved,
-        primitive=primitive, scale=_number(d, "scale", path, 1.0, gt=0.0),
+        primitive=primitive, scale=scale,
         mass_kg=_number(d, "mass_kg", path, gt=0.0, unit="kg"),
         lateral_friction=_number(d, "lateral_friction", path, ge=0.0),
         spinning_friction=_number(d, "spinning_friction", path, ge=0.0),
@@ -562,7 +687,7 @@ def _parse_object(d: Any, path: PathT, seen: dict[str, PathT], base_dir: Optiona
         contact_stiffness=_number(d, "contact_stiffness", path, gt=0.0, unit="N/m"),
         contact_damping=_number(d, "contact_damping", path, ge=0.0, unit="N s/m"),
         crush_force_n=_number(d, "crush_force_n", path, gt=0.0, unit="N"),
-        color=color, pose_noise=noise, fixed=fixed,
+        color=color, pose_noise=noise, fixed=fixed, grasps=grasps,
     )
 
 

@@ -138,10 +138,58 @@ class _FakeWorld:
         return self.poses[name].copy()
 
 
+class FakePlanning:
+    """A planning service (:class:`~py_trees_manipulation.backend.PlanningService`) for the fake
+    backend: a kinematic collision world of ``scene`` (built on the first query; the robots at their
+    initial configuration, the objects where ``backend.world.poses`` puts them), queries answered at
+    once. Geometry is real (IK, collisions), nothing moves.
+
+    Args:
+        backend: the fake backend. scene: a parsed :class:`~py_trees_manipulation.sim.scene.SceneSpec`.
+    """
+
+    def __init__(self, backend: "FakeBackend", scene: Any):
+        self.backend = backend
+        self.scene = scene
+        self._world: Any = None
+
+    @property
+    def world(self) -> Any:
+        if self._world is None:
+            from ..collision.world import CollisionWorld
+
+            self._world = CollisionWorld.from_scene(self.scene)
+        return self._world
+
+    def query(self, fn: Any, label: str = "query") -> GoalHandle:
+        """Run ``fn(world, cancelled)`` now; the handle is SUCCEEDED with its value, or ABORTED with
+        the message of the ValueError/KeyError it raised."""
+        handle = GoalHandle("planning_query", label)
+        handle.set_active()
+        w = self.world
+        for name, T in self.backend.world.poses.items():
+            if name in w.bodies:
+                w.set_object_pose(name, T)
+        try:
+            value = fn(w, lambda: False)
+        except (ValueError, KeyError) as e:
+            handle.set_aborted(None, str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e))
+            return handle
+        handle.set_succeeded(value, "answered")
+        return handle
+
+    def close(self) -> None:
+        if self._world is not None:
+            self._world.close()
+            self._world = None
+
+
 class FakeBackend:
     """Backend with one arm and one gripper named ``name`` whose actions follow scripts.
 
-    ``advance(dt)`` moves the clock and services goals; ``world.poses`` holds object poses.
+    ``advance(dt)`` moves the clock and services goals; ``world.poses`` holds object poses;
+    ``motion_planning`` is None unless a test (or :func:`~py_trees_manipulation.scenarios.sweep.fake_backend_for`)
+    gives it a :class:`FakePlanning`.
     """
 
     def __init__(self, name: str = "panda", seed: int = 0):
@@ -151,6 +199,7 @@ class FakeBackend:
         self.arms = {name: FakeResource(self, name, ARM_ACTIONS)}
         self.grippers = {name: FakeResource(self, name, GRIPPER_ACTIONS)}
         self.world = _FakeWorld()
+        self.motion_planning: Any = None
         self.closed = False
         self.extra_metrics: dict[str, Any] = {}
 
@@ -169,3 +218,5 @@ class FakeBackend:
 
     def close(self) -> None:
         self.closed = True
+        if self.motion_planning is not None and hasattr(self.motion_planning, "close"):
+            self.motion_planning.close()

@@ -429,6 +429,11 @@ def _check_scene_references(tree: NodeSpec, scene: Any, ctx: _Ctx) -> None:
                 what = "named configuration" if ref == "configuration" else ref
                 ctx.add(node.param_locs.get(key, node.loc), f"{node.type}.{key}: the scene has no {what} {value!r}",
                         did_you_mean(value, known) or (f"it has {', '.join(known)}" if known else f"the scene has no {what}s"))
+        # a behaviour's own checks against the scene (ChooseGrasp: the object's grasp set)
+        check = getattr(cls, "scene_problems", None)
+        if callable(check):
+            for key, message, hint in check(node.params, scene):
+                ctx.add(node.param_locs.get(key, node.loc), message, hint)
 
 
 def _check_reach(tree: NodeSpec, scene: Any, ctx: _Ctx) -> None:

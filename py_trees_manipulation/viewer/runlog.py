@@ -197,6 +197,23 @@ EVENT_SCHEMA: dict[str, Any] = {
         "source": {"type": "string"},
         "text": {"type": "string"},
         "motion_plan": MOTION_PLAN_SCHEMA,
+        "grasp_choice": {
+            "type": "object",
+            "description": "ChooseGrasp's verdict (source grasp/<robot>)",
+            "properties": {
+                "object": {"type": "string"},
+                "robot": {"type": "string"},
+                "chosen": {"type": "string", "description": "the chosen grasp, empty when none is feasible"},
+                "joint_distance_rad": {"type": "number", "description": "the chosen grasp's ranking cost"},
+                "summary": {"type": "string", "description": "the candidates grouped by verdict"},
+                "candidates": {"type": "array", "items": {"type": "object", "properties": {
+                    "grasp": {"type": "string"}, "feasible": {"type": "boolean"},
+                    "rejection": {"type": "string", "description": "approach, width, unreachable, pregrasp_collision, "
+                                  "grasp_collision, place, approach_line; empty when feasible"},
+                    "reason": {"type": "string"},
+                    "joint_distance_rad": {"type": "number", "description": "ranking cost, where computed"}}}},
+            },
+        },
     },
 }
 

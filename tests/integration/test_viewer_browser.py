@@ -3,8 +3,8 @@
 Drives Debian's /usr/bin/chromium with the ``playwright`` package (never ``playwright install``).
 The run is ``examples/pick_and_lift.yaml`` (seeded: the same ticks every time), held at a gate
 while the page is checked, so nothing depends on timing: a ``Gate`` observer pauses the runner's
-thread on the first tick where "grasp/pregrasp" is RUNNING (tick 4: ready, open and locate have
-succeeded, locate wrote /object_pose).
+thread on the first tick where "grasp/pregrasp" is RUNNING (tick 5: ready, open and locate have
+succeeded, locate wrote /object_pose, and the grasp choice, asked on tick 4, was answered).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def test_live_page_during_a_sim_run(tmp_path):
                                  ("lift", "INVALID")):
                 assert page.get_attribute(f'.node[data-node-name="{name}"]', "data-status") == status, name
             assert page.get_attribute('.node[data-node-name="grasp/pregrasp"]', "data-visited") == "true"
-            assert page.text_content("#tick-label").startswith("tick 4 ")
+            assert page.text_content("#tick-label").startswith("tick 5 ")
             assert page.text_content("#mode") == "live"
             pose = json.loads(page.text_content('#blackboard tr[data-key="/object_pose"] td.value'))
             # the mug at (0.5, 0, 0.629) m with seeded placement noise (<= 5 mm), resting on the table
@@ -94,7 +94,7 @@ def test_live_page_during_a_sim_run(tmp_path):
             page.click('.node[data-node-name="grasp/pregrasp"]')
             page.wait_for_selector('#details [data-field="type"]')
             assert page.text_content('#details [data-field="class"]').endswith("MoveToPose")
-            assert "object_pose" in page.text_content('#details [data-param="target"]')
+            assert "pregrasp_pose" in page.text_content('#details [data-param="target"]')
             page.screenshot(path=str(shot))
             gate.release.set()
             runner.join(timeout=120)

@@ -36,9 +36,9 @@ def test_unreachable_object_fails_with_the_reason():
     s = r.summary
     assert r.exit_code == 1 and s["status"] == "FAILURE"
     fb = s["failed_behaviour"]
-    assert fb["name"] == "grasp/pregrasp" and fb["type"] == "MoveToPose"
-    assert "out of reach" in fb["feedback"] and "best IK solution ends" in fb["feedback"]
-    assert fb["location"].endswith("grasp_from_above.yaml:14:9")
+    assert fb["name"] == "grasp/choose" and fb["type"] == "ChooseGrasp"
+    assert fb["feedback"].startswith("no feasible grasp of mug: 14 candidates: 14 out of reach (best 0.")
+    assert fb["location"].endswith("grasp_from_above.yaml:22:9")
 
 
 def test_pick_and_place_puts_the_mug_within_3_cm():

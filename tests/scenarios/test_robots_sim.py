@@ -160,6 +160,8 @@ scene:
       primitive: {shape: box, size: [0.04, 0.04, 0.04]}
       mass_kg: 0.15
       pose: {position: [0.42, 0.05, 0.02], rpy_deg: [0, 0, 20]}
+      grasps:                     # 1 cm above the centre: fingertips clear of the floor by more than the 10 mm padding
+        - {name: top, pose: {position: [0, 0, 0.01], rpy_deg: [180, 0, 0]}, symmetry: {axis: z, order: 4}, width_m: 0.04}
 tree:
   Sequence:
     children:
@@ -168,7 +170,7 @@ tree:
       - GetObjectPose: {name: locate, object: box, output_key: box_pose}
       - include: SUBTREES/grasp_from_above.yaml
         name: grasp
-        with: {pose_key: box_pose, grasp_height_m: 0.01, approach_m: 0.10, max_effort_n: 30}   # fingertips clear of the floor by more than the 10 mm planning padding
+        with: {object: box, pose_key: box_pose, max_effort_n: 30}
       - MoveCartesian: {name: lift, delta: [0, 0, 0.10], speed_mps: 0.1}
       - ObjectLifted: {name: lifted, object: box, min_height_m: 0.08}
 '''

@@ -113,7 +113,11 @@ def test_fixed_low_force_servo_drops_the_shaken_can():
     m = s["metrics"]
     assert s["status"] == "FAILURE"
     assert m["object_max_lift_m"] > 0.10      # it was lifted ...
-    assert m["object_dropped"] is True        # ... and fell out during the shake
+    # ... and the shake shook it loose: it fell out, or slid down the pads and hangs tilted between
+    # them (which way depends on the hand's yaw about the can: 35 deg tilted, 9 cm down with the
+    # grasp chosen from the can's own set; the slip servo keeps it upright and up: tilt < 1 deg)
+    assert m["object_dropped"] is True or (m["object_max_lift_m"] - m["object_lift_m"] > 0.05
+                                           and m["object_tilt_deg"] > 20), m
     assert m["slip_detections"] == 0          # nobody was listening
 
 

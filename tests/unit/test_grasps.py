@@ -91,11 +91,14 @@ def test_tcp_frame_rejects_parallel_axes():
 
 def test_mug_grasps_keep_the_fingers_off_the_handle():
     gs = mug_grasps(scale=0.8)
-    assert len(gs) == 6
+    assert len(gs) == 14
+    assert sorted(round(math.degrees(math.atan2(g.pose[1, 1], g.pose[0, 1]))) % 360 for g in gs) == [
+        0, 15, 30, 45, 135, 150, 165, 180, 195, 210, 225, 315, 330, 345]
     for g in gs:
         y = g.pose[:3, 1]
-        # the handle is on the mug's +y side: the finger axis stays >= 60 deg away from +-y
-        assert abs(y[1]) <= math.sin(math.radians(30)) + 1e-9
+        # the handle is on the mug's +y side: the finger axis stays >= 45 deg away from +-y (the open
+        # Panda fingers touch the handle from 75 deg: tests/unit/test_grasp_choice.py)
+        assert abs(y[1]) <= math.sin(math.radians(45)) + 1e-9
         assert g.pose[2, 3] == pytest.approx(0.045)  # the examples' grasp height at scale 0.8
         assert g.width_m == pytest.approx(0.0677, abs=1e-4)
     assert urdf_grasps("objects/mug.urdf", 0.8, name="mug")[0].name == "mug/top/0"
@@ -160,3 +163,42 @@ def test_grasps_and_placements_of_scene_objects():
                   grasps=[Handle("o/h", tcp_frame([0, 0, 0], [0, 0, -1], [1, 0, 0]), order=2)])
     assert [g.name for g in grasps_for_object(declared)] == ["o/h/0", "o/h/180"]
     assert grasps_for_object(NS(name="duck", primitive=None, urdf="duck_vhacd.urdf", scale=1.0)) == []
+
+
+def test_select_grasps_by_grasp_or_handle_name_with_or_without_the_object():
+    from py_trees_manipulation.geometry.grasps import select_grasps
+
+    gs = box_grasps((0.05, 0.05, 0.12), name="box")
+    assert [g.name for g in select_grasps(gs, ["box/+z"], "box")] == ["box/+z/0", "box/+z/90", "box/+z/180",
+                                                                      "box/+z/270"]
+    assert [g.name for g in select_grasps(gs, ["+z/90", "box/-x/0"], "box")] == ["box/+z/90", "box/-x/0"]
+    with pytest.raises(ValueError, match=r"object 'box' has no grasp or handle 'box/top'; did you mean .*"
+                                         r"\(its handles: box/\+z, box/-z, box/\+x, box/-x, box/\+y, box/-y\)"):
+        select_grasps(gs, ["box/top"], "box")
+    with pytest.raises(ValueError, match=r"no grasp or handle 'handle'; \(its handles: box/"):
+        select_grasps(gs, ["handle"], "box")
+
+
+def test_an_object_without_grasps_asks_for_them():
+    from types import SimpleNamespace as NS
+
+    from py_trees_manipulation.geometry.grasps import NoGraspsError, object_grasps
+
+    duck = NS(name="duck", primitive=None, urdf="duck_vhacd.urdf", scale=1.0, grasps=())
+    with pytest.raises(NoGraspsError) as e:
+        object_grasps(duck, where="scene.objects[2]")
+    text = str(e.value)
+    assert "object 'duck' (URDF 'duck_vhacd.urdf') has no known grasps" in text
+    assert "declare them under scene.objects[2].grasps" in text and "objects/mug.urdf" in text
+
+
+def test_grasp_poses_must_be_rotations():
+    from py_trees_manipulation.geometry.grasps import check_grasp_pose
+
+    T = np.eye(4)
+    T[:3, :3] *= 1.001
+    with pytest.raises(ValueError, match="handle 'o/h': the pose's rotation is not a rotation"):
+        Handle("o/h", T)
+    with pytest.raises(ValueError, match="last row"):
+        check_grasp_pose(np.zeros((4, 4)), "grasp 'g'")
+    assert check_grasp_pose(tcp_frame([0, 0, 0.02], [0, 0, -1], [1, 0, 0])).shape == (4, 4)

@@ -72,6 +72,7 @@ def test_action_the_robot_does_not_offer_is_refused_before_connecting(tmp_path):
     msg = str(e.value)
     assert "MoveCartesian 'lift'" in msg and "needs action 'move_cartesian' on arm 'panda'" in msg
     assert "MoveCartesian 'grasp/descend'" in msg
+    assert "ChooseGrasp 'grasp/choose'" in msg and "needs the client's collision world" in msg
     # with its scene, unguarded lines are planned in the client and sent as trajectories; a
     # force-guarded one still needs the robot's own action (its guard)
     task = load_task(str(ROOT / "examples/pick_and_place.yaml"))

@@ -151,3 +151,100 @@ def test_registered_section_is_accepted_and_parsed():
     finally:
         from py_trees_manipulation.sim import scene as scene_mod
         scene_mod._EXTRA_SECTIONS.pop("test_doors")
+
+
+# ---- declared grasps (scene.objects[].grasps: HPP handles in the object frame) ----------------------
+def _with_grasps(*grasps, obj=1):
+    scene = base_scene()
+    scene["objects"][obj]["grasps"] = list(grasps)
+    return scene
+
+
+def test_declared_grasps_become_handles_with_their_symmetry():
+    from py_trees_manipulation.geometry.grasps import grasps_for_object
+
+    spec = parse_scene(_with_grasps(
+        {"name": "top", "pose": {"position": [0, 0, 0.01], "rpy_deg": [180, 0, 0]},
+         "symmetry": {"axis": "z", "order": 4}, "approach_m": 0.08, "width_m": 0.04},
+        {"name": "rim", "pose": {"position": [0.02, 0, 0], "rpy_deg": [0, -90, 0]},
+         "symmetry": {"axis": [0, 0, 1], "order": "continuous", "samples": 6}}))
+    box = spec.objects[1]
+    assert [h.name for h in box.grasps] == ["box/top", "box/rim"]
+    gs = grasps_for_object(box)   # declared handles replace the defaults
+    assert [g.name for g in gs[:4]] == ["box/top/0", "box/top/90", "box/top/180", "box/top/270"]
+    assert len(gs) == 4 + 6 and gs[-1].name == "box/rim/300"
+    assert gs[0].approach_m == 0.08 and gs[0].width_m == 0.04 and np.isnan(gs[4].width_m)
+    # the 90-degree grasp is the first one turned a quarter about the object's z: fingers along y -> -x
+    np.testing.assert_allclose(gs[1].pose[:3, 1], [1, 0, 0], atol=1e-9)
+    np.testing.assert_allclose(gs[0].pose[:3, 1], [0, -1, 0], atol=1e-9)
+    np.testing.assert_allclose(gs[1].pose[:3, 3], [0, 0, 0.01], atol=1e-12)
+    # the rim's TCP goes round the axis with the symmetry: 2 cm from it at 60-degree steps
+    np.testing.assert_allclose(gs[5].pose[:3, 3], [0.02 * np.cos(np.pi / 3), 0.02 * np.sin(np.pi / 3), 0], atol=1e-12)
+
+
+@pytest.mark.parametrize("grasp, path, words", [
+    ({"name": "top", "pose": {"position": [0, 0, 0.01], "orientation": [0, 0, 0, 0]}},
+     ("objects", 1, "grasps", 0, "pose"), ["grasp 'top' of object 'box'", "quaternion", "non-zero norm"]),
+    ({"name": "top", "pose": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 2, 0.01], [0, 0, 0, 1]]},
+     ("objects", 1, "grasps", 0, "pose"), ["grasp 'top' of object 'box'", "not a rotation", "determinant 2"]),
+    ({"name": "top", "pose": [[1, 0, 0, 0], [0, -1, 0, 0], [0, 0, 1, 0.01], [0, 0, 0, 1]]},
+     ("objects", 1, "grasps", 0, "pose"), ["grasp 'top' of object 'box'", "not a rotation", "determinant -1"]),
+    ({"name": "top", "pose": {"position": [0, 0, 30], "rpy_deg": [180, 0, 0]}},
+     ("objects", 1, "grasps", 0, "pose"), ["grasp 'top' of object 'box'", "30.000 m from the object's origin",
+                                           "the box reaches 0.035 m", "object's own frame, in metres"]),
+    ({"name": "top", "pose": {"position": [0, 0, 0.01], "rpy_degs": [180, 0, 0]}},
+     ("objects", 1, "grasps", 0, "pose", "rpy_degs"), ["grasp 'top' of object 'box'", "did you mean 'rpy_deg'"]),
+    ({"name": "top"}, ("objects", 1, "grasps", 0), ["grasp 'top' of object 'box'", "missing required key 'pose'"]),
+    ({"name": "top", "pose": [0, 0, 0], "symetry": {"order": 2}}, ("objects", 1, "grasps", 0, "symetry"),
+     ["grasp 'top'", "did you mean 'symmetry'"]),
+    ({"name": "top", "pose": [0, 0, 0], "symmetry": {"order": "continous"}},
+     ("objects", 1, "grasps", 0, "symmetry", "order"), ["grasp 'top'", "did you mean 'continuous'"]),
+    ({"name": "top", "pose": [0, 0, 0], "symmetry": {"order": 0}},
+     ("objects", 1, "grasps", 0, "symmetry", "order"), ["integer 1 ... 360 or 'continuous'"]),
+    ({"name": "top", "pose": [0, 0, 0], "symmetry": {"axis": "w"}},
+     ("objects", 1, "grasps", 0, "symmetry", "axis"), ["unknown symmetry axis 'w'"]),
+    ({"name": "top", "pose": [0, 0, 0], "symmetry": {"axis": [0, 0, 0]}},
+     ("objects", 1, "grasps", 0, "symmetry", "axis"), ["axis is zero"]),
+    ({"name": "top", "pose": [0, 0, 0], "symmetry": {"order": 4, "samples": 8}},
+     ("objects", 1, "grasps", 0, "symmetry", "samples"), ["samples applies to order: continuous"]),
+    ({"name": "top", "pose": [0, 0, 0], "width_m": 0}, ("objects", 1, "grasps", 0, "width_m"), ["> 0"]),
+    ({"name": "top", "pose": [0, 0, 0], "approach_m": 2}, ("objects", 1, "grasps", 0, "approach_m"), ["<= 0.5"]),
+    ({"name": "a/b", "pose": [0, 0, 0]}, ("objects", 1, "grasps", 0, "name"), ["no '/'"]),
+])
+def test_a_bad_declared_grasp_is_an_error_naming_it(grasp, path, words):
+    err = error_of(_with_grasps(grasp))
+    assert err.path == path, str(err)
+    for w in words:
+        assert w in err.message, err.message
+
+
+def test_grasp_list_errors():
+    err = error_of(_with_grasps({"name": "top", "pose": [0, 0, 0]}, {"name": "top", "pose": [0, 0, 0.01]}))
+    assert err.path == ("objects", 1, "grasps", 1, "name") and "duplicate grasp name 'top'" in err.message
+    err = error_of(_with_grasps())
+    assert err.path == ("objects", 1, "grasps") and "grasps is empty" in err.message
+    # a URDF object's grasp may not be 1 m (times its scale) from its origin: a world pose or millimetres
+    err = error_of(_with_grasps({"name": "rim", "pose": {"position": [0.5, 0, 0.9]}}, obj=0))
+    assert err.path == ("objects", 0, "grasps", 0, "pose") and "grasp 'rim' of object 'mug'" in err.message
+
+
+def test_a_bad_grasp_in_a_task_file_is_reported_at_its_line(tmp_path):
+    from py_trees_manipulation.trees.errors import TreeLoadError
+    from py_trees_manipulation.trees.loader import load_task
+
+    task = tmp_path / "t.yaml"
+    task.write_text(
+        "scene:\n"
+        "  objects:\n"
+        "    - name: widget\n"
+        "      primitive: {shape: box, size: [0.05, 0.05, 0.05]}\n"
+        "      pose: {position: [0.5, 0, 0.65]}\n"
+        "      grasps:\n"
+        "        - name: top\n"
+        "          pose: {position: [0, 0, 0.01], orientation: [0, 0, 0, 0]}\n"
+        "tree: {Success: {}}\n")
+    with pytest.raises(TreeLoadError) as e:
+        load_task(str(task))
+    p = e.value.problems[0]
+    assert (p.loc.line, p.loc.col) == (8, 11), str(p)   # the pose key
+    assert "grasp 'top' of object 'widget'" in p.message and "quaternion" in p.message

@@ -1,0 +1,241 @@
+"""Grasp choice: ``ChooseGrasp`` picks a grasp from the object's own grasp set at its current pose.
+
+An object carries its grasps in its own frame (HPP handles: ``scene.objects[].grasps``, or the
+shape's defaults, :mod:`py_trees_manipulation.geometry.grasps`), so a grasp follows the object
+whatever its yaw or the face it lies on. ``ChooseGrasp`` puts them at the object's pose, checks each
+in the backend's collision world (finger opening, IK, collisions at the pregrasp and the grasp, the
+approach line; optionally the place pose it will be put down at) and writes the best one (least
+joint motion) to the blackboard::
+
+    - GetObjectPose: {object: mug, output_key: object_pose}
+    - ChooseGrasp: {object: mug, object_pose: "{object_pose}", max_approach_angle_deg: 45}
+    - MoveToPose: {name: pregrasp, target: "{pregrasp_pose}"}
+    - MoveCartesian: {name: descend, target: "{grasp_pose}", speed_mps: 0.08}
+    - GripperCommand: {name: close, position: 0.0, expect_object: true}
+    # ... and to put it down as it was grasped (TCP = place_pose @ object_grasp):
+    - MoveToPose: {name: above_place, target: "{place_pose}", offset: "{object_grasp}", world_offset: [0, 0, 0.12]}
+
+It works wherever the backend has a collision world: the simulator, and the hardware backend when
+the task file has a scene (``backend.motion_planning``, :class:`~py_trees_manipulation.backend.PlanningService`).
+The evaluation itself is :func:`py_trees_manipulation.collision.grasp_choice.choose_grasp`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+import py_trees
+from py_trees.common import Status
+
+from ..backend import BackendError, planning_service, resolve_resource
+from ..msgs.actions import GoalHandle, GoalStatus
+from .base import BehaviourSetupError, ManipulationBehaviour
+from .params import REQUIRED, Param
+
+
+def _scene_object(scene: Any, name: str) -> Any:
+    for o in getattr(scene, "objects", ()):
+        if o.name == name:
+            return o
+    names = [o.name for o in getattr(scene, "objects", ())]
+    raise KeyError(f"no object named {name!r} in the scene; it has {', '.join(names) or 'no objects'}")
+
+
+def _grasp_names(value: Any) -> Optional[list[str]]:
+    """``grasps`` as a list of names, or None for every grasp (``all`` or null)."""
+    if value is None or value == "all":
+        return None
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, str) and v for v in value):
+        raise ValueError(f"grasps must be 'all' or a list of grasp or handle names (e.g. ['mug/top']), got {value!r}")
+    return list(value)
+
+
+def object_grasp_set(scene: Any, obj: str, names: Optional[list[str]] = None) -> list[Any]:
+    """The grasps of scene object ``obj`` (declared, else the defaults), restricted to ``names``.
+
+    Raises:
+        KeyError: no such object. ValueError: the object has no grasps
+            (:class:`~py_trees_manipulation.geometry.grasps.NoGraspsError`), or a name it has not.
+    """
+    from ..geometry.grasps import object_grasps, select_grasps
+
+    spec = _scene_object(scene, obj)
+    index = [o.name for o in scene.objects].index(obj)
+    grasps = object_grasps(spec, where=f"scene.objects[{index}]")
+    return select_grasps(grasps, names, obj) if names else grasps
+
+
+class ChooseGrasp(ManipulationBehaviour):
+    """Choose a grasp of an object from its grasp set, checked in the backend's collision world.
+
+    The candidates are the object's grasps (``scene.objects[].grasps``, or the defaults of its shape:
+    box faces, cylinder, sphere, the shipped mug with its handle avoided), at ``object_pose``. Each
+    is checked, cheapest first: the approach within ``max_approach_angle_deg`` of straight down; its
+    width plus ``width_margin_m`` within the gripper's opening (robot description); IK and no
+    collision at the pregrasp; IK at the grasp, where the open fingers may come to the object but not
+    into it; with ``place_pose``, IK and no collision above and at the place with the object held
+    as grasped. The feasible ones are ranked by joint distance from the current configuration; the
+    first whose straight approach line is clear is chosen.
+
+    RUNNING while the backend checks them (one tick in the simulator, whose clock stands still
+    while it computes), then SUCCESS with the choice on the blackboard; FAILURE listing why the candidates were rejected, grouped ("6 candidates: 2 too
+    wide for the 80 mm opening (+5 mm margin), 4 collide at the grasp: panda_leftfinger with mug"),
+    or when the object is unknown, has no grasps (a URDF without defaults: declare ``grasps:``) or
+    ``grasps`` names one it has not.
+
+    Blackboard (the keys are parameters):
+        reads ``object_pose`` (and ``place_pose``) when given as ``"{key}"``;
+        writes ``grasp_pose_key`` (the TCP grasp pose, (4, 4), world), ``pregrasp_pose_key`` (the
+        pregrasp: backed off ``approach_m`` along the approach, (4, 4), world), ``object_grasp_key``
+        (the grasp in the object frame, (4, 4): put the object down as grasped with
+        ``MoveToPose {target: "{place_pose}", offset: "{object_grasp}"}``), ``width_key`` (the
+        object's width between the fingers, m; NaN when a declared grasp does not say),
+        ``grasp_name_key`` (``mug/top/30``) and ``choice_key`` (the
+        :class:`~py_trees_manipulation.collision.grasp_choice.GraspChoice`, every candidate and why);
+        the summary metric ``chosen_grasp``.
+
+    Example:
+        .. code-block:: yaml
+
+            - ChooseGrasp: {object: mug, object_pose: "{object_pose}", place_pose: "{place_pose}"}
+    """
+
+    ABSTRACT = False
+    NEEDS_COLLISION_WORLD = True
+    PARAMS = {
+        "object": Param("str", REQUIRED, "the object's name in the scene (its grasp set and its body)",
+                        refers_to="object"),
+        "object_pose": Param("pose", REQUIRED, "the object's pose now, e.g. '{object_pose}' from GetObjectPose",
+                             frame="world"),
+        "grasps": Param("any", "all", "'all', or only these grasps or handles of the object (['mug/top'], "
+                        "['top/30'])", blackboard=False),
+        "max_approach_angle_deg": Param("float", 180.0, "largest angle between the approach direction and "
+                                        "straight down (45: from above)", unit="deg", min=0.0, max=180.0),
+        "width_margin_m": Param("float", 0.005, "clearance the open fingers need beyond the object's width",
+                                unit="m", min=0.0, max=0.1),
+        "approach_m": Param("float", None, "pregrasp stand-off along the approach (default: each grasp's own)",
+                            unit="m", min=0.0, max=0.5),
+        "place_pose": Param("pose", "none", "where the object will be put down as grasped (object pose, world), or "
+                            "'none'; the grasp must reach it too", frame="world", names=("none",)),
+        "place_approach_m": Param("float", 0.10, "height above the place pose the carry arrives at", unit="m",
+                                  min=0.0, max=0.5),
+        "arm": Param("str", None, "name of the arm (default: the scene's first arm)", blackboard=False,
+                     refers_to="robot"),
+        "grasp_pose_key": Param("key", "grasp_pose", "blackboard key for the chosen TCP grasp pose (4x4, world)"),
+        "pregrasp_pose_key": Param("key", "pregrasp_pose", "blackboard key for the pregrasp pose (4x4, world)"),
+        "object_grasp_key": Param("key", "object_grasp", "blackboard key for the grasp in the object frame (4x4)"),
+        "width_key": Param("key", "grasp_width", "blackboard key for the object's width between the fingers, m"),
+        "grasp_name_key": Param("key", None, "blackboard key for the chosen grasp's name"),
+        "choice_key": Param("key", None, "blackboard key for the whole choice (every candidate and why)"),
+    }
+
+    def __init__(self, name: Optional[str] = None, **params: Any):
+        super().__init__(name=name, **params)
+        self._handle: Optional[GoalHandle] = None
+        self._error: Optional[str] = None
+        self._robot = ""
+
+    @classmethod
+    def scene_problems(cls, params: dict[str, Any], scene: Any) -> list[tuple[str, str, str]]:
+        """Load-time checks against the scene: ``(parameter, problem, hint)`` for an object without
+        grasps or a ``grasps`` name the object has not (literal values only)."""
+        from ..geometry.grasps import NoGraspsError
+
+        obj = params.get("object")
+        if not isinstance(obj, str) or obj not in [o.name for o in scene.objects]:
+            return []  # an unknown object is reported by the refers_to check
+        try:
+            names = _grasp_names(params.get("grasps"))
+            object_grasp_set(scene, obj, names)
+        except ValueError as e:
+            key = "object" if isinstance(e, NoGraspsError) else "grasps"
+            return [(key, f"{cls.__name__}.{key}: {e}", "")]
+        return []
+
+    def setup(self, **kwargs: Any) -> None:
+        """Resolve the arm; check the backend has a collision world (refused before the run otherwise).
+
+        Raises:
+            BehaviourSetupError: no such arm, or a backend without a planning service (a hardware
+                run without the task's scene).
+        """
+        super().setup(**kwargs)
+        if self.backend is None:
+            return
+        try:
+            self._robot = resolve_resource(getattr(self.backend, "arms", {}), self.params.get("arm"), "arm").name
+        except BackendError as e:
+            raise BehaviourSetupError(f"{self.name}: {e}") from None
+        if planning_service(self.backend) is None:
+            raise BehaviourSetupError(
+                f"{self.name}: ChooseGrasp needs the backend's collision world: the simulator, or the hardware "
+                "backend with the task file's scene (robots named like the robot file's arms)")
+
+    def initialise(self) -> None:
+        self._handle = None
+        self._error = None
+        if self.backend is None:
+            self._error = "not set up with a backend (call tree.setup(backend=...))"
+            return
+        svc = planning_service(self.backend)
+        obj = self.param("object")
+        try:
+            object_pose = np.array(self.param("object_pose"), dtype=float)
+            place = self.param("place_pose")
+            places = [] if isinstance(place, str) or place is None else [np.array(place, dtype=float)]
+            grasps = object_grasp_set(svc.scene, obj, _grasp_names(self.params.get("grasps")))
+        except (KeyError, ValueError) as e:
+            self._error = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+            return
+        robot = self._robot
+        kw = dict(width_margin_m=self.param("width_margin_m"), max_approach_angle_deg=self.param("max_approach_angle_deg"),
+                  approach_m=self.param("approach_m"), place_poses=places,
+                  place_approach_m=self.param("place_approach_m"))
+
+        def query(world: Any, cancelled: Any) -> Any:
+            from ..collision.grasp_choice import choose_grasp
+
+            return choose_grasp(world, robot, obj, object_pose, grasps, cancelled=cancelled, **kw)
+
+        self.feedback_message = f"checking {len(grasps)} grasps of {obj}"
+        self._handle = svc.query(query, label=f"grasp choice for {obj}")
+
+    def update(self) -> Status:
+        if self._error is not None:
+            return self.fail(self._error)
+        h = self._handle
+        assert h is not None
+        if not h.done:
+            return Status.RUNNING
+        if h.status != GoalStatus.SUCCEEDED:
+            return self.fail(f"grasp choice failed: {h.text or h.status.name}")
+        choice = h.result
+        self.write_output("choice_key", choice)
+        self._event(choice)
+        obj = self.param("object")
+        if choice.chosen is None:
+            return self.fail(f"no feasible grasp of {obj}: {choice.summary()}")
+        c = choice.chosen
+        self.write_output("grasp_pose_key", c.grasp_pose)
+        self.write_output("pregrasp_pose_key", c.pregrasp_pose)
+        self.write_output("object_grasp_key", np.array(c.grasp.pose))
+        self.write_output("width_key", float(c.grasp.width_m))
+        self.write_output("grasp_name_key", c.grasp.name)
+        py_trees.blackboard.Blackboard.set("/metrics/chosen_grasp", c.grasp.name)  # the summary's metrics
+        self.feedback_message = (f"{c.grasp.name}: joint distance {c.joint_distance_rad:.2f} rad "
+                                 f"({choice.summary()})")
+        return Status.SUCCESS
+
+    def terminate(self, new_status: Status) -> None:
+        if new_status == Status.INVALID and self._handle is not None and not self._handle.done:
+            self._handle.cancel()
+
+    def _event(self, choice: Any) -> None:
+        emit = getattr(self.backend, "emit_event", None)
+        if callable(emit):
+            text = (f"{self.name}: {choice.chosen.grasp.name} for {choice.object}" if choice.chosen
+                    else f"{self.name}: no feasible grasp of {choice.object}") + f" ({choice.summary()})"
+            emit(f"grasp/{choice.robot}", text, grasp_choice=choice.as_dict())

@@ -1,0 +1,436 @@
+"""Grasp choice: which grasp of an object's grasp set the arm can use from where it is now.
+
+:func:`choose_grasp` takes the object's grasps in its own frame (HPP handles,
+:func:`~py_trees_manipulation.geometry.grasps.grasps_for_object`), puts them at the object's pose
+and evaluates each in a :class:`~.world.CollisionWorld`, cheapest test first:
+
+1. **approach**: the approach direction (TCP z) is within ``max_approach_angle_deg`` of straight
+   down (a top-down pick subtree asks for 45 degrees; 180 accepts every direction);
+2. **width**: the object's width between the fingers at this grasp plus ``width_margin_m`` fits the
+   gripper's opening (the robot description's ``gripper.opening_m``);
+3. **pregrasp**: a collision-free IK solution at the pregrasp (the grasp backed off ``approach_m``
+   along its approach), from the current configuration first, then the named configurations
+   (what ``MoveToPose`` tries first), every pair at the padding;
+4. **grasp**: IK at the grasp from the pregrasp solution, collision-free with the fingers fully
+   open: the hand may come closer to the grasped object than the padding but not penetrate it
+   (``contact_tolerance_m``). A finger that would land on the mug's handle penetrates it: rejected.
+   (Allowing the hand to touch the object anywhere, as a descent onto a grasp does at run time,
+   would accept exactly that grasp.)
+5. **place** (optional ``place_poses``): with the object held as grasped (TCP = place @ grasp),
+   collision-free IK above each place pose and at it (the held object may touch what it is put on);
+6. **ranking**: by joint distance (radians, Euclidean) from the current configuration to the
+   pregrasp, plus the descent, plus (with a place) the carry to above the place;
+7. **approach line**, best first: the straight TCP line from pregrasp to grasp, IK every centimetre
+   from the pregrasp solution (no joint jumps over 0.5 rad) and checked in joint space at the
+   world's resolution with the grasp's contact rule. The first candidate whose line is clear is
+   chosen; the ones ranked after it are not line-checked.
+
+The result (:class:`GraspChoice`) keeps every candidate with why it was rejected, and
+:meth:`GraspChoice.summary` groups them: ``"12 candidates: 4 too wide for the 80 mm opening (+5 mm
+margin), 6 out of reach (best 0.03 m), 2 collide at the grasp: panda_leftfinger with table"``.
+
+The world is left as found: the object's pose, the robot's joints and what it holds are restored.
+
+Sources: HPP's handles and grasp/pregrasp constraints (Mirabel et al., "HPP: a new software
+constraint-based framework for manipulation planning", 2016); MoveIt Task Constructor's
+GenerateGraspPose + ComputeIK + approach stages, whose failures also say why each solution was dropped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from ..geometry.grasps import Grasp, translate_z
+from ..geometry.poses import Pose, check_pose, invert
+from ..motion.paths import first_invalid
+from .ik import solve_ik
+from .world import AllowedContacts, CollisionWorld, Proximity
+
+__all__ = ["GraspCandidate", "GraspChoice", "choose_grasp", "REJECTIONS"]
+
+#: rejection categories, in the order the summary lists them
+REJECTIONS = ("approach", "width", "unreachable", "pregrasp_collision", "grasp_collision", "place",
+              "approach_line")
+POSITION_TOLERANCE_M = 0.01        # as MoveToPose's default
+ORIENTATION_TOLERANCE_RAD = 0.1
+LINE_STEP_M = 0.01
+MAX_JOINT_JUMP_RAD = 0.5
+
+
+def _pair(p: Optional[Proximity]) -> str:
+    """``"panda_leftfinger with table"`` (``"the held mug with shelf"``, a link of the other body named)."""
+    if p is None:
+        return "a collision"
+    who = f"the held {p.link}" if p.held else p.link
+    other = p.body_link if p.self_collision else p.body
+    if not p.self_collision and p.body_link not in ("base", p.body):
+        other = f"{p.body} ({p.body_link})"
+    return f"{who} with {other}" + (" (self-collision)" if p.self_collision else "")
+
+
+@dataclass
+class GraspCandidate:
+    """One grasp of the set, evaluated at the object's pose.
+
+    Attributes:
+        grasp: the grasp (object frame).
+        grasp_pose, pregrasp_pose: (4, 4) TCP poses, world frame.
+        approach_angle_deg: angle between the approach direction and straight down, degrees.
+        rejection: the category (one of :data:`REJECTIONS`) it was rejected for, "" when feasible.
+        reason: why, in words ("" when feasible).
+        detail: the figure or pair behind the reason (a distance in metres, ``"panda_hand with table"``).
+        q_pregrasp, q_grasp: IK solutions (radians) when found.
+        joint_distance_rad: the ranking cost, radians (nan until ranked).
+        line_checked: the approach line was checked (and was clear, when not rejected).
+    """
+
+    grasp: Grasp
+    grasp_pose: Pose
+    pregrasp_pose: Pose
+    approach_angle_deg: float
+    rejection: str = ""
+    reason: str = ""
+    detail: Any = None
+    q_pregrasp: Optional[np.ndarray] = None
+    q_grasp: Optional[np.ndarray] = None
+    joint_distance_rad: float = float("nan")
+    line_checked: bool = False
+
+    @property
+    def feasible(self) -> bool:
+        return not self.rejection
+
+    def reject(self, category: str, reason: str, detail: Any = None) -> "GraspCandidate":
+        self.rejection, self.reason, self.detail = category, reason, detail
+        return self
+
+    def describe(self) -> str:
+        """``"mug/top/30: chosen, joint distance 0.84 rad"`` or ``"mug/top/90: collides at the grasp: ..."``."""
+        if self.feasible:
+            line = "" if self.line_checked else " (approach line not checked)"
+            return f"{self.grasp.name}: feasible, joint distance {self.joint_distance_rad:.2f} rad{line}"
+        return f"{self.grasp.name}: {self.reason}"
+
+
+@dataclass
+class GraspChoice:
+    """Result of :func:`choose_grasp`.
+
+    Attributes:
+        object: the object's name. robot: the robot's.
+        candidates: every grasp evaluated: the chosen one first, the other feasible ones by cost, then
+            the rejected ones in the grasp set's order.
+        chosen: the chosen candidate, or None when none is feasible.
+        opening_m: the gripper's opening, metres. width_margin_m: the margin asked for, metres.
+        max_approach_angle_deg: the approach limit used, degrees.
+        place_count: how many place poses the grasps had to reach too.
+    """
+
+    object: str
+    robot: str
+    candidates: list[GraspCandidate]
+    chosen: Optional[GraspCandidate]
+    opening_m: float
+    width_margin_m: float
+    max_approach_angle_deg: float
+    place_count: int = 0
+
+    @property
+    def rejected(self) -> list[GraspCandidate]:
+        return [c for c in self.candidates if not c.feasible]
+
+    def _group_text(self, category: str, members: list[GraspCandidate]) -> str:
+        n = len(members)
+        one = n == 1
+        if category == "approach":
+            return (f"{n} approach{'es' if one else ''} more than {self.max_approach_angle_deg:g} deg from straight down "
+                    f"(up to {max(c.approach_angle_deg for c in members):.0f} deg)")
+        if category == "width":
+            return (f"{n} too wide for the {self.opening_m * 1000:.0f} mm opening "
+                    f"({min(c.grasp.width_m for c in members) * 1000:.0f} mm and more, "
+                    f"+{self.width_margin_m * 1000:.0f} mm margin)")
+        if category == "unreachable":
+            best = min(float(c.detail) for c in members)
+            return f"{n} out of reach (best {best:.2f} m)"
+        pairs = Counter(str(c.detail) for c in members)
+        listed = "; ".join(f"{p}" + (f" (x{k})" if k > 1 and len(pairs) > 1 else "") for p, k in pairs.most_common(3))
+        more = f"; {len(pairs) - 3} more" if len(pairs) > 3 else ""
+        what = {"pregrasp_collision": f"collide{'s' if one else ''} at the pregrasp",
+                "grasp_collision": f"collide{'s' if one else ''} at the grasp",
+                "place": "cannot put it down at the place pose",
+                "approach_line": f"ha{'s' if one else 've'} the approach line blocked"}
+        return f"{n} {what.get(category, category)}: {listed}{more}"
+
+    def summary(self) -> str:
+        """The candidates grouped by outcome, in one line (module docstring)."""
+        n = len(self.candidates)
+        parts = []
+        by_cat: dict[str, list[GraspCandidate]] = {}
+        for c in self.rejected:
+            by_cat.setdefault(c.rejection, []).append(c)
+        for cat in REJECTIONS:
+            if cat in by_cat:
+                parts.append(self._group_text(cat, by_cat[cat]))
+        feasible = [c for c in self.candidates if c.feasible]
+        head = f"{n} candidate{'s' if n != 1 else ''}"
+        if self.chosen is not None:
+            parts.insert(0, f"{len(feasible)} feasible")
+        return head + (": " + ", ".join(parts) if parts else "")
+
+    def details(self) -> list[str]:
+        """One line per candidate (:meth:`GraspCandidate.describe`), chosen first."""
+        return [c.describe() for c in self.candidates]
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain values for the run log: the chosen grasp, the summary and every candidate
+        (``joint_distance_rad`` only where it was computed)."""
+        def dist(c: Optional[GraspCandidate]) -> dict[str, float]:
+            ok = c is not None and math.isfinite(c.joint_distance_rad)
+            return {"joint_distance_rad": round(c.joint_distance_rad, 4)} if ok else {}  # type: ignore[union-attr]
+
+        ch = self.chosen
+        return {"object": self.object, "robot": self.robot, "chosen": ch.grasp.name if ch else "", **dist(ch),
+                "summary": self.summary(),
+                "candidates": [{"grasp": c.grasp.name, "feasible": c.feasible, "rejection": c.rejection,
+                                "reason": c.reason, **dist(c)} for c in self.candidates]}
+
+
+@dataclass
+class _Context:
+    world: CollisionWorld
+    robot: str
+    obj: str
+    seeds: list
+    free: Any = None           # MoveToPose's checker: every pair at the padding
+    touch: Any = None          # the hand may come to the object, not into it
+    tolerance: tuple = (POSITION_TOLERANCE_M, ORIENTATION_TOLERANCE_RAD)
+
+
+def _within(sol: Any, tol: tuple) -> bool:
+    return sol.position_error_m <= tol[0] and sol.orientation_error_rad <= tol[1]
+
+
+def _reach(ctx: _Context, T: Pose, seeds: Sequence[Sequence[float]], checker: Any) -> tuple[
+        Optional[np.ndarray], float, Optional[Proximity]]:
+    """The first collision-free IK solution within the tolerances over ``seeds`` (in order), or None;
+    with the best position error seen and the first collision met."""
+    r = ctx.world.robots[ctx.robot]
+    best_err = math.inf
+    hit: Optional[Proximity] = None
+    tried: list[np.ndarray] = []
+    for seed in seeds:
+        sol = solve_ik(r, T, [seed])
+        best_err = min(best_err, sol.position_error_m)
+        if not _within(sol, ctx.tolerance):
+            continue
+        if any(np.max(np.abs(sol.q - t)) < 1e-3 for t in tried):
+            continue
+        tried.append(sol.q)
+        h = checker.explain(sol.q)
+        if h is None:
+            return sol.q, sol.position_error_m, None
+        hit = hit or h
+    return None, best_err, hit
+
+
+def _line(ctx: _Context, c: GraspCandidate) -> Optional[tuple[str, str]]:
+    """Check the straight TCP line from the pregrasp to the grasp: ``(why, what)`` when it fails
+    (``what``: the colliding pair or the kind of failure), else None. On success ``c.q_grasp``
+    becomes the line's last state."""
+    r = ctx.world.robots[ctx.robot]
+    a, b = c.pregrasp_pose, c.grasp_pose
+    dist = float(np.linalg.norm(b[:3, 3] - a[:3, 3]))
+    n = max(2, int(math.ceil(dist / LINE_STEP_M)))
+    q = np.asarray(c.q_pregrasp, dtype=float)
+    qs = [q]
+    for i in range(1, n + 1):
+        T = np.array(b, dtype=float)
+        T[:3, 3] = a[:3, 3] + (b[:3, 3] - a[:3, 3]) * (i / n)
+        sol = solve_ik(r, T, [q], iterations=3)
+        if not _within(sol, ctx.tolerance):
+            return f"it leaves the reachable space {dist * i / n:.3f} m along it", "out of reach"
+        if float(np.max(np.abs(sol.q - q))) > MAX_JOINT_JUMP_RAD:
+            return (f"it passes a joint limit or singularity {dist * i / n:.3f} m along it",
+                    "a joint limit or singularity")
+        q = sol.q
+        qs.append(q)
+    bad = first_invalid(np.array(qs), ctx.touch.is_valid, ctx.world.max_step_rad)
+    if bad is not None:
+        pair = _pair(ctx.touch.explain(bad.q))
+        return f"{pair} at {100 * bad.fraction:.0f}% of it", pair
+    c.q_grasp = qs[-1]
+    return None
+
+
+def _hand_touch(world: CollisionWorld, robot: str, obj: str, tolerance_m: float) -> AllowedContacts:
+    """The hand's links may come to ``obj`` (any of its links) but not ``tolerance_m`` into it."""
+    out = AllowedContacts()
+    body = world.body_id(obj)
+    links = world._links.get(body, [-1])
+    for j in sorted(world.hand_links(robot)):
+        for ol in links:
+            out.relaxed[(("link", j), body, ol)] = -tolerance_m
+    out.reasons.append(f"hand-{obj} (a grasp: the open fingers around it, at most {tolerance_m * 1000:.0f} mm into it)")
+    return out
+
+
+def _place(ctx: _Context, c: GraspCandidate, places: Sequence[Pose], approach_m: float) -> Optional[str]:
+    """With the object held as grasped, reach above each place pose and down to it; the reason it
+    fails or None. Adds the carry's joint distance to the cost."""
+    w, robot = ctx.world, ctx.robot
+    try:
+        w.attach(robot, ctx.obj, invert(c.grasp.pose))
+    except ValueError:  # a fixed object cannot be held: nothing to check
+        return None
+    try:
+        carry = w.checker(robot)
+        everything = AllowedContacts()
+        held_side = ("held", -1)
+        for body in w.names:
+            everything.pairs.add((held_side, body, None))
+        down = w.checker(robot, everything)
+        q_prev = c.q_grasp
+        for k, P in enumerate(places):
+            T_place = np.asarray(P, dtype=float) @ c.grasp.pose
+            T_above = T_place.copy()
+            T_above[2, 3] += approach_m
+            where = f"place pose {k}" if len(places) > 1 else "the place pose"
+            q_above, err, hit = _reach(ctx, T_above, [q_prev, *ctx.seeds], carry)
+            if q_above is None:
+                return (f"above {where}: " + (_pair(hit) if hit is not None else f"out of reach ({err:.2f} m)"))
+            q_down, err, hit = _reach(ctx, T_place, [q_above], down)
+            if q_down is None:
+                return f"at {where}: " + (_pair(hit) if hit is not None else f"out of reach ({err:.2f} m)")
+            c.joint_distance_rad += float(np.linalg.norm(q_above - q_prev))
+            q_prev = q_down
+        return None
+    finally:
+        w.detach(robot)
+
+
+def choose_grasp(world: CollisionWorld, robot: str, obj: str, object_pose: Pose, grasps: Sequence[Grasp], *,
+                 start: Optional[Sequence[float]] = None, seeds: Optional[Sequence[Sequence[float]]] = None,
+                 width_margin_m: float = 0.005, max_approach_angle_deg: float = 180.0,
+                 approach_m: Optional[float] = None, place_poses: Sequence[Pose] = (),
+                 place_approach_m: float = 0.10, contact_tolerance_m: float = 0.001,
+                 cancelled: Optional[Callable[[], bool]] = None) -> GraspChoice:
+    """Evaluate ``grasps`` of object ``obj`` at ``object_pose`` for ``robot`` and choose one (module docstring).
+
+    Args:
+        world: the collision world, synced to the current state (the robot's joints are ``start``).
+        robot: the robot's name in it. obj: the object's body name in it.
+        object_pose: (4, 4) object pose, world frame (the world's copy of the object is moved there
+            for the checks, then put back).
+        grasps: the object's grasps, object frame (:class:`~py_trees_manipulation.geometry.grasps.Grasp`).
+        start: the arm's configuration now, radians (default: the world's).
+        seeds: further IK seeds, radians (default: the model's named configurations, ``ready`` first).
+        width_margin_m: clearance the open fingers need beyond the object's width, metres (>= 0).
+        max_approach_angle_deg: largest angle between the approach and straight down, degrees.
+        approach_m: pregrasp stand-off, metres (default: each grasp's ``approach_m``).
+        place_poses: (4, 4) object poses, world frame, where it will be put down as grasped.
+        place_approach_m: height above a place pose the carry arrives at, metres.
+        contact_tolerance_m: how far the open hand may sink into the grasped object's collision
+            shape at the grasp and on the approach, metres.
+        cancelled: returns True to stop (raises ValueError("cancelled")).
+
+    Returns:
+        The :class:`GraspChoice` (``chosen`` None when no grasp is feasible).
+
+    Raises:
+        KeyError: unknown robot or object. ValueError: an invalid pose or argument, or cancelled.
+    """
+    if robot not in world.robots:
+        raise KeyError(f"no robot named {robot!r}; the collision world has {sorted(world.robots)}")
+    world.body_id(obj)
+    if width_margin_m < 0 or contact_tolerance_m < 0:
+        raise ValueError("width_margin_m and contact_tolerance_m must be >= 0 m")
+    T_obj = check_pose(object_pose)
+    places = [check_pose(P) for P in place_poses]
+    r = world.robots[robot]
+    model = r.model
+    opening = float(model.max_gap_m)
+    q0 = np.asarray(r.joint_positions() if start is None else start, dtype=float)
+    named = dict(getattr(model, "named_configurations", {}) or {})
+    if seeds is None:
+        seeds = [named["ready"]] if "ready" in named else []
+        seeds += [v for k, v in sorted(named.items()) if k != "ready"]
+    seeds = [np.asarray(s, dtype=float) for s in seeds]
+    saved_obj = world.object_pose(obj)
+    saved_fingers = r.finger_positions()
+    held0, T_held0 = world.attached(robot), world.attached_transform(robot)
+    stop = cancelled or (lambda: False)
+    try:
+        world.detach(robot)  # the checks are of the hand reaching for the object, empty
+        world.set_object_pose(obj, T_obj)
+        world.set_robot_state(robot, q0, fingers=r.finger_targets(opening))
+        ctx = _Context(world, robot, obj, seeds)
+        ctx.free = world.checker(robot)
+        ctx.touch = world.checker(robot, _hand_touch(world, robot, obj, contact_tolerance_m))
+        down = np.array([0.0, 0.0, -1.0])
+        cands: list[GraspCandidate] = []
+        for g in grasps:
+            if stop():
+                raise ValueError("cancelled")
+            G = T_obj @ g.pose
+            P = translate_z(G, -(g.approach_m if approach_m is None else approach_m))
+            ang = math.degrees(math.acos(float(np.clip(G[:3, 2] @ down, -1.0, 1.0))))
+            c = GraspCandidate(g, G, P, ang)
+            cands.append(c)
+            if ang > max_approach_angle_deg + 1e-6:
+                c.reject("approach", f"approaches {ang:.0f} deg from straight down (at most "
+                                     f"{max_approach_angle_deg:g} deg)", ang)
+                continue
+            if math.isfinite(g.width_m) and g.width_m + width_margin_m > opening + 1e-9:
+                c.reject("width", f"{g.width_m * 1000:.0f} mm wide (+{width_margin_m * 1000:.0f} mm margin): more "
+                                  f"than the {opening * 1000:.0f} mm opening", g.width_m)
+                continue
+            q_pre, err, hit = _reach(ctx, P, [q0, *seeds], ctx.free)
+            if q_pre is None:
+                if hit is not None:
+                    c.reject("pregrasp_collision", f"collides at the pregrasp: {_pair(hit)}", _pair(hit))
+                else:
+                    c.reject("unreachable", f"pregrasp out of reach (best IK solution {err:.3f} m away)", err)
+                continue
+            c.q_pregrasp = q_pre
+            q_g, err, hit = _reach(ctx, G, [q_pre], ctx.touch)
+            if q_g is None:
+                if hit is not None:
+                    c.reject("grasp_collision", f"collides at the grasp: {_pair(hit)}", _pair(hit))
+                else:
+                    c.reject("unreachable", f"grasp out of reach from the pregrasp (best IK solution {err:.3f} m "
+                                            "away)", err)
+                continue
+            c.q_grasp = q_g
+            c.joint_distance_rad = float(np.linalg.norm(q_pre - q0) + np.linalg.norm(q_g - q_pre))
+            if places:
+                why = _place(ctx, c, places, place_approach_m)
+                world.set_object_pose(obj, T_obj)
+                if why is not None:
+                    c.reject("place", f"holding it so, cannot put it down: {why}", why)
+                    continue
+        feasible = sorted((c for c in cands if c.feasible), key=lambda c: c.joint_distance_rad)
+        chosen: Optional[GraspCandidate] = None
+        for c in feasible:
+            if stop():
+                raise ValueError("cancelled")
+            failed = _line(ctx, c)
+            c.line_checked = True
+            if failed is None:
+                chosen = c
+                break
+            c.reject("approach_line", f"approach line blocked: {failed[0]}", failed[1])
+        ranked = [c for c in feasible if c.feasible]
+        rejected = [c for c in cands if not c.feasible]
+        return GraspChoice(obj, robot, ranked + rejected, chosen, opening, width_margin_m, max_approach_angle_deg,
+                           len(places))
+    finally:
+        world.detach(robot)
+        world.set_object_pose(obj, saved_obj)
+        world.set_robot_state(robot, q0, fingers=saved_fingers)
+        if held0 is not None:
+            world.attach(robot, held0, T_held0)
