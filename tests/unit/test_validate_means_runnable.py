@@ -135,7 +135,7 @@ def mutant(draw):
     return doc
 
 
-def _builds(path):
+def _builds(path, out_dir=None):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -152,7 +152,8 @@ def _builds(path):
     except TreeLoadError as e:
         assert "cannot export" in str(e)
         return
-    path_xml = os.path.splitext(path)[0] + ".xml"
+    # the export goes beside the file only for mutants (already in a scratch folder), never into examples/
+    path_xml = os.path.join(out_dir or os.path.dirname(path), os.path.splitext(os.path.basename(path))[0] + ".xml")
     with open(path_xml, "w") as f:
         f.write(xml)
     back = btxml.load_tree_from_xml(path_xml)  # what we write, we read
@@ -169,5 +170,5 @@ def test_every_tree_the_loader_accepts_builds(doc, workdir):
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=os.path.basename)
-def test_every_example_builds(path):
-    _builds(path)
+def test_every_example_builds(path, tmp_path):
+    _builds(path, out_dir=str(tmp_path))
