@@ -57,6 +57,7 @@ __all__ = ["TransitionChecker", "SupportSurface", "support_surface", "surface_pl
            "ObjectGeometry", "build_placements", "robot_reach"]
 
 SEGMENT_STEP_RAD = 0.05      # resolution of the straight segments between waypoints
+LOWER_PAST_M = 0.005         # ExecuteRegraspPlan's guarded descent aims this far below the placement
 WIDTH_MARGIN_M = 0.005       # the fingers must open this much wider than the grasp
 _PARK = np.eye(4)
 _PARK[2, 3] = -50.0          # where objects held elsewhere wait during a check (out of the scene)
@@ -168,6 +169,9 @@ class TransitionChecker:
 
     def _place_others(self, q: TransitionQuery) -> None:
         w = self.world
+        for robot in list(w._attached):        # the transition says who holds what
+            if w.attached(robot) in q.others or w.attached(robot) == q.object:
+                w.detach(robot)
         for o, T in q.others.items():
             if o in w.bodies:
                 w.set_object_pose(o, _PARK if T is None else T)
@@ -231,6 +235,12 @@ class TransitionChecker:
         q_p = self._solve("intersec", robot, T_place, [q_pre], placed, support)
         configs["intersec"] = q_p
         self._segment("lower", robot, q_pre, q_p, placed)
+        # the force-guarded descent aims LOWER_PAST_M below the placement (it stops on contact): the
+        # arm must clear the surface there too (the hand and the object may touch it)
+        T_low = T_place.copy()
+        T_low[2, 3] -= LOWER_PAST_M
+        self._solve("intersec", robot, T_low, [q_p], self._touch_support(robot, support, held=True, hand=True),
+                    support)
         # released: the object stays, the fingers open, the hand backs off
         w.detach(robot)
         w.set_object_pose(q.object, P)
@@ -335,13 +345,17 @@ class TransitionChecker:
             out.pairs.add((("link", j), body, None))
         return out
 
-    def _touch_support(self, robot: str, support: Optional[int], held: bool) -> AllowedContacts:
-        """The hand may touch the support but not enter it (threshold 0); the held object may rest on it."""
+    def _touch_support(self, robot: str, support: Optional[int], held: bool, hand: bool = False) -> AllowedContacts:
+        """The hand may touch the support but not enter it (threshold 0; ``hand``: enter it too, as at
+        the end of a force-guarded line); the held object may rest on it."""
         out = AllowedContacts()
         if support is None:
             return out
         w = self.world
         for j in w.hand_links(robot):
+            if hand:
+                out.pairs.add((("link", j), support, None))
+                continue
             for link in w._links[support]:
                 out.relaxed[(("link", j), support, link)] = 0.0
         if held:
@@ -388,9 +402,8 @@ class TransitionChecker:
         planner = self._planners[robot]
         if hit is not None:
             cause = "collision"
-            if support is not None and not hit.self_collision and hit.body == w.names.get(support) and (
-                    hit.held or hit.key[0][1] in w.hand_links(robot)):
-                cause = "support"
+            if support is not None and not hit.self_collision and hit.body == w.names.get(support):
+                cause = "support" if (hit.held or hit.key[0][1] in w.hand_links(robot)) else "support_arm"
             raise _Fail(waypoint, cause, f"target {_fmt(T[:3, 3])} is only reachable in collision: "
                                          f"{planner._hit_text(hit)}")
         assert best is not None

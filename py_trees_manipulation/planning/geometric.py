@@ -28,10 +28,10 @@ the reduced graph. Checks are cached, and a failure the checker attributes to th
 not on where on a flat surface) prunes that grasp-and-face class at every position at once.
 
 Edge costs: ``step_costs`` per grasp change (1 each by default, so plans have the fewest grasp
-changes), plus small geometric preferences that never exceed a step: metres an object is moved
-(``move_cost_per_m``), a generated (grid) placement over one of the description's or the spot it
-stands on (``generated_placement_cost``), and the wrist rotation from the gripper's TCP now to the
-grasp (``rotation_cost``). The heuristic counts grasp changes only, so it stays admissible.
+changes), plus small geometric preferences: metres an object is moved (``move_cost_per_m``), a
+generated (grid) placement over one of the description's or the spot it stands on
+(``generated_placement_cost``: the description's placements within 0.6 m are preferred), another face than the one it stands on (``face_change_cost``), and
+the wrist rotation from the gripper's TCP now to the grasp (``rotation_cost``). The heuristic counts grasp changes only, so it stays admissible.
 
 Waypoints (HPP ``makeTransition``): a grasp from a surface goes through ``pregrasp``
 (``approach_m`` back along the TCP z axis), ``intersec`` (the grasp, object still on the surface)
@@ -327,8 +327,9 @@ class TransitionResult:
             checked, are clear).
         reason: why not, naming the waypoint (``"pregrasp: target (...) is out of reach ..."``).
         waypoint: the failing waypoint (``pregrasp``, ``intersec``, ``preplace``, ``retreat``...).
-        cause: what failed: ``"reach"`` (IK), ``"collision"``, ``"support"`` (the hand would hit the
-            surface the object rests on: the same at any position on it), ``"width"``, ``"motion"``.
+        cause: what failed: ``"reach"`` (IK), ``"collision"``, ``"support"`` (the hand or the held object
+            would hit the surface the object rests on: the same at any position on it), ``"support_arm"``
+            (another link of the arm would), ``"width"``, ``"motion"``.
         configurations: waypoint name -> arm joint positions, radians.
         ik_s, collision_s: wall time spent in IK and in collision checks, seconds.
         ik_calls, collision_checks: how many.
@@ -496,8 +497,10 @@ class GeometricRegraspPlanner(RegraspPlanner):
         move_cost_per_m, generated_placement_cost, rotation_cost: the geometric preferences.
         max_checks: transitions checked at most per :meth:`plan` (then :class:`NoPlanError`).
         max_candidates: candidate plans tried at most per :meth:`plan`.
-        class_budget: a grasp (release) with one grasp variant from (onto) one face that failed at this
-            many placements is not tried at others (a heuristic: the arm meets the surface alike there).
+        class_budget: a grasp (release) with one grasp variant from (onto) one face whose arm hit the
+            surface at this many placements is not tried at others (a heuristic: the arm meets a flat
+            surface alike there; the hand itself hitting it prunes the class at once).
+        face_change_cost: putting an object down on another face than it stands on now.
 
     Example::
 
@@ -514,11 +517,12 @@ class GeometricRegraspPlanner(RegraspPlanner):
         check: Optional[Checker] = None,
         step_costs: Optional[Mapping[str, float]] = None,
         move_cost_per_m: float = 0.5,
-        generated_placement_cost: float = 0.1,
+        generated_placement_cost: float = 0.3,
         rotation_cost: float = 0.02,
         max_checks: int = 400,
         max_candidates: int = 2000,
         class_budget: int = 3,
+        face_change_cost: float = 0.2,
     ):
         super().__init__(model.factory, step_costs=step_costs)
         self.model = model
@@ -529,6 +533,7 @@ class GeometricRegraspPlanner(RegraspPlanner):
         self.max_checks = int(max_checks)
         self.max_candidates = int(max_candidates)
         self.class_budget = int(class_budget)
+        self.face_change_cost = float(face_change_cost)
         f = self.factory
         self._objects = f.objects
         self._placements = [model.placements.get(o, ()) for o in f.objects]
@@ -562,11 +567,14 @@ class GeometricRegraspPlanner(RegraspPlanner):
         self._place_cost = []
         for io, o in enumerate(f.objects):
             xy = self._start_xy.get(o)
+            face0 = _face_now(self._placements[io], model.start_poses.get(o))
             row = []
             for pc in self._placements[io]:
                 c = self.generated_placement_cost if pc.source == "grid" else 0.0
                 if xy is not None:
                     c += self.move_cost_per_m * float(np.linalg.norm(pc.pose[:2, 3] - xy))
+                if face0 is not None and pc.face != face0:
+                    c += self.face_change_cost
                 row.append(c)
             self._place_cost.append(row)
 
@@ -989,10 +997,11 @@ class GeometricRegraspPlanner(RegraspPlanner):
             a, b, e, st, res = bad
             label = self.step(a, b).label
             self.pruned.append(PrunedTransition(label, res.waypoint, res.cause, res.reason))
-            if e.cls is not None and res.cause in ("support", "collision", "reach", "motion"):
-                # a grasp (or release) with this grasp from (onto) this face failed: on a flat surface the
-                # hand meets it the same way everywhere ("support": prune it at every position now); other
-                # causes depend on the position too, so the class goes after class_budget positions
+            if e.cls is not None and res.cause in ("support", "support_arm"):
+                # a grasp (release) with this grasp from (onto) this face hit the surface the object rests on:
+                # on a flat surface the hand meets it the same way everywhere ("support": pruned at every
+                # position now); the arm's other links depend on the position too ("support_arm": pruned
+                # after class_budget positions). Out of reach and other collisions prune one edge only.
                 seen = self._class_failures.setdefault(e.cls, set())
                 seen.add(e.placement)
                 if res.cause == "support" or len(seen) >= self.class_budget:
@@ -1031,6 +1040,16 @@ class GeometricRegraspPlanner(RegraspPlanner):
 MAX_LISTED = 8
 _CAUSES = {"reach": "out of reach", "collision": "in collision", "support": "the hand would hit the support",
            "width": "too wide", "motion": "no motion between the waypoints"}
+
+
+def _face_now(placements: Sequence[PlacementCandidate], pose: Optional[Pose]) -> Optional[str]:
+    """The face of the placement whose orientation is nearest to ``pose`` (up to a turn about the
+    vertical): the face the object stands on, or would stand on if put down as it is held."""
+    if pose is None or not placements:
+        return None
+    z = np.asarray(pose)[:3, :3].T @ np.array([0.0, 0.0, 1.0])   # world up in the object frame
+    best = max(placements, key=lambda pc: float((pc.pose[:3, :3].T @ np.array([0.0, 0.0, 1.0])) @ z))
+    return best.face
 
 
 def _face_name(obj: str, face: str) -> str:

@@ -31,7 +31,8 @@ def test_regrasp_top_to_side_through_a_placement():
         assert m["grasp_changes"] == 2              # release (place) + grasp: no swap edge
         assert m["planned_grasp_changes"] == 2
         assert m["goal_reached"] is True
-        assert 0.0 < m["plan_time_ms"] < 50.0
+        assert m["plan_time_ms"] > 0.0
+        assert m["geometric_checks"] >= 2          # both transitions checked by IK and collisions
         assert m["object_dropped"] is False
         cfg = RegraspConfig.from_mapping(task.blackboard["regrasp"])
         assert sense_grasp_state(sim, cfg) == {"panda/hand": "box/side"}
@@ -55,7 +56,7 @@ def test_handover_between_two_pandas_without_putting_the_box_down():
         m = s["metrics"]
         assert m["grasp_changes"] == 2              # right grasps (handover), left lets go
         assert m["goal_reached"] is True
-        assert 0.0 < m["plan_time_ms"] < 50.0
+        assert m["geometric_checks"] >= 2          # the handover checked at the handover pose
         assert m["object_dropped"] is False
         # friction alone cannot hold the 1.5 kg, mu 0.15 box (49 N per pad needed, the hands squeeze
         # 40 N): GraspFix welds it to the left hand, then moves the weld to the right hand in the
@@ -80,5 +81,29 @@ def test_handover_between_two_pandas_without_putting_the_box_down():
         start_right_handle[:3, :3] = np.diag([1.0, -1.0, -1.0])
         start_right_handle[:3, 3] = [0.45, 0.0, 0.646]
         assert sim.arms["right"].solve_ik(start_right_handle).position_error_m > 0.02
+    finally:
+        sim.close()
+
+
+def test_flip_box_lies_on_a_side_face_at_the_end():
+    # a yaw and a place the scenario file does not use
+    path = os.path.join(EXAMPLES, "flip_box.yaml")
+    task = load_task(path, overrides=["scene.objects.0.pose.rpy_deg=[0, 0, 30]",
+                                      "scene.objects.0.pose.position=[0.55, 0.1, 0.685]"])
+    sim = SimBackend(task.scene, base_dir=EXAMPLES)
+    try:
+        s = run_task(task, RunOptions(display=False, timeout_s=60.0), backend=sim).summary
+        assert s["status"] == "SUCCESS", s.get("failed_behaviour") or s.get("error")
+        T = sim.world.object_pose("box")
+        tilt = np.degrees(np.arccos(np.clip(T[2, 2], -1, 1)))
+        assert tilt == pytest.approx(90.0, abs=3.0)                  # its z axis lies flat
+        assert s["metrics"]["object_tilt_deg"] == pytest.approx(tilt, abs=0.01)
+        # resting on a 5 cm face: the centre 2.5 cm above the table, a 5 cm x 12 cm face up
+        assert T[2, 3] == pytest.approx(TABLE_TOP + 0.025, abs=0.005)
+        assert {c.body_b for c in sim.world.contacts("box")} == {"table"}     # the hand let go
+        cfg = RegraspConfig.from_mapping(task.blackboard["regrasp"], scene=sim.scene)
+        assert sense_grasp_state(sim, cfg) == {"panda/hand": None}
+        # put down where it stood (the cheapest placement that works), within a few centimetres
+        np.testing.assert_allclose(T[:2, 3], [0.55, 0.1], atol=0.03)
     finally:
         sim.close()
