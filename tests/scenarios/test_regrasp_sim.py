@@ -107,3 +107,65 @@ def test_flip_box_lies_on_a_side_face_at_the_end():
         np.testing.assert_allclose(T[:2, 3], [0.55, 0.1], atol=0.03)
     finally:
         sim.close()
+
+
+class _BlockPlacement:
+    """Run observer: once the regrasp plan is on the blackboard (the tree then waits a moment), a cup
+    appears on the placement the plan puts the box down on: the world changed between planning and
+    execution."""
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.blocked = None
+
+    def on_start(self, run):
+        pass
+
+    def on_tick(self, run):
+        import py_trees
+        import pybullet as pb
+
+        plan = py_trees.blackboard.Blackboard.storage.get("/regrasp_plan")
+        if self.blocked is not None or plan is None:
+            return
+        release = next(s for s in plan["steps"] if s["direction"] == "release")
+        x, y, _ = release["placement"]["pose"]["position"]
+        self.blocked = (x, y)
+        pb.resetBasePositionAndOrientation(self.sim.world.body_id("cup"), [x, y, TABLE_TOP + 0.06], [0, 0, 0, 1],
+                                           physicsClientId=self.sim.client)
+
+    def on_end(self, run, summary):
+        pass
+
+
+def test_execution_failure_replans_from_the_sensed_state_without_the_failed_step():
+    from py_trees_manipulation.trees import locyaml
+    from py_trees_manipulation.trees.loader import load_task_data
+
+    path = os.path.join(EXAMPLES, "regrasp.yaml")
+    doc = locyaml.load(path)
+    children = doc["tree"]["Sequence"]["children"]
+    at = next(i for i, c in enumerate(children) if "ExecuteRegraspPlan" in c)
+    children.insert(at, locyaml.loads("Wait: {name: meanwhile, duration_s: 0.2}"))
+    doc["scene"]["objects"].append({"name": "cup", "primitive": {"shape": "box", "size": [0.06, 0.06, 0.12]},
+                                    "mass_kg": 2.0, "pose": {"position": [0.2, -0.4, TABLE_TOP + 0.06]}})
+    task = load_task_data(doc, path)
+    sim = SimBackend(task.scene, base_dir=EXAMPLES)
+    block = _BlockPlacement(sim)
+    try:
+        s = run_task(task, RunOptions(display=False, timeout_s=60.0, observers=[block]), backend=sim).summary
+        assert s["status"] == "SUCCESS", s.get("failed_behaviour") or s.get("error")
+        m = s["metrics"]
+        assert m["replans"] == 1 and m["goal_reached"] is True
+        replanned = [e["text"] for e in s["events"] if "re-planned" in e["text"]]
+        assert len(replanned) == 1 and "failed" in replanned[0]
+        # measured: the box was put down elsewhere (then lifted by the side grasp), the cup never touched
+        box = sim.world.object_pose("box")
+        assert np.hypot(box[0, 3] - block.blocked[0], box[1, 3] - block.blocked[1]) > 0.1
+        cup = sim.world.object_pose("cup")
+        np.testing.assert_allclose(cup[:2, 3], block.blocked, atol=0.005)
+        assert abs(cup[2, 2]) > 0.999                                    # still standing
+        cfg = RegraspConfig.from_mapping(task.blackboard["regrasp"], scene=sim.scene)
+        assert sense_grasp_state(sim, cfg) == {"panda/hand": "box/side"}
+    finally:
+        sim.close()
