@@ -127,6 +127,14 @@ _TOP_KEYS = {"grippers", "objects", "environment_contacts", "rules", "lift_m", "
              "placements"}
 
 
+def _finite_pose(spec: Any) -> Pose:
+    """``pose_from_spec`` that also refuses NaN or infinite numbers (ValueError)."""
+    pose = pose_from_spec(spec)
+    if not np.all(np.isfinite(pose)):
+        raise ValueError(f"the pose has a number that is not finite: {spec!r}")
+    return pose
+
+
 def _half_turn(pose: Pose) -> Pose:
     return np.asarray(pose, dtype=float) @ _FLIP_Z
 
@@ -235,14 +243,14 @@ class RegraspConfig:
                 out = []
                 for i, p in enumerate(poses or []):
                     try:
-                        out.append(pose_from_spec(p))
+                        out.append(_finite_pose(p))
                     except (ValueError, TypeError) as e:
                         raise ValueError(f"{where}.contacts.{c}[{i}]: not a valid pose: {e}") from None
                 placements[str(c)] = tuple(out)
             hp = od.get("handover_pose")
             try:
-                hp_pose = pose_from_spec(hp) if hp is not None else None
-            except ValueError as e:
+                hp_pose = _finite_pose(hp) if hp is not None else None
+            except (ValueError, TypeError) as e:
                 raise ValueError(f"{where}.handover_pose: {e}") from None
             objects[str(o)] = ObjectRegraspSpec(str(o), hnames, placements, hp_pose, default)
         rules = data.get("rules")
@@ -326,8 +334,8 @@ def _declared_handle(o: str, h: str, hd: Any, hw: str, handles: Mapping[str, Han
     if extra:
         raise ValueError(f"{hw}: unknown key(s) {sorted(extra)}")
     try:
-        pose = pose_from_spec(hd["pose"])
-    except ValueError as e:
+        pose = _finite_pose(hd["pose"])
+    except (ValueError, TypeError) as e:
         raise ValueError(f"{hw}.pose: not a valid pose: {e}") from None
     open_m = hd.get("open_m", "open")
     if open_m not in GAP_NAMES:

@@ -492,19 +492,18 @@ def _ray_z(world: CollisionWorld, body: int, x: float, y: float, z_from: float, 
 
 
 def resting_gap(world: CollisionWorld, obj: str, pose: Pose, surface: SupportSurface) -> float:
-    """Gap between the lowest point of ``obj`` at ``pose`` and ``surface`` under it, metres
-    (negative: it sinks in; ``inf`` when the surface is not under it). The object is put back."""
+    """Distance from ``obj`` at ``pose`` to ``surface``'s body, metres (negative: it sinks in; ``inf`` when
+    the surface is not under the object's origin). The object is put back."""
     c = world.client
     body = world.body_id(obj)
+    sb = world.bodies[surface.body]
+    if _ray_z(world, sb, float(pose[0, 3]), float(pose[1, 3]), surface.z + 1.0, surface.z - 0.5) is None:
+        return math.inf
     old = world.object_pose(obj)
     world.set_object_pose(obj, pose)
     try:
-        lo, hi = pb.getAABB(body, -1, physicsClientId=c)
-        sb = world.bodies[surface.body]
-        z = _ray_z(world, sb, float(pose[0, 3]), float(pose[1, 3]), surface.z + 1.0, surface.z - 0.5)
-        if z is None:
-            return math.inf
-        return float(lo[2]) + 0.001 - z  # Bullet pads AABBs by about 1 mm
+        pts = pb.getClosestPoints(body, sb, 1.0, physicsClientId=c)
+        return min((float(p[8]) for p in pts), default=math.inf)
     finally:
         world.set_object_pose(obj, old)
 
