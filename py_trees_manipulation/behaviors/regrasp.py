@@ -1,9 +1,10 @@
 """Graph-planned regrasps: plan a sequence of grasp changes, carry it out, check the grasp state.
 
-Behaviours: ``PlanRegrasp`` (HPP constraint-graph search from the current grasp state to a goal),
-``ExecuteRegraspPlan`` (expands each step, at run time, into a Sequence of the motion behaviours:
-approach, grasp, lift, place on a contact surface, release, retreat; re-plans once when a step
-fails) and the condition ``GraspStateIs``.
+Behaviours: ``PlanRegrasp`` (HPP constraint-graph search from the current grasp state to a goal; in
+the simulator every transition of a candidate plan is checked by IK and collisions and the plan
+chooses placements and grasps: :func:`plan_in_world`), ``ExecuteRegraspPlan`` (expands each step, at
+run time, into a Sequence of the motion behaviours: approach, grasp, lift, place on a contact surface,
+release, retreat; re-plans from the sensed state when a step fails) and the condition ``GraspStateIs``.
 
 The regrasp description (:class:`RegraspConfig`) maps HPP names onto the scene. It is a **task
 value on the blackboard** (key ``regrasp`` by default), not a ``scene:`` section: handles, placements
@@ -23,24 +24,33 @@ and the planner behaviours are not sim-only. Format (poses: ``{position, orienta
             contacts:                  # object contact surface -> object poses (world) resting on it
               box/bottom: [{position: [0.5, 0.0, 0.686]}]
             handover_pose: {position: [0.6, 0, 0.9]}   # optional: where the holder presents it
-        environment_contacts: [table/top]
+          mug: {}                      # no handles: every handle of its grasp set (geometry/grasps.py)
+          can: {handles: [can/side]}   # a list: these handles of its grasp set
+        environment_contacts: [table/top]   # the top of body "table"
+        placements: {grid_spacing_m: 0.10, yaws_deg: [0], max_points: 20, spot: true}   # or false
         rules:                         # optional, HPP semantics (first match wins, full regex)
           - {grippers: [".*"], handles: [".*"], link: true}
 
 Per-handle keys: ``pose`` (required), ``approach_m`` (stand-off along the TCP z axis before the
 straight approach, default 0.10 m), ``open_m`` (finger gap for the approach, metres, or ``open``:
-the gripper's full opening, the default),
-``max_effort_n`` (grip force, default 40 N). Top-level optional keys: ``lift_m`` (0.10 m, lift after
-a grasp from a surface and the height of the pre-place pose), ``retreat_m`` (0.10 m, back-off along
-the TCP z axis after a release), ``place_force_n`` (8 N, force guard when lowering onto the surface).
+the gripper's full opening, the default), ``max_effort_n`` (grip force, default 40 N), ``width_m``
+(the object's extent between the fingers; default from a primitive's size). A declared handle has
+two grasps (its pose and the pose turned half a turn about the approach axis), a handle of the grasp
+set its symmetric grasps (a box face: four yaws). Top-level optional keys: ``lift_m`` (0.10 m, lift
+after a grasp from a surface and the height of the pre-place pose), ``retreat_m`` (0.10 m, back-off
+along the TCP z axis after a release), ``place_force_n`` (8 N, force guard when lowering onto the
+surface), ``placements`` (:class:`~py_trees_manipulation.planning.geometric.PlacementSettings`:
+placement poses generated besides the description's: a grid on every environment contact surface
+within the robots' reach, and the spot where a free object stands, on its other faces).
 
 Grasp state: a mapping ``{gripper: handle or None}``. ``sense: auto`` derives it from the
-simulator's contacts (a gripper holds an object when two finger links touch it; the handle is the
-one whose grasp pose is nearest to the measured TCP pose in the object frame) and otherwise reads
-the blackboard key ``state_key`` (``grasp_state``), which ``ExecuteRegraspPlan`` updates after
-every completed step. Summary metrics go to the blackboard namespace ``/metrics`` (merged into the
-run summary by the runner): ``plan_time_ms`` (sum over plans and re-plans), ``grasp_changes``
-(executed steps) and ``goal_reached``.
+simulator's contacts (:func:`sense_grasps`: opposing finger contacts, the object lifted off its
+support, the TCP on a handle's region) and otherwise reads the blackboard key ``state_key``
+(``grasp_state``), which ``ExecuteRegraspPlan`` updates after every completed step. Summary metrics
+go to the blackboard namespace ``/metrics`` (merged into the run summary by the runner):
+``plan_time_ms`` (sum over plans and re-plans), ``grasp_changes`` (executed steps), ``goal_reached``
+and, with geometry, ``geometric_checks``, ``pruned_transitions``, ``ik_time_ms``,
+``collision_time_ms``.
 
 Sources: HPP ``ConstraintGraphFactory`` (names, waypoint transitions: pregrasp / intersec /
 preplace), Lamiraux & Mirabel, IEEE T-RO 2021; MoveIt Task Constructor's pick/place stage order
@@ -311,11 +321,12 @@ def _placement_settings(data: Any) -> PlacementSettings:
     extra = set(data) - _PLACEMENT_KEYS
     if extra:
         raise ValueError(f"regrasp.placements: unknown key(s) {sorted(extra)}; known: {sorted(_PLACEMENT_KEYS)}")
+    d = PlacementSettings()
     try:
-        out = PlacementSettings(grid_spacing_m=float(data.get("grid_spacing_m", 0.10) or 0.0),
-                                yaws_deg=tuple(float(v) for v in data.get("yaws_deg", [0.0])),
-                                max_points=int(data.get("max_points", 30)), spot=bool(data.get("spot", True)),
-                                margin_m=float(data.get("margin_m", 0.02)))
+        out = PlacementSettings(grid_spacing_m=float(data.get("grid_spacing_m", d.grid_spacing_m) or 0.0),
+                                yaws_deg=tuple(float(v) for v in data.get("yaws_deg", d.yaws_deg)),
+                                max_points=int(data.get("max_points", d.max_points)),
+                                spot=bool(data.get("spot", d.spot)), margin_m=float(data.get("margin_m", d.margin_m)))
     except (TypeError, ValueError) as e:
         raise ValueError(f"regrasp.placements: {e}") from None
     if out.grid_spacing_m < 0 or (0 < out.grid_spacing_m < 0.02):
@@ -631,7 +642,7 @@ def placement_goal_of(cfg: RegraspConfig, value: Any) -> dict[str, list[str]]:
 
 def plan_with_geometry(backend: Any, cfg: RegraspConfig, start: Any, goal: Any,
                        faces: Optional[Mapping[str, Sequence[str]]] = None, failed: Sequence[tuple] = (),
-                       max_checks: int = 400, motions: str = "straight") -> GeometricPlan:
+                       max_checks: int = 200, motions: str = "straight") -> GeometricPlan:
     """:func:`plan_in_world` in the backend's collision world, synced to the simulator now, on the
     world's worker thread (the calling thread waits: typically tens of milliseconds).
 
@@ -655,7 +666,7 @@ def plan_with_geometry(backend: Any, cfg: RegraspConfig, start: Any, goal: Any,
 
 def plan_in_world(world: Any, cfg: RegraspConfig, start: Any, goal: Any,
                   faces: Optional[Mapping[str, Sequence[str]]] = None, scene_objects: Optional[Mapping[str, Any]] = None,
-                  failed: Sequence[tuple] = (), max_checks: int = 400, motions: str = "straight") -> GeometricPlan:
+                  failed: Sequence[tuple] = (), max_checks: int = 200, motions: str = "straight") -> GeometricPlan:
     """A regrasp plan whose transitions were checked by IK and collisions in a collision world
     (:class:`~py_trees_manipulation.planning.geometric.GeometricRegraspPlanner` with
     :class:`~py_trees_manipulation.collision.regrasp.TransitionChecker`), from the objects' poses and
@@ -797,7 +808,7 @@ class PlanRegrasp(_RegraspBase):
         "placement_goal": Param("any", None, "{object: [faces]}: faces the object must end resting on (needs geometry)"),
         "current": Param("any", None, "start grasp state (default: sensed or state_key)"),
         "geometry": _GEOMETRY,
-        "max_checks": Param("int", 400, "transitions checked by IK and collisions at most", min=1, max=100000,
+        "max_checks": Param("int", 200, "transitions checked by IK and collisions at most", min=1, max=100000,
                             blackboard=False),
         "output_key": Param("key", "regrasp_plan", "blackboard key for the plan"),
     }

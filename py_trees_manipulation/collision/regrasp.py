@@ -68,9 +68,9 @@ def _fmt(v: Sequence[float]) -> str:
 
 
 class _Fail(Exception):
-    def __init__(self, waypoint: str, cause: str, reason: str):
+    def __init__(self, waypoint: str, cause: str, reason: str, obstacle: str = ""):
         super().__init__(reason)
-        self.waypoint, self.cause, self.reason = waypoint, cause, reason
+        self.waypoint, self.cause, self.reason, self.obstacle = waypoint, cause, reason, obstacle
 
 
 class TransitionChecker:
@@ -157,12 +157,12 @@ class TransitionChecker:
                 self._handover_release(q, configs)
             else:
                 raise ValueError(f"unknown transition kind {q.kind!r}")
-            ok, reason, waypoint, cause = True, "", "", ""
+            ok, reason, waypoint, cause, obstacle = True, "", "", "", ""
         except _Fail as f:
-            ok, reason, waypoint, cause = False, f.reason, f.waypoint, f.cause
+            ok, reason, waypoint, cause, obstacle = False, f.reason, f.waypoint, f.cause, f.obstacle
         finally:
             self._restore()
-        return TransitionResult(ok=ok, reason=reason, waypoint=waypoint, cause=cause,
+        return TransitionResult(ok=ok, reason=reason, waypoint=waypoint, cause=cause, obstacle=obstacle,
                                 configurations={k: tuple(float(x) for x in v) for k, v in configs.items()},
                                 ik_s=self.ik_s - t0_ik, collision_s=self.collision_s - t0_col,
                                 ik_calls=self.ik_calls - n_ik, collision_checks=self.collision_checks - n_col)
@@ -405,7 +405,7 @@ class TransitionChecker:
             if support is not None and not hit.self_collision and hit.body == w.names.get(support):
                 cause = "support" if (hit.held or hit.key[0][1] in w.hand_links(robot)) else "support_arm"
             raise _Fail(waypoint, cause, f"target {_fmt(T[:3, 3])} is only reachable in collision: "
-                                         f"{planner._hit_text(hit)}")
+                                         f"{planner._hit_text(hit)}", "" if hit.self_collision else hit.body)
         assert best is not None
         raise _Fail(waypoint, "reach", planner._unreachable_text(T, best, self.pos_tol, self.ori_tol))
 
@@ -422,7 +422,8 @@ class TransitionChecker:
             if not self._valid(ck, qi):
                 hit = ck.explain(qi)
                 raise _Fail(name, "motion", f"the {name} motion collides at {100 * i / n:.0f}%: "
-                                            f"{self._planners[robot]._hit_text(hit)}")
+                                            f"{self._planners[robot]._hit_text(hit)}",
+                            "" if hit is None or hit.self_collision else hit.body)
 
 
 # ================================================================================================
@@ -517,7 +518,7 @@ def _yaw(R: np.ndarray) -> float:
 def surface_placements(world: CollisionWorld, obj: str, faces: Sequence[Placement], surface: SupportSurface,
                        start_pose: Pose, reach: Sequence[tuple[Sequence[float], float]], spacing_m: float = 0.1,
                        margin_m: float = 0.02, yaws_deg: Sequence[float] = (0.0,),
-                       max_points: int = 30) -> list[PlacementCandidate]:
+                       max_points: int = 20) -> list[PlacementCandidate]:
     """Placement poses of ``obj`` generated on ``surface``: a grid times every face.
 
     Args:

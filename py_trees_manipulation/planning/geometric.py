@@ -21,7 +21,8 @@ are solved): :meth:`GeometricRegraspPlanner.plan` takes the candidates of
 :meth:`~.regrasp.RegraspPlanner.iter_plans` in cost order and asks ``check`` (a callable: the
 geometry lives outside this pure package, e.g.
 :class:`py_trees_manipulation.collision.regrasp.TransitionChecker`) about each transition of the
-candidate, in order, before the plan is returned. A transition that fails is pruned with
+candidate before the plan is returned, in order (a last transition that takes the goal handle
+first: it is the most constrained). A transition that fails is pruned with
 :meth:`~GeometricRegraspPlanner.mark_infeasible` (its reason kept) and the enumeration goes on, on
 the reduced graph. Checks are cached, and a failure the checker attributes to the **support**
 (the hand would hit the surface the object rests on, which depends only on the grasp and the face,
@@ -184,7 +185,7 @@ class PlacementSettings:
 
     grid_spacing_m: float = 0.10
     yaws_deg: tuple = (0.0,)
-    max_points: int = 30
+    max_points: int = 20
     spot: bool = True
     margin_m: float = 0.02
 
@@ -331,6 +332,7 @@ class TransitionResult:
             would hit the surface the object rests on: the same at any position on it), ``"support_arm"``
             (another link of the arm would), ``"width"``, ``"motion"``.
         configurations: waypoint name -> arm joint positions, radians.
+        obstacle: the body the arm (or the held object) would hit, "" when none or itself.
         ik_s, collision_s: wall time spent in IK and in collision checks, seconds.
         ik_calls, collision_checks: how many.
     """
@@ -339,6 +341,7 @@ class TransitionResult:
     reason: str = ""
     waypoint: str = ""
     cause: str = ""
+    obstacle: str = ""
     configurations: Mapping[str, Sequence[float]] = field(default_factory=dict)
     ik_s: float = 0.0
     collision_s: float = 0.0
@@ -470,7 +473,7 @@ def _pose_dict(pose: Pose) -> dict[str, list[float]]:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class _Edge:
     """What the search knows about one generated edge (costs, geometry, cache key)."""
 
@@ -482,7 +485,7 @@ class _Edge:
     placement: Optional[int]  # grasp: where from; release: where to
     partner: Optional[int]
     cost: float
-    key: tuple                # check cache / blocking key
+    key: tuple                # check cache / blocking key; its last item: the other objects' locations
     cls: Optional[tuple]      # support-failure class key (grasp or release from/onto a face)
 
 
@@ -519,7 +522,7 @@ class GeometricRegraspPlanner(RegraspPlanner):
         move_cost_per_m: float = 0.5,
         generated_placement_cost: float = 0.3,
         rotation_cost: float = 0.02,
-        max_checks: int = 400,
+        max_checks: int = 200,
         max_candidates: int = 2000,
         class_budget: int = 3,
         face_change_cost: float = 0.2,
@@ -689,6 +692,16 @@ class GeometricRegraspPlanner(RegraspPlanner):
             ks = frozenset(k for k, pc in enumerate(self._placements[io]) if pc.face in wanted)
             conds.append((io, ks))
         scale = self.heuristic_scale
+        # a gripper the goal wants rid of its handle must release it, and take its goal handle; when the
+        # object has that one handle only (no handover: a second gripper needs a second handle) the
+        # release is a placement and the grasp is from one, so their cheapest extra costs are lower
+        # bounds too (without them A* searches breadth-first over the order of the releases, which
+        # their extra costs make look cheaper the later they come)
+        must_place = []
+        for ig, target in self._goal_conditions(goal.grasps):
+            must_place.append((ig, target))
+        ofh = f.object_from_handle
+        single = [len(hs) == 1 for hs in f.handles_per_object]
 
         def pred(s: Any) -> bool:
             if not isinstance(s, ModeState):
@@ -701,6 +714,14 @@ class GeometricRegraspPlanner(RegraspPlanner):
             if not isinstance(s, ModeState):
                 return gheur(s)
             h = gheur(s.grasps)
+            for ig, target in must_place:
+                ih = s.grasps[ig]
+                if ih == target:
+                    continue
+                if ih is not None and single[ofh[ih]]:
+                    h += self._min_release_extra(ig, ih, s.variants[ig])
+                if target is not None and single[ofh[target]]:
+                    h += self._min_grasp_extra(ig, target)
             hp = 0.0
             for io, ks in conds:
                 loc = s.locations[io]
@@ -709,6 +730,40 @@ class GeometricRegraspPlanner(RegraspPlanner):
             return max(h, hp)
 
         return pred, heur, None
+
+    def _min_release_extra(self, ig: int, ih: int, v: int) -> float:
+        """Cheapest extra cost (placement and wrist rotation) of putting handle ih's object down with variant v."""
+        key = ("min release", ig, ih, v)
+        c = self._rot_memo.get(key)
+        if c is None:
+            io = self.factory.object_from_handle[ih]
+            row = self._place_cost[io]
+            c = min((row[k] + self._rot_cost(ig, ih, v, io, k, None) for k in range(len(row))), default=0.0)
+            self._rot_memo[key] = c
+        return c
+
+    def _min_grasp_extra(self, ig: int, ih: int) -> float:
+        """Cheapest wrist rotation of taking handle ih from any of its object's placements."""
+        key = ("min grasp", ig, ih)
+        c = self._rot_memo.get(key)
+        if c is None:
+            io = self.factory.object_from_handle[ih]
+            ok = self._variant_ok[ig][ih]
+            c = min((self._rot_cost(ig, ih, v, io, k, None) for v in range(len(ok)) if ok[v]
+                     for k in range(len(self._placements[io]))), default=0.0)
+            self._rot_memo[key] = c
+        return c
+
+    def _goal_conditions(self, grasps: Any) -> list[tuple[int, Optional[int]]]:
+        """``(gripper index, handle index or None)`` the grasp goal fixes (none for a predicate)."""
+        f = self.factory
+        if grasps is None or (callable(grasps) and not isinstance(grasps, (tuple, list, str, Mapping))):
+            return []
+        if isinstance(grasps, Mapping):
+            return [(f.grippers.index(g), None if h in (None, "") else f.handles.index(h)) for g, h in grasps.items()
+                    if g in f.grippers and (h in (None, "") or h in f.handles)]
+        target = self.resolve_state(grasps)
+        return list(enumerate(target.grasps if isinstance(target, ModeState) else target))
 
     # ------------------------------------------------------------------ edges
 
@@ -736,6 +791,15 @@ class GeometricRegraspPlanner(RegraspPlanner):
                 self._rot_memo[key] = c
         return c
 
+    def _handover_rot_cost(self, ig: int, ih: int, v: int, io: int, s: ModeState) -> float:
+        key = (ig, ih, v, io, "held", s.locations[io])
+        c = self._rot_memo.get(key)
+        if c is None:
+            P = self.object_pose(s, io)
+            c = self._rot_cost(ig, ih, v, io, None, P) if P is not None else 0.0
+            self._rot_memo[key] = c
+        return c
+
     def _successors(self, node: Any, counters: _Counters):
         s: ModeState = node
         out = self._succ.get(s)
@@ -748,7 +812,7 @@ class GeometricRegraspPlanner(RegraspPlanner):
         failed = self._failed
         for nxt, e, forward in out:
             if ((forward and (e.gripper, e.handle) in blocked_g) or (s.grasps, nxt.grasps) in blocked_e
-                    or e.key in blocked_k or (e.cls is not None and e.cls in blocked_c)):
+                    or e.key in blocked_k or e.key[:-1] in blocked_k or (e.cls is not None and e.cls in blocked_c)):
                 continue
             if failed and self._matches_failed(e):
                 continue
@@ -761,10 +825,12 @@ class GeometricRegraspPlanner(RegraspPlanner):
         f = self.factory
         ofh = f.object_from_handle
         out = []
+        locs = s.locations
+        others = [locs[:io] + locs[io + 1:] for io in range(len(locs))]
         for nxt_g, ig, forward in f.neighbours(s.grasps):
             ih = nxt_g[ig] if forward else s.grasps[ig]
             io = ofh[ih]
-            others_loc = tuple(loc for jo, loc in enumerate(s.locations) if jo != io)
+            others_loc = others[io]
             partner = next((jg for jg, jh in enumerate(s.grasps if forward else nxt_g)
                             if jg != ig and jh is not None and ofh[jh] == io), None)
             base = self.step_costs["handover" if partner is not None else ("grasp" if forward else "release")]
@@ -788,7 +854,7 @@ class GeometricRegraspPlanner(RegraspPlanner):
                         key = ("handover_grasp", ig, ih, v, partner, s.grasps[partner], s.variants[partner], loc,
                                others_loc)
                         cls = None
-                        cost = base + self._rot_cost(ig, ih, v, io, None, self.object_pose(s, io))
+                        cost = base + self._handover_rot_cost(ig, ih, v, io, s)
                         place = None
                     locations = s.locations[:io] + (new_loc,) + s.locations[io + 1:]
                     nxt = ModeState(nxt_g, variants, locations)
@@ -973,7 +1039,13 @@ class GeometricRegraspPlanner(RegraspPlanner):
             candidates += 1
             bad = None
             path = cand.path
-            for i, st in enumerate(cand.steps):
+            # in order (the first transitions are shared by many candidates: one check prunes them all),
+            # but a last transition that takes the goal handle first: it is the most constrained
+            order = list(range(len(cand.steps)))
+            if len(order) > 1 and cand.steps[-1].direction == "grasp":
+                order = order[-1:] + order[:-1]
+            for i in order:
+                st = cand.steps[i]
                 node, nxt = path[i], path[i + 1]
                 e = self._edge(node, nxt)
                 res = self._results.get(e.key)
@@ -1007,6 +1079,9 @@ class GeometricRegraspPlanner(RegraspPlanner):
                 if res.cause == "support" or len(seen) >= self.class_budget:
                     self._blocked_classes.add(e.cls)
             self._blocked_keys.add(e.key)
+            if res.obstacle not in self._objects:
+                # nothing the plan moves is in the way: it fails wherever the other objects are
+                self._blocked_keys.add(e.key[:-1])
             self._blocked_version += 1
             if candidates >= self.max_candidates:
                 raise NoPlanError(self._no_plan_text(start, goal, pruned_before,
