@@ -487,6 +487,7 @@ class _Edge:
     cost: float
     key: tuple                # check cache / blocking key; its last item: the other objects' locations
     cls: Optional[tuple]      # support-failure class key (grasp or release from/onto a face)
+    dead: bool = False        # pruned (blocked key, context-free key or class, or a failed executed step)
 
 
 class GeometricRegraspPlanner(RegraspPlanner):
@@ -552,6 +553,7 @@ class GeometricRegraspPlanner(RegraspPlanner):
         self._succ: dict[ModeState, list] = {}
         self._rot_memo: dict[tuple, float] = {}
         self._failed_memo: dict[tuple, bool] = {}
+        self._by_key: dict[tuple, list[_Edge]] = {}     # edges by key, by context-free key, by class
         self._class_failures: dict[tuple, set] = {}
         self.pruned: list[PrunedTransition] = []
         self._opening = [float(model.gripper_opening_m.get(g, np.inf)) for g in f.grippers]
@@ -807,18 +809,34 @@ class GeometricRegraspPlanner(RegraspPlanner):
             out = self._succ[s] = self._expand_edges(s)
         blocked_e = self._blocked_edges
         blocked_g = self._blocked_grasps
-        blocked_k = self._blocked_keys
-        blocked_c = self._blocked_classes
-        failed = self._failed
+        symbolic = bool(blocked_e or blocked_g)
+        seen = counters.seen
+        n = 0
         for nxt, e, forward in out:
-            if ((forward and (e.gripper, e.handle) in blocked_g) or (s.grasps, nxt.grasps) in blocked_e
-                    or e.key in blocked_k or e.key[:-1] in blocked_k or (e.cls is not None and e.cls in blocked_c)):
+            if e.dead:
                 continue
-            if failed and self._matches_failed(e):
+            if symbolic and ((forward and (e.gripper, e.handle) in blocked_g) or (s.grasps, nxt.grasps) in blocked_e):
                 continue
-            counters.generated += 1
-            counters.seen.add(nxt)
+            n += 1
+            seen.add(nxt)
             yield nxt, e.cost
+        counters.generated += n
+
+    def _register(self, e: _Edge) -> None:
+        """Index a new edge for pruning, and prune it now if its key, context or class is pruned."""
+        for k in (e.key, e.key[:-1], e.cls):
+            if k is not None:
+                self._by_key.setdefault(k, []).append(e)
+        if (e.key in self._blocked_keys or e.key[:-1] in self._blocked_keys
+                or (e.cls is not None and e.cls in self._blocked_classes)
+                or (self._failed and self._matches_failed(e))):
+            e.dead = True
+
+    def _prune(self, key: tuple, into: set) -> None:
+        into.add(key)
+        for e in self._by_key.get(key, ()):
+            e.dead = True
+        self._blocked_version += 1
 
     def _expand_edges(self, s: ModeState) -> list[tuple[ModeState, _Edge, bool]]:
         """Every geometric edge out of ``s`` (blocking aside), computed once per state."""
@@ -860,6 +878,7 @@ class GeometricRegraspPlanner(RegraspPlanner):
                     nxt = ModeState(nxt_g, variants, locations)
                     e = _Edge(kind, ig, ih, io, v, place, partner, cost, key, cls)
                     self._edges[(s, nxt)] = e
+                    self._register(e)
                     out.append((nxt, e, True))
             else:
                 v = s.variants[ig]
@@ -874,6 +893,7 @@ class GeometricRegraspPlanner(RegraspPlanner):
                         cost = base + costs[k] + self._rot_cost(ig, ih, v, io, k, None)
                         e = _Edge("release", ig, ih, io, v, k, None, cost, key, cls)
                         self._edges[(s, nxt)] = e
+                        self._register(e)
                         out.append((nxt, e, False))
                 else:
                     loc = s.locations[io]
@@ -881,6 +901,7 @@ class GeometricRegraspPlanner(RegraspPlanner):
                     nxt = ModeState(nxt_g, variants, s.locations)
                     e = _Edge("handover_release", ig, ih, io, v, None, partner, base, key, None)
                     self._edges[(s, nxt)] = e
+                    self._register(e)
                     out.append((nxt, e, False))
         return out
 
@@ -981,8 +1002,7 @@ class GeometricRegraspPlanner(RegraspPlanner):
         if pair is None:
             super().mark_infeasible(transition, both_directions)
             return
-        self._blocked_keys.add(self._edge(*pair).key)
-        self._blocked_version += 1
+        self._prune(self._edge(*pair).key, self._blocked_keys)
 
     def _same_place(self, e: _Edge, step: GeometricStep) -> bool:
         if step.placement is None or e.placement is None:
@@ -1000,7 +1020,13 @@ class GeometricRegraspPlanner(RegraspPlanner):
         if step.object_pose is not None:
             self._failed.append((kind, step.gripper, step.variant, np.asarray(step.object_pose, dtype=float),
                                  float(tolerance_m)))
+        self._refresh_failed()
+
+    def _refresh_failed(self) -> None:
         self._failed_memo.clear()
+        for e in self._edges.values():
+            if not e.dead and self._matches_failed(e):
+                e.dead = True
         self._blocked_version += 1
 
     def failed_steps(self) -> list:
@@ -1010,8 +1036,7 @@ class GeometricRegraspPlanner(RegraspPlanner):
     def add_failed_steps(self, failed: Iterable) -> None:
         """Carry :meth:`failed_steps` of another planner over (re-plans build a new planner)."""
         self._failed.extend(failed)
-        self._failed_memo.clear()
-        self._blocked_version += 1
+        self._refresh_failed()
 
     # ------------------------------------------------------------------ the lazy search
 
@@ -1077,12 +1102,11 @@ class GeometricRegraspPlanner(RegraspPlanner):
                 seen = self._class_failures.setdefault(e.cls, set())
                 seen.add(e.placement)
                 if res.cause == "support" or len(seen) >= self.class_budget:
-                    self._blocked_classes.add(e.cls)
-            self._blocked_keys.add(e.key)
+                    self._prune(e.cls, self._blocked_classes)
+            self._prune(e.key, self._blocked_keys)
             if res.obstacle not in self._objects:
                 # nothing the plan moves is in the way: it fails wherever the other objects are
-                self._blocked_keys.add(e.key[:-1])
-            self._blocked_version += 1
+                self._prune(e.key[:-1], self._blocked_keys)
             if candidates >= self.max_candidates:
                 raise NoPlanError(self._no_plan_text(start, goal, pruned_before,
                                                      f"gave up after {candidates} candidate plans"))
