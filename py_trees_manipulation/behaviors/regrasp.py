@@ -784,6 +784,7 @@ class PlanRegrasp(_RegraspBase):
             (``box/+x``, or ``+x``); needs geometry.
         current: the start state; default: sensed or ``state_key`` (see ``sense``).
         geometry: ``auto``, ``on`` or ``off`` (above). max_checks: transitions checked at most.
+        check_motions: also check the straight joint motions between a transition's waypoints.
         config / config_key: the regrasp description (module docstring).
         output_key: blackboard key for the plan.
 
@@ -810,6 +811,8 @@ class PlanRegrasp(_RegraspBase):
         "geometry": _GEOMETRY,
         "max_checks": Param("int", 200, "transitions checked by IK and collisions at most", min=1, max=100000,
                             blackboard=False),
+        "check_motions": Param("bool", True, "also check the straight joint motions between a transition's waypoints "
+                               "(approach, lift, descent, retreat)", blackboard=False),
         "output_key": Param("key", "regrasp_plan", "blackboard key for the plan"),
     }
 
@@ -828,8 +831,9 @@ class PlanRegrasp(_RegraspBase):
         t0 = time.perf_counter()
         try:
             if geometric:
-                plan: RegraspPlan = plan_with_geometry(self.backend, cfg, start, goal, faces,
-                                                       max_checks=int(self.params["max_checks"]))
+                plan: RegraspPlan = plan_with_geometry(
+                    self.backend, cfg, start, goal, faces, max_checks=int(self.params["max_checks"]),
+                    motions="straight" if self.params["check_motions"] else "none")
             else:
                 plan = cfg.planner().plan(start, goal)
         except (NoPlanError, ValueError) as e:
