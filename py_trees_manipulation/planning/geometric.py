@@ -505,6 +505,8 @@ class GeometricRegraspPlanner(RegraspPlanner):
             surface at this many placements is not tried at others (a heuristic: the arm meets a flat
             surface alike there; the hand itself hitting it prunes the class at once).
         face_change_cost: putting an object down on another face than it stands on now.
+        max_expansions: states one graph search may expand (a goal cut off by the pruned transitions
+            is otherwise proven unreachable by expanding every state that can be reached).
 
     Example::
 
@@ -527,8 +529,9 @@ class GeometricRegraspPlanner(RegraspPlanner):
         max_candidates: int = 2000,
         class_budget: int = 3,
         face_change_cost: float = 0.2,
+        max_expansions: Optional[int] = 5000,
     ):
-        super().__init__(model.factory, step_costs=step_costs)
+        super().__init__(model.factory, step_costs=step_costs, max_expansions=max_expansions)
         self.model = model
         self.check = check
         self.move_cost_per_m = float(move_cost_per_m)
@@ -1060,7 +1063,14 @@ class GeometricRegraspPlanner(RegraspPlanner):
         ik_s = col_s = 0.0
         checks = candidates = 0
         pruned_before = len(self.pruned)
-        for cand in self.iter_plans(start, goal):
+        candidates_iter = self.iter_plans(start, goal)
+        while True:
+            try:
+                cand = next(candidates_iter)
+            except StopIteration:
+                break
+            except NoPlanError as e:   # the search budget
+                raise NoPlanError(self._no_plan_text(start, goal, pruned_before, str(e))) from None
             candidates += 1
             bad = None
             path = cand.path
