@@ -183,7 +183,7 @@ def report(name, rows, goal_s=None):
     ik = sum(r["ik"] for r in rows)
     col = sum(r["col"] for r in rows)
     total = sum(t)
-    print(f"{name}: {len(rows)} queries, {len(ok)} planned, {len(rows) - len(ok)} with no plan (every candidate refused)")
+    print(f"{name}: {len(rows)} queries, {len(ok)} planned, {len(rows) - len(ok)} with no plan found (the reason printed above)")
     print(f"  plan time with the checks: median {statistics.median(t) * 1e3:.0f} ms, p95 {percentile(t, 95) * 1e3:.0f} ms,"
           f" mean {statistics.mean(t) * 1e3:.0f} ms, max {max(t) * 1e3:.0f} ms")
     print(f"  share of the plan time in IK {100 * ik / total:.0f} %, in collision checks {100 * col / total:.0f} %"
