@@ -83,7 +83,6 @@ __all__ = [
     "PrunedTransition",
     "GeometricRegraspPlanner",
     "HELD",
-    "pose_key",
 ]
 
 #: Location code of an object held by a gripper whose pose is not tracked in the state (it has a
@@ -96,14 +95,6 @@ Pose = np.ndarray
 
 def _fmt_xy(p: Pose) -> str:
     return f"({p[0, 3]:.2f}, {p[1, 3]:.2f})"
-
-
-def pose_key(pose: Pose, position_m: float = 0.01, angle_rad: float = 0.1) -> tuple:
-    """A hashable, rounded form of a pose (position to ``position_m``, rotation matrix to
-    ``angle_rad``): equal for poses a few millimetres and degrees apart."""
-    p = np.round(np.asarray(pose)[:3, 3] / position_m).astype(int)
-    r = np.round(np.asarray(pose)[:3, :3] / angle_rad).astype(int)
-    return tuple(p.tolist()) + tuple(r.ravel().tolist())
 
 
 def _rotation_angle(a: Pose, b: Pose) -> float:
@@ -1148,6 +1139,7 @@ class GeometricRegraspPlanner(RegraspPlanner):
 #: pruned transitions listed one by one in a NoPlanError; more are grouped by waypoint and cause
 MAX_LISTED = 8
 _CAUSES = {"reach": "out of reach", "collision": "in collision", "support": "the hand would hit the support",
+           "support_arm": "the arm would hit the support",
            "width": "too wide", "motion": "no motion between the waypoints"}
 
 
