@@ -1,9 +1,10 @@
 """Graph-planned regrasps: plan a sequence of grasp changes, carry it out, check the grasp state.
 
-Behaviours: ``PlanRegrasp`` (HPP constraint-graph search from the current grasp state to a goal),
-``ExecuteRegraspPlan`` (expands each step, at run time, into a Sequence of the motion behaviours:
-approach, grasp, lift, place on a contact surface, release, retreat; re-plans once when a step
-fails) and the condition ``GraspStateIs``.
+Behaviours: ``PlanRegrasp`` (HPP constraint-graph search from the current grasp state to a goal; in
+the simulator every transition of a candidate plan is checked by IK and collisions and the plan
+chooses placements and grasps: :func:`plan_in_world`), ``ExecuteRegraspPlan`` (expands each step, at
+run time, into a Sequence of the motion behaviours: approach, grasp, lift, place on a contact surface,
+release, retreat; re-plans from the sensed state when a step fails) and the condition ``GraspStateIs``.
 
 The regrasp description (:class:`RegraspConfig`) maps HPP names onto the scene. It is a **task
 value on the blackboard** (key ``regrasp`` by default), not a ``scene:`` section: handles, placements
@@ -23,24 +24,33 @@ and the planner behaviours are not sim-only. Format (poses: ``{position, orienta
             contacts:                  # object contact surface -> object poses (world) resting on it
               box/bottom: [{position: [0.5, 0.0, 0.686]}]
             handover_pose: {position: [0.6, 0, 0.9]}   # optional: where the holder presents it
-        environment_contacts: [table/top]
+          mug: {}                      # no handles: every handle of its grasp set (geometry/grasps.py)
+          can: {handles: [can/side]}   # a list: these handles of its grasp set
+        environment_contacts: [table/top]   # the top of body "table"
+        placements: {grid_spacing_m: 0.10, yaws_deg: [0], max_points: 20, spot: true}   # or false
         rules:                         # optional, HPP semantics (first match wins, full regex)
           - {grippers: [".*"], handles: [".*"], link: true}
 
 Per-handle keys: ``pose`` (required), ``approach_m`` (stand-off along the TCP z axis before the
 straight approach, default 0.10 m), ``open_m`` (finger gap for the approach, metres, or ``open``:
-the gripper's full opening, the default),
-``max_effort_n`` (grip force, default 40 N). Top-level optional keys: ``lift_m`` (0.10 m, lift after
-a grasp from a surface and the height of the pre-place pose), ``retreat_m`` (0.10 m, back-off along
-the TCP z axis after a release), ``place_force_n`` (8 N, force guard when lowering onto the surface).
+the gripper's full opening, the default), ``max_effort_n`` (grip force, default 40 N), ``width_m``
+(the object's extent between the fingers; default from a primitive's size). A declared handle has
+two grasps (its pose and the pose turned half a turn about the approach axis), a handle of the grasp
+set its symmetric grasps (a box face: four yaws). Top-level optional keys: ``lift_m`` (0.10 m, lift
+after a grasp from a surface and the height of the pre-place pose), ``retreat_m`` (0.10 m, back-off
+along the TCP z axis after a release), ``place_force_n`` (8 N, force guard when lowering onto the
+surface), ``placements`` (:class:`~py_trees_manipulation.planning.geometric.PlacementSettings`:
+placement poses generated besides the description's: a grid on every environment contact surface
+within the robots' reach, and the spot where a free object stands, on its other faces).
 
 Grasp state: a mapping ``{gripper: handle or None}``. ``sense: auto`` derives it from the
-simulator's contacts (a gripper holds an object when two finger links touch it; the handle is the
-one whose grasp pose is nearest to the measured TCP pose in the object frame) and otherwise reads
-the blackboard key ``state_key`` (``grasp_state``), which ``ExecuteRegraspPlan`` updates after
-every completed step. Summary metrics go to the blackboard namespace ``/metrics`` (merged into the
-run summary by the runner): ``plan_time_ms`` (sum over plans and re-plans), ``grasp_changes``
-(executed steps) and ``goal_reached``.
+simulator's contacts (:func:`sense_grasps`: opposing finger contacts, the object lifted off its
+support, the TCP on a handle's region) and otherwise reads the blackboard key ``state_key``
+(``grasp_state``), which ``ExecuteRegraspPlan`` updates after every completed step. Summary metrics
+go to the blackboard namespace ``/metrics`` (merged into the run summary by the runner):
+``plan_time_ms`` (sum over plans and re-plans), ``grasp_changes`` (executed steps), ``goal_reached``
+and, with geometry, ``geometric_checks``, ``pruned_transitions``, ``ik_time_ms``,
+``collision_time_ms``.
 
 Sources: HPP ``ConstraintGraphFactory`` (names, waypoint transitions: pregrasp / intersec /
 preplace), Lamiraux & Mirabel, IEEE T-RO 2021; MoveIt Task Constructor's pick/place stage order
@@ -49,9 +59,10 @@ preplace), Lamiraux & Mirabel, IEEE T-RO 2021; MoveIt Task Constructor's pick/pl
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import py_trees
@@ -59,6 +70,7 @@ from py_trees.common import Access, Status
 
 from ..geometry.poses import Pose, invert, pose_from_spec, pose_from_xyz_rpy, rotation_angle
 from ..planning.constraint_graph import ConstraintGraphFactory, Rule
+from ..planning.geometric import GeometricGoal, GeometricPlan, GeometricStep, GraspVariant, PlacementSettings
 from ..planning.regrasp import NoPlanError, RegraspPlan, RegraspPlanner, RegraspStep
 from .base import ManipulationBehaviour
 from .grasp_fix import GraspFixAttach
@@ -85,6 +97,11 @@ class HandleSpec:
         approach_m: stand-off along the TCP z axis before the straight approach, metres.
         open_m: finger gap for the approach, metres, or ``"open"`` (the gripper's full opening).
         max_effort_n: grip force limit, newtons.
+        variants: ``(name, (4, 4) pose, width_m)`` of every grasp of the handle: a declared handle has
+            two (the pose and the pose turned half a turn about the TCP z axis: the same grasp for a
+            parallel gripper), a handle from the object's grasp set its symmetric grasps (a box face:
+            four yaws). ``width_m``: the object's extent between the fingers (``nan``: unknown).
+        width_m: extent between the fingers at ``grasp_pose``, metres (``nan``: unknown).
     """
 
     name: str
@@ -93,6 +110,8 @@ class HandleSpec:
     approach_m: float = 0.10
     open_m: Union[float, str] = "open"
     max_effort_n: float = 40.0
+    variants: tuple = ()
+    width_m: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -102,12 +121,44 @@ class ObjectRegraspSpec:
     Attributes:
         placements: contact surface name -> object poses (world, (4, 4)) resting on it.
         handover_pose: object pose (world) where its holder presents it for a handover, or None.
+        default_handles: the handles came from the object's grasp set (``geometry/grasps.py``).
     """
 
     name: str
     handles: tuple[str, ...]
     placements: dict[str, tuple[Pose, ...]]
     handover_pose: Optional[Pose] = None
+    default_handles: bool = False
+
+
+_PLACEMENT_KEYS = {"grid_spacing_m", "yaws_deg", "max_points", "spot", "margin_m"}
+_HANDLE_KEYS = {"pose", "approach_m", "open_m", "max_effort_n", "width_m"}
+_TOP_KEYS = {"grippers", "objects", "environment_contacts", "rules", "lift_m", "retreat_m", "place_force_n",
+             "placements"}
+
+
+def _finite_pose(spec: Any) -> Pose:
+    """``pose_from_spec`` that also refuses NaN or infinite numbers (ValueError)."""
+    pose = pose_from_spec(spec)
+    if not np.all(np.isfinite(pose)):
+        raise ValueError(f"the pose has a number that is not finite: {spec!r}")
+    return pose
+
+
+def _half_turn(pose: Pose) -> Pose:
+    return np.asarray(pose, dtype=float) @ _FLIP_Z
+
+
+def _extent_between_fingers(obj: Any, pose: Pose) -> float:
+    """The object's extent along the TCP y axis of ``pose`` (object frame), metres, for primitives."""
+    pr = getattr(obj, "primitive", None)
+    if pr is None:
+        return float("nan")
+    if pr.shape == "box":
+        return float(np.abs(pose[:3, 1]) @ np.asarray(pr.size, dtype=float))
+    if pr.shape in ("cylinder", "sphere"):
+        return 2.0 * float(pr.radius)
+    return float("nan")
 
 
 @dataclass(frozen=True)
@@ -121,6 +172,7 @@ class RegraspConfig:
         environment_contacts: environment surface names.
         rules: the raw rule mappings (HPP ``Rule``), or None.
         lift_m, retreat_m: metres; place_force_n: newtons.
+        placements: :class:`PlacementSettings` (generated placements).
     """
 
     grippers: dict[str, tuple[str, str]]
@@ -131,11 +183,17 @@ class RegraspConfig:
     lift_m: float = 0.10
     retreat_m: float = 0.10
     place_force_n: float = 8.0
+    placements: PlacementSettings = PlacementSettings()
     _factory: Any = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def from_mapping(cls, data: Any) -> "RegraspConfig":
+    def from_mapping(cls, data: Any, scene: Any = None) -> "RegraspConfig":
         """Parse the YAML/blackboard form.
+
+        Args:
+            data: the description (or a RegraspConfig, returned as is).
+            scene: the task's scene (:class:`~py_trees_manipulation.sim.scene.SceneSpec`), for
+                objects whose handles come from their grasp set and for grasp widths.
 
         Raises:
             ValueError: a malformed entry; the message names it as ``regrasp.objects.box...``.
@@ -144,10 +202,10 @@ class RegraspConfig:
             return data
         if not isinstance(data, Mapping):
             raise ValueError(f"regrasp: expected a mapping with grippers and objects, got {type(data).__name__}")
-        unknown = set(data) - {"grippers", "objects", "environment_contacts", "rules", "lift_m", "retreat_m",
-                               "place_force_n"}
+        unknown = set(data) - _TOP_KEYS
         if unknown:
             raise ValueError(f"regrasp: unknown key(s) {sorted(unknown)}")
+        scene_objects = {o.name: o for o in getattr(scene, "objects", ())}
         grippers: dict[str, tuple[str, str]] = {}
         gdata = data.get("grippers")
         if not isinstance(gdata, Mapping) or not gdata:
@@ -166,47 +224,52 @@ class RegraspConfig:
             raise ValueError("regrasp.objects: expected a mapping {object: {handles, contacts}}")
         for o, od in odata.items():
             where = f"regrasp.objects.{o}"
-            if not isinstance(od, Mapping) or not isinstance(od.get("handles"), Mapping) or not od["handles"]:
-                raise ValueError(f"{where}: needs 'handles: {{name: {{pose: ...}}}}'")
-            for h, hd in od["handles"].items():
-                hw = f"{where}.handles.{h}"
-                if h in handles:
-                    raise ValueError(f"{hw}: handle name already used by object {handles[h].object!r}")
-                if not isinstance(hd, Mapping) or "pose" not in hd:
-                    raise ValueError(f"{hw}: needs 'pose' (the TCP pose in the object frame)")
-                extra = set(hd) - {"pose", "approach_m", "open_m", "max_effort_n"}
-                if extra:
-                    raise ValueError(f"{hw}: unknown key(s) {sorted(extra)}")
-                try:
-                    pose = pose_from_spec(hd["pose"])
-                except ValueError as e:
-                    raise ValueError(f"{hw}.pose: {e}") from None
-                open_m = hd.get("open_m", "open")
-                if open_m not in GAP_NAMES:
-                    open_m = float(open_m)
-                handles[h] = HandleSpec(str(h), str(o), pose, float(hd.get("approach_m", 0.10)),
-                                        open_m, float(hd.get("max_effort_n", 40.0)))
+            if not isinstance(od, Mapping):
+                raise ValueError(f"{where}: expected a mapping {{handles, contacts, handover_pose}}")
+            extra = set(od) - {"handles", "contacts", "handover_pose"}
+            if extra:
+                raise ValueError(f"{where}: unknown key(s) {sorted(extra)}")
+            hdata = od.get("handles")
+            default = hdata is None or isinstance(hdata, (list, tuple))
+            if default:
+                names = _default_handles(str(o), hdata, scene_objects.get(str(o)), where, handles)
+                handles.update(names)
+                hnames = tuple(names)
+            else:
+                if not isinstance(hdata, Mapping) or not hdata:
+                    raise ValueError(f"{where}: needs 'handles: {{name: {{pose: ...}}}}', a list of handle names "
+                                     "of its grasp set, or nothing (every handle of its grasp set)")
+                for h, hd in hdata.items():
+                    handles[str(h)] = _declared_handle(str(o), str(h), hd, f"{where}.handles.{h}", handles,
+                                                       scene_objects.get(str(o)))
+                hnames = tuple(str(h) for h in hdata)
             placements: dict[str, tuple[Pose, ...]] = {}
             cdata = od.get("contacts") or {}
             if not isinstance(cdata, Mapping):
                 raise ValueError(f"{where}.contacts: expected {{surface name: [object poses]}}")
             for c, poses in cdata.items():
-                try:
-                    placements[str(c)] = tuple(pose_from_spec(p) for p in (poses or []))
-                except (ValueError, TypeError) as e:
-                    raise ValueError(f"{where}.contacts.{c}: {e}") from None
+                if poses is not None and not isinstance(poses, (list, tuple)):
+                    raise ValueError(f"{where}.contacts.{c}: expected a list of object poses")
+                out = []
+                for i, p in enumerate(poses or []):
+                    try:
+                        out.append(_finite_pose(p))
+                    except (ValueError, TypeError) as e:
+                        raise ValueError(f"{where}.contacts.{c}[{i}]: not a valid pose: {e}") from None
+                placements[str(c)] = tuple(out)
             hp = od.get("handover_pose")
             try:
-                hp_pose = pose_from_spec(hp) if hp is not None else None
-            except ValueError as e:
+                hp_pose = _finite_pose(hp) if hp is not None else None
+            except (ValueError, TypeError) as e:
                 raise ValueError(f"{where}.handover_pose: {e}") from None
-            objects[str(o)] = ObjectRegraspSpec(str(o), tuple(str(h) for h in od["handles"]), placements, hp_pose)
+            objects[str(o)] = ObjectRegraspSpec(str(o), hnames, placements, hp_pose, default)
         rules = data.get("rules")
+        pset = _placement_settings(data.get("placements"))
         cfg = cls(grippers=grippers, objects=objects, handles=handles,
                   environment_contacts=tuple(data.get("environment_contacts") or ()),
                   rules=tuple(rules) if rules is not None else None,
                   lift_m=float(data.get("lift_m", 0.10)), retreat_m=float(data.get("retreat_m", 0.10)),
-                  place_force_n=float(data.get("place_force_n", 8.0)))
+                  place_force_n=float(data.get("place_force_n", 8.0)), placements=pset)
         try:
             object.__setattr__(cfg, "_factory", ConstraintGraphFactory.from_config(cfg.factory_config()))
         except (ValueError, TypeError, KeyError) as e:
@@ -217,13 +280,20 @@ class RegraspConfig:
         """The :meth:`ConstraintGraphFactory.from_config` mapping (names only)."""
         out: dict[str, Any] = {
             "grippers": list(self.grippers),
-            "objects": [{"name": o.name, "handles": list(o.handles), "contacts": list(o.placements)}
+            # an object's contact surfaces: the description's, else its faces when placements are generated
+            "objects": [{"name": o.name, "handles": list(o.handles),
+                         "contacts": list(o.placements) or ([f"{o.name}/faces"] if self.generates_placements else [])}
                         for o in self.objects.values()],
             "environment_contacts": list(self.environment_contacts),
         }
         if self.rules is not None:
             out["rules"] = [r if isinstance(r, Rule) else dict(r) for r in self.rules]
         return out
+
+    @property
+    def generates_placements(self) -> bool:
+        """Placements are generated besides the description's (grid or spot)."""
+        return self.placements.grid_spacing_m > 0 or self.placements.spot
 
     @property
     def factory(self) -> ConstraintGraphFactory:
@@ -234,9 +304,92 @@ class RegraspConfig:
         """A fresh :class:`RegraspPlanner` (its own infeasibility marks)."""
         return RegraspPlanner(self.factory)
 
+    def grasp_variants(self) -> dict[str, tuple[GraspVariant, ...]]:
+        """Handle name -> its :class:`~py_trees_manipulation.planning.geometric.GraspVariant` s."""
+        return {h: tuple(GraspVariant(h, n, np.asarray(p, dtype=float), float(w), spec.approach_m)
+                         for n, p, w in spec.variants)
+                for h, spec in self.handles.items()}
+
+
+def _placement_settings(data: Any) -> PlacementSettings:
+    if data is None:
+        return PlacementSettings()
+    if data is False:
+        return PlacementSettings(grid_spacing_m=0.0, spot=False)
+    if not isinstance(data, Mapping):
+        raise ValueError("regrasp.placements: expected {grid_spacing_m, yaws_deg, max_points, spot} or false")
+    extra = set(data) - _PLACEMENT_KEYS
+    if extra:
+        raise ValueError(f"regrasp.placements: unknown key(s) {sorted(extra)}; known: {sorted(_PLACEMENT_KEYS)}")
+    d = PlacementSettings()
+    try:
+        out = PlacementSettings(grid_spacing_m=float(data.get("grid_spacing_m", d.grid_spacing_m) or 0.0),
+                                yaws_deg=tuple(float(v) for v in data.get("yaws_deg", d.yaws_deg)),
+                                max_points=int(data.get("max_points", d.max_points)),
+                                spot=bool(data.get("spot", d.spot)), margin_m=float(data.get("margin_m", d.margin_m)))
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"regrasp.placements: {e}") from None
+    if out.grid_spacing_m < 0 or (0 < out.grid_spacing_m < 0.02):
+        raise ValueError(f"regrasp.placements.grid_spacing_m: expected 0 (no grid) or >= 0.02 m, got {out.grid_spacing_m}")
+    if out.max_points < 1:
+        raise ValueError("regrasp.placements.max_points: expected >= 1")
+    return out
+
+
+def _declared_handle(o: str, h: str, hd: Any, hw: str, handles: Mapping[str, HandleSpec], obj: Any) -> HandleSpec:
+    if h in handles:
+        raise ValueError(f"{hw}: handle name already used by object {handles[h].object!r}")
+    if not isinstance(hd, Mapping) or "pose" not in hd:
+        raise ValueError(f"{hw}: needs 'pose' (the TCP pose in the object frame)")
+    extra = set(hd) - _HANDLE_KEYS
+    if extra:
+        raise ValueError(f"{hw}: unknown key(s) {sorted(extra)}")
+    try:
+        pose = _finite_pose(hd["pose"])
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{hw}.pose: not a valid pose: {e}") from None
+    open_m = hd.get("open_m", "open")
+    if open_m not in GAP_NAMES:
+        open_m = float(open_m)
+    width = float(hd["width_m"]) if hd.get("width_m") is not None else _extent_between_fingers(obj, pose)
+    approach = float(hd.get("approach_m", 0.10))
+    if not approach > 0:
+        raise ValueError(f"{hw}.approach_m: expected > 0 m, got {approach}")
+    variants = ((f"{h}/0", pose, width), (f"{h}/180", _half_turn(pose), width))
+    return HandleSpec(h, o, pose, approach, open_m, float(hd.get("max_effort_n", 40.0)), variants, width)
+
+
+def _default_handles(o: str, names: Any, obj: Any, where: str, taken: Mapping[str, HandleSpec]) -> dict[str, HandleSpec]:
+    """Handles from the object's grasp set (``geometry/grasps.py``), all or the named ones."""
+    from ..geometry.grasps import grasps_for_object
+
+    if obj is None:
+        raise ValueError(f"{where}: needs 'handles' (the scene has no object {o!r} to take its grasp set from)")
+    grasps = grasps_for_object(obj)
+    if not grasps:
+        raise ValueError(f"{where}: needs 'handles': {o!r} has no default grasps (declare its handles)")
+    by_handle: dict[str, list] = {}
+    for g in grasps:
+        by_handle.setdefault(g.handle, []).append(g)
+    if names is not None:
+        unknown = [n for n in names if n not in by_handle]
+        if unknown:
+            raise ValueError(f"{where}.handles: {o!r} has no handle {unknown[0]!r} in its grasp set; it has "
+                             f"{sorted(by_handle)}")
+        by_handle = {n: by_handle[n] for n in names}
+    out = {}
+    for h, gs in by_handle.items():
+        if h in taken:
+            raise ValueError(f"{where}.handles: handle name {h!r} already used by object {taken[h].object!r}")
+        g0 = gs[0]
+        out[h] = HandleSpec(h, o, g0.pose, g0.approach_m, "open", 40.0,
+                            tuple((g.name, g.pose, g.width_m) for g in gs), g0.width_m)
+    return out
+
 
 def _config_of(b: ManipulationBehaviour) -> RegraspConfig:
     cfg = b.param("config")
+    scene = getattr(b.backend, "scene", None)
     if cfg is None:
         key = "/" + b.params["config_key"].lstrip("/")
         try:
@@ -244,47 +397,125 @@ def _config_of(b: ManipulationBehaviour) -> RegraspConfig:
         except KeyError:
             raise KeyError(f"no regrasp description: blackboard key {key!r} is empty "
                            "(add 'regrasp:' under 'blackboard:' or give 'config')") from None
-    return RegraspConfig.from_mapping(cfg)
+    return RegraspConfig.from_mapping(cfg, scene=scene)
 
 
 # ------------------------------------------------------------------------------------------------
 # Grasp state
 # ------------------------------------------------------------------------------------------------
-def _finger_links(contacts: list[Any]) -> set[str]:
-    return {c.link_a for c in contacts if "finger" in c.link_a}
+#: a finger contact's normal within this angle of the finger travel axis, and the two fingers' normals
+#: within this angle of opposite: an opposing (pinch) grasp
+OPPOSING_DEG = 45.0
+#: the TCP within this of a grasp pose of the handle (metres) and its approach axis within this angle
+HANDLE_REGION_M = 0.03
+HANDLE_REGION_DEG = 30.0
+#: contact points closer than this count (PyBullet keeps points up to its contact breaking threshold)
+TOUCH_M = 0.002
 
 
-def sense_grasp_state(backend: Any, cfg: RegraspConfig) -> dict[str, Optional[str]]:
-    """Grasp state from the simulator's contacts (ground truth).
+@dataclass(frozen=True)
+class SensedGrasp:
+    """What a gripper holds, from the simulator's contacts (:func:`sense_grasps`).
 
-    A gripper holds an object when at least two distinct finger links of its robot touch it. The
-    handle is the object's handle whose grasp pose is nearest to the measured TCP pose in the
-    object frame (distance in metres plus 0.05 m per radian between the approach axes).
+    Attributes:
+        gripper: HPP gripper name.
+        handle, object: what it holds, or None.
+        variant: index of the handle's grasp nearest to the measured one (None when not held).
+        grasp_pose: measured (4, 4) TCP pose in the object frame (None when not held).
+        reason: why it holds nothing, when something touches its fingers ("" otherwise).
+    """
+
+    gripper: str
+    handle: Optional[str] = None
+    object: Optional[str] = None
+    variant: Optional[int] = None
+    grasp_pose: Optional[Pose] = None
+    reason: str = ""
+
+
+def _mean_normals(contacts: list[Any], pads: set[str]) -> dict[str, np.ndarray]:
+    """Per finger pad link, the unit mean contact normal (from the object to the finger)."""
+    sums: dict[str, np.ndarray] = {}
+    for c in contacts:
+        if c.link_a in pads and c.distance_m < TOUCH_M:
+            sums[c.link_a] = sums.get(c.link_a, np.zeros(3)) + np.asarray(c.normal_on_b, dtype=float)
+    return {k: v / n for k, v in sums.items() if (n := float(np.linalg.norm(v))) > 1e-9}
+
+
+def sense_grasps(backend: Any, cfg: RegraspConfig) -> dict[str, SensedGrasp]:
+    """The grasp state from the simulator's contacts, not fooled by an object merely touching the fingers.
+
+    A gripper holds handle ``h`` of object ``o`` when all of these hold:
+
+    1. **opposing finger contacts**: two finger pad links (the robot model's ``pad_links``) touch
+       ``o`` with mean contact normals within :data:`OPPOSING_DEG` of the finger travel axis (TCP y)
+       and of each other's opposite: the fingers pinch it from both sides;
+    2. **lifted off its support**: ``o`` touches nothing but robots (a box knocked over against a
+       finger, or pinched while still on the table, does not count);
+    3. **on the expected handle region**: the TCP, in ``o``'s frame, is within
+       :data:`HANDLE_REGION_M` of one of ``h``'s grasps with its approach axis within
+       :data:`HANDLE_REGION_DEG` (the nearest handle wins: metres plus 0.05 m per radian).
 
     Returns:
-        ``{gripper: handle name or None}`` for every gripper of ``cfg``.
+        ``{gripper: SensedGrasp}`` for every gripper of ``cfg``; ``reason`` says why a gripper that
+        touches an object does not hold it.
 
     Raises:
         AttributeError: the backend's world has no ``contacts`` (not a simulator).
     """
     world = backend.world
-    out: dict[str, Optional[str]] = {}
+    robots = set(getattr(backend, "arms", {}))
+    variants = cfg.grasp_variants()
+    out: dict[str, SensedGrasp] = {}
     for g, (arm, _gr) in cfg.grippers.items():
-        out[g] = None
+        sim_arm = backend.arms[arm]
+        robot = getattr(sim_arm, "robot", None)
+        pads = set(robot.model.gripper.pad_links) if robot is not None else set()
+        tcp = np.asarray(sim_arm.tcp_pose(), dtype=float)
+        y = tcp[:3, 1]
+        cos_axis = math.cos(math.radians(OPPOSING_DEG))
+        found = SensedGrasp(g)
         for o, spec in cfg.objects.items():
-            if len(_finger_links(world.contacts(arm, o))) < 2:
+            normals = _mean_normals(world.contacts(arm, o), pads or {c.link_a for c in world.contacts(arm, o)
+                                                                     if "finger" in c.link_a})
+            if not normals:
                 continue
-            T_obj_tcp = invert(world.object_pose(o)) @ backend.arms[arm].tcp_pose()
-            best, best_d = None, float("inf")
+            pinched = any(float(na @ nb) < -cos_axis and abs(float(na @ y)) > cos_axis and abs(float(nb @ y)) > cos_axis
+                          for i, na in enumerate(normals.values()) for nb in list(normals.values())[i + 1:])
+            if not pinched:
+                found = SensedGrasp(g, reason=f"{o} touches {', '.join(sorted(normals))} but is not pinched between "
+                                              "them (no opposing contacts along the finger axis)")
+                continue
+            support = sorted({c.body_b for c in world.contacts(o) if c.body_b not in robots and c.distance_m < TOUCH_M})
+            if support:
+                found = SensedGrasp(g, reason=f"{o} is pinched but rests on {', '.join(support)} (not lifted off its "
+                                              "support)")
+                continue
+            T_rel = invert(np.asarray(world.object_pose(o), dtype=float)) @ tcp
+            best = None
             for h in spec.handles:
-                G = cfg.handles[h].grasp_pose
-                zc = float(np.clip(G[:3, 2] @ T_obj_tcp[:3, 2], -1.0, 1.0))
-                d = float(np.linalg.norm(G[:3, 3] - T_obj_tcp[:3, 3])) + 0.05 * float(np.arccos(zc))
-                if d < best_d:
-                    best, best_d = h, d
-            out[g] = best
+                for v, var in enumerate(variants[h]):
+                    G = var.pose
+                    d = float(np.linalg.norm(G[:3, 3] - T_rel[:3, 3]))
+                    ang = float(np.arccos(np.clip(G[:3, 2] @ T_rel[:3, 2], -1.0, 1.0)))
+                    score = d + 0.05 * ang + 1e-3 * rotation_angle(G, T_rel)
+                    if best is None or score < best[0]:
+                        best = (score, h, v, d, ang)
+            assert best is not None
+            _, h, v, d, ang = best
+            if d > HANDLE_REGION_M or math.degrees(ang) > HANDLE_REGION_DEG:
+                found = SensedGrasp(g, reason=f"{o} is held {d:.3f} m and {math.degrees(ang):.0f} deg from its nearest "
+                                              f"handle {h}: on none of its handles")
+                continue
+            found = SensedGrasp(g, h, o, v, T_rel)
             break
+        out[g] = found
     return out
+
+
+def sense_grasp_state(backend: Any, cfg: RegraspConfig) -> dict[str, Optional[str]]:
+    """``{gripper: handle name or None}`` from :func:`sense_grasps` (the simulator's contacts)."""
+    return {g: s.handle for g, s in sense_grasps(backend, cfg).items()}
 
 
 _SENSE = Param("choice", "auto", "where the current grasp state comes from: 'contacts' (simulator), "
@@ -375,31 +606,199 @@ def _names(cfg: RegraspConfig, grasps: tuple[Optional[int], ...]) -> str:
 
 
 # ------------------------------------------------------------------------------------------------
+# Planning with geometry (the simulator's collision world)
+# ------------------------------------------------------------------------------------------------
+def geometry_host(backend: Any) -> Optional[tuple[Any, Any, Any]]:
+    """``(worker, snapshot, apply)`` of the backend's motion planning (the simulator's
+    ``motion_planning`` extension): the collision world the transitions are checked in, on its
+    worker thread; None when the backend has none."""
+    ext = getattr(backend, "extensions", {}).get("motion_planning") if backend is not None else None
+    if ext is not None and all(hasattr(ext, a) for a in ("worker", "snapshot", "apply")):
+        return ext.worker, ext.snapshot, ext.apply
+    return None
+
+
+def placement_goal_of(cfg: RegraspConfig, value: Any) -> dict[str, list[str]]:
+    """``{object: [faces]}`` from the ``placement_goal`` parameter (``"+x"`` means ``"<object>/+x"``).
+
+    Raises:
+        ValueError: not a mapping, or an unknown object.
+    """
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"placement_goal: expected {{object: [faces it must end resting on]}}, got {value!r}")
+    out: dict[str, list[str]] = {}
+    for o, faces in value.items():
+        if o not in cfg.objects:
+            raise ValueError(f"placement_goal: unknown object {o!r}; the regrasp objects are {sorted(cfg.objects)}")
+        if isinstance(faces, str):
+            faces = [faces]
+        if not isinstance(faces, (list, tuple)) or not faces:
+            raise ValueError(f"placement_goal.{o}: expected a list of face names (e.g. [{o}/+x, {o}/-x])")
+        out[str(o)] = [str(f) if "/" in str(f) else f"{o}/{f}" for f in faces]
+    return out
+
+
+def plan_with_geometry(backend: Any, cfg: RegraspConfig, start: Any, goal: Any,
+                       faces: Optional[Mapping[str, Sequence[str]]] = None, failed: Sequence[tuple] = (),
+                       max_checks: int = 200, motions: str = "straight") -> GeometricPlan:
+    """:func:`plan_in_world` in the backend's collision world, synced to the simulator now, on the
+    world's worker thread (the calling thread waits: typically tens of milliseconds).
+
+    Raises:
+        RuntimeError: the backend has no collision world; and as :func:`plan_in_world`.
+    """
+    host = geometry_host(backend)
+    if host is None:
+        raise RuntimeError("planning with geometry needs the simulator's collision world (motion_planning)")
+    worker, snapshot, apply = host
+    scene_objects = {o.name: o for o in getattr(getattr(backend, "scene", None), "objects", ())}
+    snap = snapshot()
+
+    def job(world: Any) -> GeometricPlan:
+        apply(snap)
+        return plan_in_world(world, cfg, start, goal, faces, scene_objects=scene_objects, failed=failed,
+                             max_checks=max_checks, motions=motions)
+
+    return worker.call(job).result()
+
+
+def plan_in_world(world: Any, cfg: RegraspConfig, start: Any, goal: Any,
+                  faces: Optional[Mapping[str, Sequence[str]]] = None, scene_objects: Optional[Mapping[str, Any]] = None,
+                  failed: Sequence[tuple] = (), max_checks: int = 200, motions: str = "straight") -> GeometricPlan:
+    """A regrasp plan whose transitions were checked by IK and collisions in a collision world
+    (:class:`~py_trees_manipulation.planning.geometric.GeometricRegraspPlanner` with
+    :class:`~py_trees_manipulation.collision.regrasp.TransitionChecker`), from the objects' poses and
+    the arms' configurations in ``world`` now. Call it on the thread that owns the world.
+
+    Placements: where each free object lies now, the description's ``contacts``, the spot it lies on
+    with its other faces and a grid on every ``environment_contacts`` surface (``placements:``). A
+    gripper that holds a handle at the start holds it by the grasp measured now (``"<handle>/as held"``).
+
+    Args:
+        world: the :class:`~py_trees_manipulation.collision.world.CollisionWorld`.
+        start: the start grasp state (any form of :func:`_resolve`).
+        goal: a grasp goal (:func:`_goal_of`); faces: :func:`placement_goal_of`.
+        scene_objects: object name -> scene object (its faces: ``placements_for_object``).
+        failed: executed steps that failed (:meth:`GeometricRegraspPlanner.failed_steps`), pruned.
+        max_checks: transitions checked at most; motions: ``"straight"`` or ``"none"``
+            (:class:`~py_trees_manipulation.collision.regrasp.TransitionChecker`).
+
+    Raises:
+        ValueError: bad input (an environment contact that is no body, a description placement that
+            does not rest on a surface, an unknown handle or face in the goal), naming it.
+        NoPlanError: no plan passes the checks; the text lists the pruned transitions and why.
+    """
+    from ..collision.regrasp import (ObjectGeometry, TransitionChecker, build_placements, robot_reach,
+                                     support_surface)
+    from ..geometry.grasps import placements_for_object
+    from ..planning.geometric import GeometricModel, GeometricRegraspPlanner
+
+    scene_objects = dict(scene_objects or {})
+    start_t = _resolve(cfg, start)
+    names = cfg.factory.names_from_grasps(start_t)
+    held = {cfg.handles[h].object for h in names.values() if h}
+    poses = {o: np.asarray(world.object_pose(o), dtype=float) for o in cfg.objects}
+    tcp = {g: np.asarray(world.tcp_pose(arm), dtype=float) for g, (arm, _) in cfg.grippers.items()}
+    openings = {g: float(world.robots[arm].model.gripper.opening_m[1]) for g, (arm, _) in cfg.grippers.items()}
+    surfaces = []
+    for n in cfg.environment_contacts:
+        try:
+            surfaces.append(support_surface(world, n))
+        except ValueError as e:
+            raise ValueError(f"regrasp.environment_contacts: {e}") from None
+    reach = robot_reach(world, sorted({arm for arm, _ in cfg.grippers.values()}))
+    placements, notes = {}, []
+    for o, spec in cfg.objects.items():
+        fcs = placements_for_object(scene_objects[o]) if o in scene_objects else []
+        og = ObjectGeometry(o, poses[o], o in held, fcs, spec.placements, spec.handover_pose)
+        try:
+            placements[o], n = build_placements(world, og, surfaces, reach, cfg.placements)
+        except ValueError as e:
+            raise ValueError(f"regrasp.objects.{o}.contacts.{e}") from None
+        notes += n
+    variants = cfg.grasp_variants()
+    start_variants = {}
+    for g, h in names.items():
+        if not h:
+            continue
+        T_rel = invert(poses[cfg.handles[h].object]) @ tcp[g]
+        vs = variants[h]
+        near = min(range(len(vs)), key=lambda k: rotation_angle(vs[k].pose, T_rel)
+                   + 20.0 * float(np.linalg.norm(vs[k].pose[:3, 3] - T_rel[:3, 3])))
+        variants[h] = vs + (GraspVariant(h, f"{h}/as held", T_rel, vs[near].width_m, vs[near].approach_m,
+                                         graspable=False),)
+        start_variants[g] = len(variants[h]) - 1
+    model = GeometricModel(cfg.factory, variants, placements, start_poses=poses, tcp_poses=tcp,
+                           gripper_opening_m=openings,
+                           handover_poses={o: spec.handover_pose for o, spec in cfg.objects.items()},
+                           lift_m=cfg.lift_m, retreat_m=cfg.retreat_m, notes=notes)
+    checker = TransitionChecker(world, {g: arm for g, (arm, _) in cfg.grippers.items()}, motions=motions)
+    planner = GeometricRegraspPlanner(model, checker, max_checks=max_checks)
+    planner.add_failed_steps(failed)
+    st = planner.start_state(start_t, variants=start_variants)
+    return planner.plan(st, GeometricGoal(goal, dict(faces or {})))
+
+
+def _one_line(text: str) -> str:
+    return "; ".join(line.strip().lstrip("- ") for line in text.splitlines() if line.strip())
+
+
+_GEOMETRY = Param("choice", "auto", "check every transition by IK and collisions in the collision world: 'auto' "
+                  "(when the backend has one: the simulator), 'on', 'off' (grasp states only)",
+                  choices=("auto", "on", "off"), blackboard=False)
+
+
+def _use_geometry(b: ManipulationBehaviour) -> bool:
+    mode = b.params.get("geometry", "off")
+    has = geometry_host(b.backend) is not None and hasattr(getattr(b.backend, "world", None), "object_pose")
+    if mode == "on" and not has:
+        raise KeyError("geometry: on needs a backend with a collision world (the simulator)")
+    return has and mode != "off"
+
+
+# ------------------------------------------------------------------------------------------------
 # PlanRegrasp
 # ------------------------------------------------------------------------------------------------
 class PlanRegrasp(_RegraspBase):
     """Plan the grasp changes from the current grasp state to ``goal`` (HPP constraint graph, A*).
 
+    With geometry (``geometry: auto`` in the simulator) the plan also chooses, for every release,
+    where and on which face each object is put down, and for every grasp which of the handle's
+    grasps is used; every transition of a candidate plan is checked by IK and collisions (pregrasp,
+    grasp, lift; pre-place, place, retreat) before the plan is returned, and a transition that fails
+    is pruned and the search goes on (HPP style). Without geometry the plan is over grasp states
+    only (placements are chosen when the plan runs).
+
     SUCCESS on the first tick with the plan written to ``output_key``; FAILURE when the description
     is missing or malformed, the current state is refused by the rules, or no plan exists (the
-    reason names start, goal and rules). The plan is :meth:`RegraspPlan.to_dict` plus ``goal_spec``
-    (the goal as given), ``start_names`` and ``plan_time_ms``. Never RUNNING (a 6x6 plan takes ~1 ms).
+    reason names start, goal and, with geometry, every pruned transition and why). The plan is
+    :meth:`RegraspPlan.to_dict` plus ``goal_spec`` (the goal as given), ``placement_goal``,
+    ``start_names`` and ``plan_time_ms``. Never RUNNING: the tick waits for the planner.
 
     Args:
-        goal: ``{gripper: handle}`` (``""``/null: empty; unlisted grippers don't care), an HPP state
-            name, or ``"{key}"``.
+        goal: ``{gripper: handle}`` (``""``/null: empty; unlisted grippers don't care; ``{}``: any), an
+            HPP state name, or ``"{key}"``.
+        placement_goal: ``{object: [faces]}``: the object must end resting on one of these faces
+            (``box/+x``, or ``+x``); needs geometry.
         current: the start state; default: sensed or ``state_key`` (see ``sense``).
+        geometry: ``auto``, ``on`` or ``off`` (above). max_checks: transitions checked at most.
+        check_motions: also check the straight joint motions between a transition's waypoints.
         config / config_key: the regrasp description (module docstring).
         output_key: blackboard key for the plan.
 
     Blackboard:
         reads ``config_key``, ``state_key``; writes ``output_key``, ``state_key`` (the start state),
-        ``/metrics/plan_time_ms`` (added to) and ``/metrics/planned_grasp_changes``.
+        ``/metrics/plan_time_ms`` (added to), ``/metrics/planned_grasp_changes`` and, with geometry,
+        ``/metrics/geometric_checks``, ``/metrics/pruned_transitions``, ``/metrics/ik_time_ms`` and
+        ``/metrics/collision_time_ms`` (added to).
 
     Example:
         .. code-block:: yaml
 
             - PlanRegrasp: {goal: {panda/hand: box/side}, output_key: regrasp_plan}
+            - PlanRegrasp: {goal: {panda/hand: ""}, placement_goal: {box: [+x, -x, +y, -y]}}
     """
 
     ABSTRACT = False
@@ -407,7 +806,13 @@ class PlanRegrasp(_RegraspBase):
     PARAMS = {
         **_CONFIG_PARAMS,
         "goal": Param("any", REQUIRED, "goal grasp state: {gripper: handle or ''}, a state name, or '{key}'"),
+        "placement_goal": Param("any", None, "{object: [faces]}: faces the object must end resting on (needs geometry)"),
         "current": Param("any", None, "start grasp state (default: sensed or state_key)"),
+        "geometry": _GEOMETRY,
+        "max_checks": Param("int", 200, "transitions checked by IK and collisions at most", min=1, max=100000,
+                            blackboard=False),
+        "check_motions": Param("bool", True, "also check the straight joint motions between a transition's waypoints "
+                               "(approach, lift, descent, retreat)", blackboard=False),
         "output_key": Param("key", "regrasp_plan", "blackboard key for the plan"),
     }
 
@@ -415,31 +820,55 @@ class PlanRegrasp(_RegraspBase):
         try:
             cfg = _config_of(self)
             goal = _goal_of(cfg, self.param("goal"))
+            faces = placement_goal_of(cfg, self.param("placement_goal"))
             cur = self.param("current")
             start = _resolve(cfg, cur) if cur is not None else _resolve(cfg, self.current_state(cfg))
+            geometric = _use_geometry(self)
+            if faces and not geometric:
+                raise ValueError("placement_goal needs geometry (a backend with a collision world, geometry: auto/on)")
         except (KeyError, ValueError) as e:
             return self.fail(str(e.args[0]) if e.args else str(e))
-        planner = cfg.planner()
         t0 = time.perf_counter()
         try:
-            plan = planner.plan(start, goal)
+            if geometric:
+                plan: RegraspPlan = plan_with_geometry(
+                    self.backend, cfg, start, goal, faces, max_checks=int(self.params["max_checks"]),
+                    motions="straight" if self.params["check_motions"] else "none")
+            else:
+                plan = cfg.planner().plan(start, goal)
         except (NoPlanError, ValueError) as e:
             ms = (time.perf_counter() - t0) * 1000.0
             self._write_metric("plan_time_ms", ms, add=True)
+            if geometric:
+                return self.fail(f"{_one_line(str(e))} ({ms:.0f} ms)")
             return self.fail(f"no regrasp plan from '{_names(cfg, start)}' to {_goal_text(cfg, goal)}: "
                              f"{_reason(e)} ({ms:.2f} ms)")
         ms = (time.perf_counter() - t0) * 1000.0
         out = plan.to_dict()
         out.update({"goal_spec": dict(goal) if isinstance(goal, Mapping) else cfg.factory.names_from_grasps(goal),
+                    "placement_goal": faces, "geometric": geometric,
                     "start_names": cfg.factory.names_from_grasps(start),
                     "plan_time_ms": round(ms, 4)})
         self.write_output("output_key", out)
         self.blackboard.set(self._state_key, cfg.factory.names_from_grasps(start), overwrite=True)
         self._write_metric("plan_time_ms", ms, add=True)
         self._write_metric("planned_grasp_changes", len(plan))
-        self.feedback_message = (f"{len(plan)} grasp changes in {ms:.2f} ms: "
-                                 + (" -> ".join(plan.transition_names) or "already there"))
+        if isinstance(plan, GeometricPlan):
+            _geometry_metrics(self, plan)
+            steps = [s.label for s in plan.steps if isinstance(s, GeometricStep)]
+            self.feedback_message = (f"{len(plan)} grasp changes in {ms:.0f} ms ({plan.checks} transitions checked, "
+                                     f"{len(plan.pruned)} pruned): " + (" -> ".join(steps) or "already there"))
+        else:
+            self.feedback_message = (f"{len(plan)} grasp changes in {ms:.2f} ms: "
+                                     + (" -> ".join(plan.transition_names) or "already there"))
         return Status.SUCCESS
+
+
+def _geometry_metrics(b: "_RegraspBase", plan: GeometricPlan) -> None:
+    b._write_metric("geometric_checks", plan.checks, add=True)
+    b._write_metric("pruned_transitions", len(plan.pruned), add=True)
+    b._write_metric("ik_time_ms", round(plan.ik_time_s * 1e3, 3), add=True)
+    b._write_metric("collision_time_ms", round(plan.collision_time_s * 1e3, 3), add=True)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -518,11 +947,18 @@ class ExecuteRegraspPlan(_RegraspBase):
     in a handover the receiver waits until it is ready to take the object (``handover``), and the
     giver's release waits, after opening, until the weld has passed to the receiver.
 
-    The placement is the object's first contact-surface pose, the next one after a failure.
-    In the simulator the grasp state is checked after each step (sensed from contacts); a step
-    whose subtree fails or whose check fails is marked infeasible
-    (:meth:`RegraspPlanner.mark_infeasible`) and the rest is re-planned from the current state,
-    at most ``replans`` times.
+    A plan made with geometry says, for every step, which grasp of the handle and which placement
+    (face and pose) to use: the grasp is taken at the object's pose *now* (``object pose @ grasp``),
+    the object is put down at the planned placement with the grasp it is actually held by. Without
+    geometry the grasp is the handle's pose (or its half turn, whichever is nearer the TCP) and the
+    placement the object's first contact-surface pose, the next one after a failure.
+
+    In the simulator the grasp state is checked after each step (sensed from contacts:
+    :func:`sense_grasps`); a step whose subtree fails or whose check fails is excluded and the rest
+    is re-planned from the sensed state, at most ``replans`` times: with geometry the failed step
+    (that grasp change, grasp and object pose) is pruned and every other placement stays open
+    (:meth:`GeometricRegraspPlanner.mark_step_failed`); without, the transition is marked infeasible
+    (:meth:`RegraspPlanner.mark_infeasible`).
 
     RUNNING while steps run; SUCCESS when every step is done and the goal holds; FAILURE with the
     failing step, its HPP transition name and the reason.
@@ -535,7 +971,8 @@ class ExecuteRegraspPlan(_RegraspBase):
 
     Blackboard:
         writes ``state_key`` after each step, ``/metrics/grasp_changes`` (executed steps, added to),
-        ``/metrics/goal_reached``, ``/metrics/replans`` and ``/metrics/plan_time_ms`` (re-plans).
+        ``/metrics/goal_reached``, ``/metrics/replans`` and ``/metrics/plan_time_ms`` (re-plans;
+        with geometry also the check metrics of :class:`PlanRegrasp`).
 
     Example:
         .. code-block:: yaml
@@ -567,26 +1004,33 @@ class ExecuteRegraspPlan(_RegraspBase):
         self._index = 0
         self._replans_left = int(self.params["replans"])
         self._placement_attempt: dict[str, int] = {}
+        self._geo: list[Optional[Mapping[str, Any]]] = []
+        self._failed: list[tuple] = []
         try:
             self._cfg = _config_of(self)
             self._planner = self._cfg.planner()
             plan = self.param("plan")
+            if isinstance(plan, RegraspPlan):
+                plan = plan.to_dict()
             self._load_plan(plan)
             goal = self.param("goal")
             if goal is None:
-                goal = plan.get("goal_spec", plan.get("goal")) if isinstance(plan, Mapping) else list(plan.goal)
+                goal = plan.get("goal_spec", plan.get("goal")) if isinstance(plan, Mapping) else None
             self._goal = _goal_of(self._cfg, goal)
+            self._faces = placement_goal_of(self._cfg, plan.get("placement_goal") if isinstance(plan, Mapping) else None)
+            self._geometric = bool(isinstance(plan, Mapping) and plan.get("geometric"))
+            if self._geometric and geometry_host(self.backend) is None:
+                raise ValueError("the plan was made with geometry; this backend has no collision world to re-plan in")
         except (KeyError, ValueError, TypeError) as e:
             self._error = str(e.args[0]) if e.args else str(e)
 
     def _load_plan(self, plan: Any) -> None:
-        if isinstance(plan, RegraspPlan):
-            pairs = [(s.state_from, s.state_to) for s in plan.steps]
-        elif isinstance(plan, Mapping) and "steps" in plan:
-            pairs = [(tuple(s["state_from"]), tuple(s["state_to"])) for s in plan["steps"]]
+        if isinstance(plan, Mapping) and "steps" in plan:
+            steps = list(plan["steps"])
         else:
             raise ValueError(f"plan: expected a RegraspPlan or its dict, got {type(plan).__name__}")
-        self._steps = [self._planner.step(a, b) for a, b in pairs]
+        self._steps = [self._planner.step(tuple(s["state_from"]), tuple(s["state_to"])) for s in steps]
+        self._geo = [s if s.get("grasp_pose") is not None else None for s in steps]
 
     def update(self) -> Status:
         if self._error is not None:
@@ -613,13 +1057,15 @@ class ExecuteRegraspPlan(_RegraspBase):
                 return self._step_failed(step, reason)
             # SUCCESS: check the grasp state in the simulator
             if self._senses():
-                sensed = _resolve(cfg, sense_grasp_state(self.backend, cfg))
+                details = sense_grasps(self.backend, cfg)
+                sensed = _resolve(cfg, {g: d.handle for g, d in details.items()})
                 want = step.state_to
                 ig = step.gripper_index
                 if sensed[ig] != want[ig]:
                     got = cfg.factory.state_name(sensed)
+                    why = details[step.gripper].reason
                     return self._step_failed(step, f"after the step the grasp state is '{got}', "
-                                                   f"expected '{step.state_to_name}'")
+                                                   f"expected '{step.state_to_name}'" + (f" ({why})" if why else ""))
             self.blackboard.set(self._state_key, cfg.factory.names_from_grasps(step.state_to), overwrite=True)
             self._write_metric("grasp_changes", 1, add=True)
             self._detach_subtree()
@@ -634,12 +1080,39 @@ class ExecuteRegraspPlan(_RegraspBase):
         cfg = self._cfg
         state = _resolve(cfg, self.current_state(cfg))
         reached = self._planner.goal_satisfied(state, self._goal)
+        lying = self._resting_faces() if self._faces else {}
+        wrong = {o: f for o, f in lying.items() if f not in self._faces[o]}
+        reached = reached and not wrong
         self._write_metric("goal_reached", bool(reached))
+        where = "".join(f", {o} on {f}" for o, f in lying.items())
         if reached:
-            self.feedback_message = f"goal reached: '{_names(cfg, state)}' after {len(self._steps)} steps"
+            self.feedback_message = f"goal reached: '{_names(cfg, state)}'{where} after {len(self._steps)} steps"
             return Status.SUCCESS
+        if wrong:
+            o, f = next(iter(wrong.items()))
+            return self.fail(f"plan done but {o} rests on {f}, not on {' or '.join(self._faces[o])}")
         return self.fail(f"plan done but the grasp state '{_names(cfg, state)}' does not satisfy "
                          f"{_goal_text(cfg, self._goal)}")
+
+    def _resting_faces(self) -> dict[str, str]:
+        """The face each object of the placement goal rests on now (measured), or 'nothing' when it
+        touches no surface or is tilted more than 20 degrees off any face."""
+        from ..geometry.grasps import placements_for_object, tilt_deg
+
+        scene = {o.name: o for o in getattr(getattr(self.backend, "scene", None), "objects", ())}
+        out = {}
+        robots = set(getattr(self.backend, "arms", {}))
+        for o in self._faces:
+            faces = placements_for_object(scene[o]) if o in scene else []
+            T = np.asarray(self.backend.world.object_pose(o), dtype=float)
+            touching = [c for c in self.backend.world.contacts(o) if c.body_b not in robots]
+            best, best_tilt = "nothing", 180.0
+            for p in faces:
+                t = tilt_deg(T @ invert(p.pose))  # 0 when T is p.pose turned about the vertical
+                if t < best_tilt:
+                    best, best_tilt = p.face, t
+            out[o] = best if (touching and best_tilt < 20.0) else "nothing"
+        return out
 
     def _step_failed(self, step: RegraspStep, reason: str) -> Status:
         self._stop_subtree()
@@ -652,6 +1125,8 @@ class ExecuteRegraspPlan(_RegraspBase):
             self._write_metric("goal_reached", False)
             return self.fail(where)
         self._replans_left -= 1
+        if self._geometric:
+            return self._replan_geometric(step, where)
         n_places = sum(len(ps) for ps in cfg.objects[step.object].placements.values())
         if not (step.kind == "release" and self._placement_attempt.get(step.object, 0) < n_places):
             # a failed placement is retried on the next placement pose before the release is given up
@@ -670,6 +1145,34 @@ class ExecuteRegraspPlan(_RegraspBase):
             self.backend.emit_event(self.name, f"{where}; re-planned: {' -> '.join(plan.transition_names)}")
         self.blackboard.set(self._state_key, cfg.factory.names_from_grasps(state), overwrite=True)
         self._steps = list(plan.steps)
+        self._index = 0
+        self.feedback_message = f"{where}; re-planned {len(plan)} steps"
+        return Status.RUNNING
+
+    def _replan_geometric(self, step: RegraspStep, where: str) -> Status:
+        """Prune the failed step (its grasp change, grasp and object pose), re-plan from the sensed state."""
+        cfg = self._cfg
+        geo = self._geo[self._index] if self._index < len(self._geo) else None
+        if geo is not None and geo.get("object_pose") is not None:
+            kind = ("handover_" if step.kind == "handover" else "") + step.direction
+            self._failed.append((kind, step.gripper, geo.get("variant", ""), pose_from_spec(geo["object_pose"]), 0.02))
+        state = _resolve(cfg, self.current_state(cfg))
+        t0 = time.perf_counter()
+        try:
+            plan = plan_with_geometry(self.backend, cfg, state, self._goal, self._faces, failed=self._failed)
+        except (NoPlanError, ValueError, RuntimeError) as e:
+            self._write_metric("plan_time_ms", (time.perf_counter() - t0) * 1000.0, add=True)
+            self._write_metric("goal_reached", False)
+            return self.fail(f"{where}; re-planning from '{_names(cfg, state)}' failed: {_one_line(str(e))}")
+        self._write_metric("plan_time_ms", (time.perf_counter() - t0) * 1000.0, add=True)
+        self._write_metric("replans", 1, add=True)
+        _geometry_metrics(self, plan)
+        labels = [s.label for s in plan.steps if isinstance(s, GeometricStep)]
+        if self.backend is not None and hasattr(self.backend, "emit_event"):
+            self.backend.emit_event(self.name, f"{where}; re-planned: {' -> '.join(labels) or 'already there'}")
+        self.blackboard.set(self._state_key, cfg.factory.names_from_grasps(state), overwrite=True)
+        d = plan.to_dict()
+        self._load_plan(d)
         self._index = 0
         self.feedback_message = f"{where}; re-planned {len(plan)} steps"
         return Status.RUNNING
@@ -716,7 +1219,11 @@ class ExecuteRegraspPlan(_RegraspBase):
                     nodes.append(MoveToPose(name=f"{tag}: present", arm=harm, target=T_present,
                                             velocity_scaling=vs))
                     T_obj = np.array(spec.handover_pose, dtype=float)
-            T_g = _nearest_symmetric(T_obj @ h.grasp_pose, T_tcp)
+            geo = self._geo[self._index] if self._index < len(self._geo) else None
+            if geo is not None:     # the planned grasp, at the object's pose now
+                T_g = T_obj @ pose_from_spec(geo["grasp_pose"])
+            else:
+                T_g = _nearest_symmetric(T_obj @ h.grasp_pose, T_tcp)
             nodes += [
                 GripperCommand(name=f"{tag}: open", gripper=gripper, position=h.open_m),
                 MoveToPose(name=f"{tag}: pregrasp", arm=arm, target=_along_z(T_g, -h.approach_m),
@@ -733,12 +1240,16 @@ class ExecuteRegraspPlan(_RegraspBase):
                 nodes.append(MoveCartesian(name=f"{tag}: lift", arm=arm, delta=[0.0, 0.0, cfg.lift_m], speed_mps=v))
         else:
             if step.kind == "release":
-                spec = cfg.objects[step.object]
-                poses = [p for ps in spec.placements.values() for p in ps]
-                if not poses:
-                    raise ValueError(f"object {step.object!r} has no placement pose (regrasp.objects."
-                                     f"{step.object}.contacts) to be put down on")
-                P = poses[self._placement_attempt.get(step.object, 0) % len(poses)]
+                geo = self._geo[self._index] if self._index < len(self._geo) else None
+                if geo is not None and geo.get("placement") is not None:   # the planned placement
+                    P = pose_from_spec(geo["placement"]["pose"])
+                else:
+                    spec = cfg.objects[step.object]
+                    poses = [p for ps in spec.placements.values() for p in ps]
+                    if not poses:
+                        raise ValueError(f"object {step.object!r} has no placement pose (regrasp.objects."
+                                         f"{step.object}.contacts) to be put down on")
+                    P = poses[self._placement_attempt.get(step.object, 0) % len(poses)]
                 T_place = P @ invert(T_obj) @ T_tcp
                 above = T_place.copy()
                 above[2, 3] += cfg.lift_m

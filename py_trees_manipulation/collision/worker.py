@@ -152,6 +152,14 @@ class PlanningWorker:
             self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ptm-motion")
         return self._executor.submit(job)
 
+    def call(self, fn: Callable[[Any], Any]) -> concurrent.futures.Future:
+        """Run ``fn(world)`` on the worker thread, after the jobs queued before it (the world is
+        built first if it was not yet): other users of the world, e.g. the regrasp planner's
+        geometric checks. The future holds its result, or the exception it raised."""
+        if self._executor is None:
+            self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ptm-motion")
+        return self._executor.submit(lambda: fn(self.world))
+
     def close(self) -> None:
         """Wait for the running plan (cancel it first) and free the world."""
         if self._executor is not None:

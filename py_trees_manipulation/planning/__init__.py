@@ -1,7 +1,9 @@
 """Pure planning: HPP-style constraint graph (grasp modes) and regrasp search.
 
-Imports only the standard library (numpy/scipy not needed). ``to_networkx`` imports networkx
-lazily when called.
+The graph and the symbolic search import only the standard library; ``to_networkx`` imports
+networkx lazily when called. :mod:`.geometric` (placements and grasps in the state, transitions
+checked by a geometry callable) uses numpy and is imported on its own:
+``from py_trees_manipulation.planning.geometric import GeometricRegraspPlanner``.
 """
 
 from .constraint_graph import (

@@ -289,3 +289,73 @@ def test_replan_budget_exhausted_fails_with_the_step_and_reason():
     assert node.feedback_message == ("step 1/1 'panda/hand > box/side | f' (grasp) failed: panda/hand > box/side: "
                                      "pregrasp: move_to_pose aborted: out of reach: 0.05 m")
     assert BB.get("/metrics/goal_reached") is False
+
+
+# ---------------------------------------------------------------------------------------- geometry inputs
+class _Scene:
+    """A scene's objects, as RegraspConfig reads them (duck-typed like sim.scene.SceneSpec)."""
+
+    def __init__(self):
+        from py_trees_manipulation.sim.scene import parse_scene
+
+        self.spec = parse_scene({"objects": [{"name": "box", "primitive": {"shape": "box", "size": [0.05, 0.05, 0.12]},
+                                              "pose": {"position": [0.5, 0, 0.686]}}]})
+        self.objects = self.spec.objects
+
+
+def test_handles_default_from_the_objects_grasp_set():
+    scene = _Scene()
+    cfg = RegraspConfig.from_mapping({"grippers": {"panda/hand": "panda"}, "objects": {"box": {}},
+                                      "environment_contacts": ["table/top"]}, scene=scene)
+    # every face of the box, four yaws each; widths across the fingers from the box's size
+    assert cfg.factory.handles == ("box/+z", "box/-z", "box/+x", "box/-x", "box/+y", "box/-y")
+    variants = cfg.grasp_variants()
+    assert [v.name for v in variants["box/+x"]] == ["box/+x/0", "box/+x/90", "box/+x/180", "box/+x/270"]
+    assert [round(v.width_m, 3) for v in variants["box/+x"]] == [0.05, 0.12, 0.05, 0.12]
+    # a list picks handles of the grasp set (the PR2 flip-box class: four side handles)
+    cfg = RegraspConfig.from_mapping({"grippers": {"panda/hand": "panda"},
+                                      "objects": {"box": {"handles": ["box/+x", "box/-x", "box/+y", "box/-y"]}}},
+                                     scene=scene)
+    assert cfg.factory.handles == ("box/+x", "box/-x", "box/+y", "box/-y")
+    # a declared handle has its pose and the half turn about the approach axis
+    cfg = RegraspConfig.from_mapping(ONE_PANDA, scene=scene)
+    top = cfg.grasp_variants()["box/top"]
+    assert [v.name for v in top] == ["box/top/0", "box/top/180"]
+    np.testing.assert_allclose(top[1].pose[:3, 2], top[0].pose[:3, 2])
+    np.testing.assert_allclose(top[1].pose[:3, 1], -top[0].pose[:3, 1], atol=1e-12)
+    assert top[0].width_m == pytest.approx(0.05)
+
+
+def test_bad_geometry_inputs_name_the_entry():
+    scene = _Scene()
+    base = {"grippers": {"panda/hand": "panda"}, "environment_contacts": ["table/top"]}
+    with pytest.raises(ValueError, match=r"regrasp\.objects\.box\.handles: 'box' has no handle 'box/top' in its grasp "
+                                         r"set; it has \['box/\+x'"):
+        RegraspConfig.from_mapping({**base, "objects": {"box": {"handles": ["box/top"]}}}, scene=scene)
+    with pytest.raises(ValueError, match=r"regrasp\.objects\.cup: needs 'handles' \(the scene has no object 'cup'"):
+        RegraspConfig.from_mapping({**base, "objects": {"cup": {}}}, scene=scene)
+    bad_pose = {"box": {"handles": {"box/top": {"pose": {"position": [0, 0, 0.03], "orientation": [0, 0, 0, 0]}}}}}
+    with pytest.raises(ValueError, match=r"regrasp\.objects\.box\.handles\.box/top\.pose: not a valid pose"):
+        RegraspConfig.from_mapping({**base, "objects": bad_pose})
+    bad_place = {"box": {"handles": {"box/top": {"pose": {"position": [0, 0, 0.03]}}},
+                         "contacts": {"box/bottom": [{"position": [0.5, 0.1]}]}}}
+    with pytest.raises(ValueError, match=r"regrasp\.objects\.box\.contacts\.box/bottom\[0\]: not a valid pose"):
+        RegraspConfig.from_mapping({**base, "objects": bad_place})
+    bad_place["box"]["contacts"]["box/bottom"] = [{"position": [0.5, 0.1, 0.686], "rpy_deg": [0, float("nan"), 0]}]
+    with pytest.raises(ValueError, match=r"contacts\.box/bottom\[0\]: not a valid pose: .*not finite"):
+        RegraspConfig.from_mapping({**base, "objects": bad_place})
+    with pytest.raises(ValueError, match=r"regrasp\.placements: unknown key\(s\) \['grid'\]"):
+        RegraspConfig.from_mapping({**ONE_PANDA, "placements": {"grid": 0.1}})
+
+
+def test_placement_goal_needs_geometry_and_names_unknown_objects():
+    BB.set("/regrasp", ONE_PANDA)
+    node = PlanRegrasp(goal={"panda/hand": ""}, placement_goal={"box": ["+x"]})
+    assert run(node, FakeBackend())[0] == Status.FAILURE
+    assert "placement_goal needs geometry" in node.feedback_message
+    node = PlanRegrasp(goal={"panda/hand": ""}, placement_goal={"cup": ["+x"]})
+    assert run(node, FakeBackend())[0] == Status.FAILURE
+    assert "placement_goal: unknown object 'cup'; the regrasp objects are ['box']" in node.feedback_message
+    node = PlanRegrasp(goal={"panda/hand": "box/top"}, geometry="on")
+    assert run(node, FakeBackend())[0] == Status.FAILURE
+    assert "geometry: on needs a backend with a collision world" in node.feedback_message
