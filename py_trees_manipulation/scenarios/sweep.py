@@ -336,12 +336,15 @@ def run_trial(job: SweepJob) -> dict[str, Any]:
 #: import, silently; tests/unit/test_sweep.py checks that every name resolves.
 FORKSERVER_PRELOAD = (
     __name__, "py_trees_manipulation.scenarios.scenario", "py_trees_manipulation.trees.loader",
-    "py_trees_manipulation.trees.runner", "py_trees_manipulation.sim", "py_trees_manipulation.behaviors.registry",
+    "py_trees_manipulation.trees.runner", "py_trees_manipulation.sim", "py_trees_manipulation.sim.backend",
+    *(f"py_trees_manipulation.sim.{m}" for m in ("grasp_fix", "doors", "tactile_sensor", "planning")),
+    "py_trees_manipulation.behaviors.registry",
     "py_trees_manipulation.control.tactile", "importlib.metadata", "py_trees_manipulation.sim.reach",
     # the motion planning every arm motion goes through (collision world, timing; OMPL when it plans)
     "py_trees_manipulation.collision.arm_planner", "py_trees_manipulation.collision.worker",
     "py_trees_manipulation.motion.timing", "ruckig",
     "concurrent.futures.thread", "py_trees_manipulation.motion.ompl_planning", "ompl.geometric",
+    "numpy.ma",  # (numpy.unique imports it on first use: the path clearance samples)
 )
 
 

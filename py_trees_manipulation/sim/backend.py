@@ -46,6 +46,8 @@ grippers (e.g. the PR2 gripper sensor actions).
 
 from __future__ import annotations
 
+from . import _quiet_import  # noqa: F401  (first: pybullet's import banner)
+
 import math
 import time
 import weakref
@@ -733,6 +735,9 @@ class SimBackend:
 
     def __init__(self, scene: Union[dict, SceneSpec, None], gui: bool = False, seed: Optional[int] = None,
                  realtime: bool = False, base_dir: Optional[str] = None):
+        from . import load_simulator
+
+        load_simulator()  # the built-in extensions, when this module was imported on its own
         self.scene: SceneSpec = parse_scene(scene if scene is not None else {}, base_dir=base_dir)
         self.seed = self.scene.seed if seed is None else int(seed)
         self.rng = np.random.default_rng(self.seed)

@@ -32,11 +32,12 @@ clearance when the motion ends).
 
 from __future__ import annotations
 
+from . import _quiet_import  # noqa: F401  (first: pybullet's import banner)
+
 import concurrent.futures
 import threading
 import time
 import weakref
-from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -46,29 +47,12 @@ from ..geometry.poses import Pose
 from ..msgs.actions import GoalHandle
 from ..msgs.motion import JointTrajectoryGoal, MotionFeedback, MotionResult, MoveJointsGoal
 from .backend import SimArm, SimBackend, _Execution, _JointTrajectory, register_extension
-from .scene import PathT, SceneError, _mapping, _number, register_section
+from .sections.motion_planning import MotionPlanningSettings, parse_motion_planning  # noqa: F401  (the scene section)
 
 __all__ = ["MotionPlanningSettings", "SimMotionPlanning", "CLEARANCE_RANGE_M"]
 
 CLEARANCE_RANGE_M = 0.25
 CLEARANCE_EVERY_STEPS = 10
-
-
-@dataclass(frozen=True)
-class MotionPlanningSettings:
-    """The parsed ``scene.motion_planning`` section."""
-
-    padding_m: float = 0.01
-    max_step_rad: float = 0.01
-
-
-def parse_motion_planning(value: Any, path: PathT) -> MotionPlanningSettings:
-    d = _mapping(value, path, "motion_planning")
-    for k in d:
-        if k not in ("padding_m", "max_step_rad"):
-            raise SceneError(path + (k,), f"unknown key {k!r} in scene.motion_planning; accepted: padding_m, max_step_rad")
-    return MotionPlanningSettings(padding_m=_number(d, "padding_m", path, 0.01, ge=0.0, le=0.2, unit="m"),
-                                  max_step_rad=_number(d, "max_step_rad", path, 0.01, gt=0.0, le=0.2, unit="rad"))
 
 
 def _fmt(v: Any) -> str:
@@ -523,6 +507,4 @@ def _factory(backend: SimBackend, settings: Optional[MotionPlanningSettings]) ->
     return SimMotionPlanning(backend, backend.scene.extra.get("motion_planning"))
 
 
-register_section("motion_planning", parse_motion_planning,
-                 "collision checking of arm motions: padding_m (0.01), max_step_rad (0.01) (see `sim/planning.py`)")
 register_extension("motion_planning", _factory)
