@@ -64,28 +64,48 @@ def _fmt(v: Any) -> str:
 # ================================================================================================
 class _Planning(_Execution):
     """A goal being planned on the worker thread. ``holds_clock``: the backend steps no physics
-    while it runs; :meth:`resolve` swaps in the trajectory execution (or aborts the goal)."""
+    while it runs; :meth:`resolve` swaps in the trajectory execution (or aborts the goal).
+
+    The request goes to the worker when the backend first waits for it (:meth:`wait`, from
+    ``SimBackend.advance``), not when the goal arrives in the middle of a tick: the tree's thread
+    and the worker never run Python at the same time (each GIL hand-over costs up to the 5 ms switch
+    interval on a busy machine), and the tick stays free of the worker's start-up. The plan's inputs
+    (the scene snapshot, the seed) are taken when the goal arrives, so the plan is the same."""
 
     holds_clock = True
 
-    def __init__(self, arm: SimArm, handle: GoalHandle, future: concurrent.futures.Future, label: str,
-                 target: Pose, start_execution: Callable[[Any], Optional[_Execution]], cancel: threading.Event,
+    def __init__(self, arm: SimArm, handle: GoalHandle, submit: Callable[[], tuple[concurrent.futures.Future, threading.Event]],
+                 label: str, target: Pose, start_execution: Callable[[Any], Optional[_Execution]],
                  on_failure: Optional[Callable[[Any], None]] = None):
         super().__init__(arm, handle)
         self.on_failure = on_failure
         self.arm = arm
-        self.future = future
+        self._submit = submit
+        self.future: Optional[concurrent.futures.Future] = None
+        self.cancel_flag: Optional[threading.Event] = None
+        self._stopped = False
         self.label = label
         self.target = target
         self.start_execution = start_execution
-        self.cancel_flag = cancel
         self.t0 = time.perf_counter()
+        # no physics step runs while planning: the TCP stays where it is
+        self._tcp = arm.tcp_pose()
+        self._distance = float(np.linalg.norm(self._tcp[:3, 3] - target[:3, 3]))
 
     def step(self) -> None:  # physics does not run while planning (see SimBackend.advance)
         pass
 
-    def wait(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds (wall) for the plan; True when it is done."""
+    def start(self) -> None:
+        """Hand the request to the planning worker (once; not after :meth:`stop`)."""
+        if self.future is None and not self._stopped:
+            self.future, self.cancel_flag = self._submit()
+
+    def wait(self, timeout: Optional[float]) -> bool:
+        """Start the plan if it is not yet, and wait up to ``timeout`` seconds (wall; None: until it
+        is done) for it; True when it is done."""
+        self.start()
+        if self.future is None:
+            return True
         try:
             self.future.result(timeout=timeout)
         except concurrent.futures.TimeoutError:
@@ -99,6 +119,8 @@ class _Planning(_Execution):
         arm = self.arm
         from ..collision.worker import PlanFailure
 
+        if self.future is None:  # stopped before it started
+            return
         outcome = self.future.result()  # the worker's job never raises
         if arm._active is not self:
             return
@@ -118,13 +140,18 @@ class _Planning(_Execution):
             ex.publish_feedback()
 
     def publish_feedback(self) -> None:
-        tcp = self.arm.tcp_pose()
         self.handle.publish_feedback(MotionFeedback(
-            tcp_pose=tcp, distance_m=float(np.linalg.norm(tcp[:3, 3] - self.target[:3, 3])), progress=0.0,
+            tcp_pose=self._tcp.copy(), distance_m=self._distance, progress=0.0,
             phase="planning", planner=self.label, planning_time_s=time.perf_counter() - self.t0))
 
+    def cancel(self) -> None:
+        """Stop the plan: never started, or cancelled at the planner's next check."""
+        self._stopped = True
+        if self.cancel_flag is not None:
+            self.cancel_flag.set()
+
     def stop(self) -> Any:
-        self.cancel_flag.set()
+        self.cancel()
         self.arm.hold()
         tcp = self.arm.tcp_pose()
         return MotionResult(tcp, float(np.linalg.norm(tcp[:3, 3] - self.target[:3, 3])))
@@ -333,9 +360,9 @@ class SimMotionPlanning:
         request.seed = int(self.backend.seed) * 1000 + self._count
         request.named_configurations = dict(arm.named_configurations)
         request.dt = self.backend.dt
-        future, cancel = self.worker.submit(request, lambda world: self.apply(snap))
-        return _Planning(arm, handle, future, label, target, start_execution, cancel,
-                         on_failure=lambda f: self._refused(arm, action, request, f))
+        worker = self.worker
+        return _Planning(arm, handle, lambda: worker.submit(request, lambda world: self.apply(snap)), label, target,
+                         start_execution, on_failure=lambda f: self._refused(arm, action, request, f))
 
     def _refused(self, arm: SimArm, action: str, request: Any, failure: Any) -> None:
         """A motion refused before it moved: the planning time counts, an event says why."""
@@ -462,7 +489,7 @@ class SimMotionPlanning:
             for arm in b.arms.values():
                 ex = arm._active
                 if isinstance(ex, _Planning):
-                    ex.cancel_flag.set()
+                    ex.cancel()
         if self._worker is not None:
             self._worker.close()
 
