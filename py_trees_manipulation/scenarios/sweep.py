@@ -281,6 +281,48 @@ def fake_backend_for(task: Any, seed: int) -> Any:
     return backend
 
 
+#: the worker's simulator, kept between runs: ``(scene key, SimBackend)`` (see :func:`_sim_backend`)
+_WORKER_SIM: dict[str, Any] = {}
+
+
+def _scene_key(task: Any) -> str:
+    """What must be equal for two runs to share a simulator: the scene (its ``seed`` aside: each run
+    passes its own) and the folder its relative paths are read from."""
+    scene = {k: v for k, v in dict(task.scene or {}).items() if k != "seed"}
+    base = task.scene_dir or os.path.dirname(os.path.abspath(task.file))
+    return json.dumps([scene, base], sort_keys=True, default=repr)
+
+
+def _sim_backend(task: Any, seed: int) -> Any:
+    """The worker's simulator for this run: the previous run's, reset for ``seed``
+    (:meth:`~py_trees_manipulation.sim.backend.SimBackend.reset`: the same physics clients, the
+    objects reloaded, bit for bit a new backend's state) when the scene is the same and it can be
+    reset; else a new one (no visual meshes: a sweep draws nothing), kept for the next run.
+
+    A worker so keeps one simulator (and its collision world) instead of building one per run,
+    and its memory stays flat over thousands of runs."""
+    from ..sim import SimBackend
+
+    key = _scene_key(task)
+    old = _WORKER_SIM.get("backend")
+    if old is not None:
+        if _WORKER_SIM.get("key") == key and old.reset(seed):
+            return old
+        close_worker_sim()
+    base = task.scene_dir or os.path.dirname(os.path.abspath(task.file))
+    backend = SimBackend(task.scene, seed=seed, base_dir=base, visual_shapes=False, reusable=True)
+    _WORKER_SIM.update(key=key, backend=backend)
+    return backend
+
+
+def close_worker_sim() -> None:
+    """Close the simulator :func:`_sim_backend` keeps (no-op without one)."""
+    backend = _WORKER_SIM.pop("backend", None)
+    _WORKER_SIM.pop("key", None)
+    if backend is not None:
+        backend.close()
+
+
 def run_trial(job: SweepJob) -> dict[str, Any]:
     """Run one trial and return its row. Never raises: an error is a row with status ERROR.
 
@@ -300,7 +342,12 @@ def run_trial(job: SweepJob) -> dict[str, Any]:
         scenario = _scenario(job.file)
         swept = [override_string(k, v) for k, v in t.params]
         task, expectation = scenario.load(job.variant, list(job.overrides) + swept)
-        backend = fake_backend_for(task, t.seed) if job.backend == "fake" else None
+        if job.backend == "fake":
+            backend = fake_backend_for(task, t.seed)
+        elif task.scene:
+            backend = _sim_backend(task, t.seed)
+        else:
+            backend = None  # run_scenario reports the missing scene
         result = run_scenario(task, expectation, seed=t.seed, tick_hz=job.tick_hz, timeout_s=job.timeout_s, backend=backend)
         s = result.summary
         fb = s.get("failed_behaviour") or {}
@@ -320,6 +367,7 @@ def run_trial(job: SweepJob) -> dict[str, Any]:
             if k not in row and k not in RESULT_COLUMNS:
                 row[str(k)] = _cell(v)
     except Exception as e:  # a worker must always answer
+        close_worker_sim()  # the next run starts from a new simulator
         row.update({"status": "ERROR", "success": 0, "expect_ok": 0, "sim_time_s": None, "ticks": 0,
                     "failed_behaviour": "", "failure": f"{type(e).__name__}: {e}"})
     row["wall_time_s"] = round(time.perf_counter() - wall0, 4)
@@ -395,10 +443,13 @@ def _warm_parent(plot: bool) -> None:
 def _execute_process(jobs: list[SweepJob], workers: int, on_done: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     if workers <= 1:
-        for job in jobs:
-            row = run_trial(job)
-            rows.append(row)
-            on_done(row)
+        try:
+            for job in jobs:
+                row = run_trial(job)
+                rows.append(row)
+                on_done(row)
+        finally:
+            close_worker_sim()
         return rows
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=_process_context())
     try:

@@ -715,6 +715,8 @@ class SimBackend:
             change no physics and cost a quarter of a second per Panda. ``False`` when nothing
             looks at the scene: no GUI, no run log, no 3D viewer (:meth:`scene_model` then draws
             each link's collision shapes). The kinematics shadow never loads them.
+        reusable: keep the state after loading so that :meth:`reset` can start another run in the
+            same physics clients (a sweep's worker; not with ``gui``).
 
     Raises:
         SceneError: invalid scene.
@@ -738,7 +740,8 @@ class SimBackend:
     clock_hold_wait_s: Optional[float] = None
 
     def __init__(self, scene: Union[dict, SceneSpec, None], gui: bool = False, seed: Optional[int] = None,
-                 realtime: bool = False, base_dir: Optional[str] = None, visual_shapes: bool = True):
+                 realtime: bool = False, base_dir: Optional[str] = None, visual_shapes: bool = True,
+                 reusable: bool = False):
         from . import load_simulator
 
         load_simulator()  # the built-in extensions, when this module was imported on its own
@@ -748,6 +751,8 @@ class SimBackend:
         self.realtime = realtime
         self.gui = gui
         self.visual_shapes = bool(visual_shapes or gui)
+        self.reusable = bool(reusable and not gui)
+        self._initial_state: Optional[int] = None
         self.physics_hz = float(self.scene.physics_hz)
         self.dt = 1.0 / self.physics_hz
         self.closed = True
@@ -796,6 +801,8 @@ class SimBackend:
             self._register(f.name, body)
         for r in sc.robots:
             self._build_robot(r)
+        # what reset() returns to: fixtures and robots loaded, nothing stepped (a reusable backend only)
+        self._initial_state = pb.saveState(physicsClientId=c) if self.reusable else None
         for o in sc.objects:
             self._build_object(o)
         self.extensions: dict[str, Any] = {}
@@ -805,13 +812,17 @@ class SimBackend:
         if self.gui:
             pb.configureDebugVisualizer(pb.COV_ENABLE_RENDERING, 1, physicsClientId=c)
             pb.resetDebugVisualizerCamera(1.4, 50, -30, [0.4, 0.0, 0.6], physicsClientId=c)
+        self._settle()
+        self._init_metrics()
+
+    def _settle(self) -> None:
         # Let objects come to rest before the clock starts (not counted in now()). The pre-step hooks
         # run too: articulated objects (door latch and handle spring) need them every step.
-        for _ in range(int(round(sc.settle_s * self.physics_hz))):
+        c = self.client
+        for _ in range(int(round(self.scene.settle_s * self.physics_hz))):
             for h in self._pre_hooks:
                 h(self)
             pb.stepSimulation(physicsClientId=c)
-        self._init_metrics()
 
     def _load_urdf(self, path: str, p: np.ndarray, q: np.ndarray, fixed: bool, scale: float = 1.0,
                    what: str = "", client: Optional[int] = None) -> int:
@@ -1062,6 +1073,74 @@ class SimBackend:
         start = getattr(self, "_drained", 0)
         self._drained = len(self.events)
         return self.events[start:]
+
+    # ---- reuse (sweeps) -------------------------------------------------------------------------------
+    def reset(self, seed: Optional[int] = None) -> bool:
+        """Start a new run in the same physics clients: the state a new backend of the same scene
+        would have, with ``seed``'s pose noise (default: the scene's seed), without loading the
+        fixtures and robots again.
+
+        The objects are removed and loaded again exactly as at construction (same body ids, same
+        noisy poses for the seed, same dynamics; removing them removes the constraints and collision
+        filters that held them), the robots' physics state saved after loading them
+        (``saveState``) is restored and their initial motor commands sent again, every extension's
+        ``reset_run()`` is called (after the objects are back: it makes the extension what its
+        factory would build now), the clock, events and goals are cleared, and the scene settles
+        again. A sweep's worker reuses one backend this way; the results are
+        bit for bit those of a new backend (``tests/unit/test_sweep.py`` compares the summaries).
+
+        Returns:
+            False, changing nothing, when this backend cannot be reset (not built ``reusable``,
+            closed, or an extension without ``reset_run()`` or whose ``resettable`` is false, e.g.
+            doors and drawers, bodies loaded after the objects): build a new one then.
+        """
+        if self.closed or self._initial_state is None:
+            return False
+        if not all(callable(getattr(ext, "reset_run", None)) and getattr(ext, "resettable", True)
+                   for ext in self.extensions.values() if ext is not None):
+            return False
+        c = self.client
+        for r in (*self.arms.values(), *self.grippers.values()):
+            ex, r._active = r._active, None
+            if ex is not None:
+                ex.handle.set_preempted(None, "the backend was reset")
+        for g in self.grippers.values():
+            g.controller = None
+        # the objects go (last loaded first, so that loading them again in scene order hands out
+        # the same body ids), the rest of the world goes back to its state after loading
+        for name, body in reversed(list(self._objects.items())):
+            pb.removeBody(body, physicsClientId=c)
+            del self._bodies[name], self._names[body]
+        self._objects.clear()
+        pb.restoreState(self._initial_state, physicsClientId=c)
+        self.seed = self.scene.seed if seed is None else int(seed)
+        self.rng = np.random.default_rng(self.seed)
+        self.events = []
+        self._drained = 0
+        self._steps = 0
+        self._target_time = 0.0
+        self._wall0 = None
+        self._pre_hooks.clear()
+        self._post_hooks.clear()
+        self._dirty = True
+        for spec in self.scene.robots:  # the commands _build_robot sends (the joint states are restored)
+            arm, gripper = self.arms[spec.name], self.grippers[spec.name]
+            model = arm.robot.model
+            q0 = (model.named_configurations[spec.initial_configuration]
+                  if isinstance(spec.initial_configuration, str) else spec.initial_configuration)
+            arm.shadow.reset_arm(q0)
+            for follower, _leader, _m, _offset in arm.robot.mimics:
+                pb.setJointMotorControl2(arm.robot.body, follower, pb.VELOCITY_CONTROL, force=0.0, physicsClientId=c)
+            arm.hold(q0)
+            gripper.command_gap(spec.initial_gap_m)
+        for o in self.scene.objects:
+            self._build_object(o)
+        for ext in self.extensions.values():
+            if ext is not None:
+                ext.reset_run()
+        self._settle()
+        self._init_metrics()
+        return True
 
     # ---- metrics and telemetry -------------------------------------------------------------------
     def _init_metrics(self) -> None:

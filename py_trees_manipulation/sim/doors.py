@@ -334,6 +334,16 @@ class DoorsExtension:
         for arm in backend.arms.values():
             arm.add_action(FOLLOW_SCREW_ACTION, _serve_follow_screw(self))
 
+    @property
+    def resettable(self) -> bool:
+        """Only without doors and drawers may the backend be reset (:meth:`SimBackend.reset`)."""
+        return not self._objects
+
+    def reset_run(self) -> None:
+        """A scene without doors and drawers: as built (the follow_screw server, no force yet)."""
+        self.max_wrist_force_n = 0.0
+        self._followed = False
+
     def _step(self, backend: SimBackend) -> None:
         for o in self._objects:
             o.step()

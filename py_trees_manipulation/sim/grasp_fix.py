@@ -237,6 +237,12 @@ class GraspFix:
             rt.win_steps.clear()
             rt.last_forces.clear()
 
+    def reset_run(self) -> None:
+        """As built for the backend's new run (:meth:`SimBackend.reset`, after the objects were
+        loaded again: their welds and collision filters went with the old bodies)."""
+        self._remove_hook()
+        self.__init__(self._backend, self.spec)  # type: ignore[misc]
+
     def add_listener(self, fn: Callable[[GraspEvent], None]) -> Callable[[], None]:
         """Call ``fn(event)`` after each applied attach/detach; returns a function removing it."""
         self._listeners.append(fn)

@@ -479,6 +479,13 @@ class SimMotionPlanning:
             out["min_clearance_m"] = round(self._min_clearance, 5)
         return out
 
+    def reset_run(self) -> None:
+        """As built for the backend's new run (:meth:`SimBackend.reset`: the same scene): no plans, no
+        counts, the same worker and collision world (it is synced to the scene before every plan)."""
+        worker = self._worker
+        self.__init__(self.backend, self.settings)  # type: ignore[misc]
+        self._worker = worker
+
     def close(self) -> None:
         """Stop the worker (a plan running ends at its next termination check) and free the world."""
         if self._closed:

@@ -1036,6 +1036,11 @@ class TactileSensing:
     def close(self) -> None:
         self._remove_hook()
 
+    def reset_run(self) -> None:
+        """As built for the backend's new run (:meth:`SimBackend.reset`: the same scene, the new seed)."""
+        self._remove_hook()
+        self.__init__(self.backend, self.cfg)  # type: ignore[misc]
+
 
 def _factory(backend: SimBackend, _section: Any = None) -> Optional[TactileSensing]:
     # built for every scene (section=None), so the optional section is read here
