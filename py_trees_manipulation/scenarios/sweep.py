@@ -281,8 +281,12 @@ def fake_backend_for(task: Any, seed: int) -> Any:
     return backend
 
 
-#: the worker's simulator, kept between runs: ``(scene key, SimBackend)`` (see :func:`_sim_backend`)
+#: the worker's simulator, kept between runs: scene key, SimBackend, resets so far (see :func:`_sim_backend`)
 _WORKER_SIM: dict[str, Any] = {}
+#: resets of one simulator before the worker builds a new one: PyBullet keeps the collision meshes
+#: of the objects each reset removes and loads again (about 0.1 MiB per mesh object) until the client
+#: disconnects, so the worker's memory stays within about 10 MiB of its first run's
+RESETS_PER_SIMULATOR = 100
 
 
 def _scene_key(task: Any) -> str:
@@ -299,19 +303,21 @@ def _sim_backend(task: Any, seed: int) -> Any:
     objects reloaded, bit for bit a new backend's state) when the scene is the same and it can be
     reset; else a new one (no visual meshes: a sweep draws nothing), kept for the next run.
 
-    A worker so keeps one simulator (and its collision world) instead of building one per run,
-    and its memory stays flat over thousands of runs."""
+    A worker so keeps one simulator (and its collision world) instead of building one per run;
+    after :data:`RESETS_PER_SIMULATOR` resets it builds a new one, so its memory stays flat over
+    thousands of runs."""
     from ..sim import SimBackend
 
     key = _scene_key(task)
     old = _WORKER_SIM.get("backend")
     if old is not None:
-        if _WORKER_SIM.get("key") == key and old.reset(seed):
+        if _WORKER_SIM.get("key") == key and _WORKER_SIM["resets"] < RESETS_PER_SIMULATOR and old.reset(seed):
+            _WORKER_SIM["resets"] += 1
             return old
         close_worker_sim()
     base = task.scene_dir or os.path.dirname(os.path.abspath(task.file))
     backend = SimBackend(task.scene, seed=seed, base_dir=base, visual_shapes=False, reusable=True)
-    _WORKER_SIM.update(key=key, backend=backend)
+    _WORKER_SIM.update(key=key, backend=backend, resets=0)
     return backend
 
 
@@ -319,6 +325,7 @@ def close_worker_sim() -> None:
     """Close the simulator :func:`_sim_backend` keeps (no-op without one)."""
     backend = _WORKER_SIM.pop("backend", None)
     _WORKER_SIM.pop("key", None)
+    _WORKER_SIM.pop("resets", None)
     if backend is not None:
         backend.close()
 

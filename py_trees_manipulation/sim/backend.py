@@ -1086,8 +1086,13 @@ class SimBackend:
         (``saveState``) is restored and their initial motor commands sent again, every extension's
         ``reset_run()`` is called (after the objects are back: it makes the extension what its
         factory would build now), the clock, events and goals are cleared, and the scene settles
-        again. A sweep's worker reuses one backend this way; the results are
-        bit for bit those of a new backend (``tests/unit/test_sweep.py`` compares the summaries).
+        again. A sweep's worker reuses one backend this way; the results are bit for bit those of
+        a new backend (tests/scenarios/test_sim_reuse.py compares summaries and exact final
+        states). (Teleporting the objects instead of loading them again is not exact: loading
+        composes the base frame with other last bits than ``resetBasePositionAndOrientation``,
+        and the runs diverge. PyBullet keeps a removed mesh object's collision shapes, about
+        0.1 MiB per reload, until the client disconnects: a long-lived user builds a new backend
+        now and then, as the sweep's worker does.)
 
         Returns:
             False, changing nothing, when this backend cannot be reset (not built ``reusable``,
