@@ -399,7 +399,6 @@ FORKSERVER_PRELOAD = (
     "py_trees_manipulation.collision.arm_planner", "py_trees_manipulation.collision.worker",
     "py_trees_manipulation.motion.timing", "ruckig",
     "concurrent.futures.thread", "py_trees_manipulation.motion.ompl_planning", "ompl.geometric",
-    "numpy.ma",  # (numpy.unique imports it on first use: the path clearance samples)
 )
 
 
