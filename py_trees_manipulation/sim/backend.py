@@ -990,10 +990,11 @@ class SimBackend:
                    if r._active is not None and getattr(r._active, "holds_clock", False)]
         if not holders:
             return True
-        for ex in holders:  # a holder may start its work only now (planning: sim/planning.py _Planning)
-            start = getattr(ex, "start", None)
-            if start is not None:
-                start()
+        if timeout is not None:  # a bounded wait: every holder works meanwhile (sim/planning.py _Planning)
+            for ex in holders:
+                start = getattr(ex, "start", None)
+                if start is not None:
+                    start()
         t0 = time.monotonic()
         for ex in holders:
             left = None if timeout is None else max(0.0, timeout - (time.monotonic() - t0))

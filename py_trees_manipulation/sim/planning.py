@@ -66,15 +66,18 @@ class _Planning(_Execution):
     """A goal being planned on the worker thread. ``holds_clock``: the backend steps no physics
     while it runs; :meth:`resolve` swaps in the trajectory execution (or aborts the goal).
 
-    The request goes to the worker when the backend first waits for it (:meth:`wait`, from
+    The request is planned when the backend first waits for it (:meth:`wait`, from
     ``SimBackend.advance``), not when the goal arrives in the middle of a tick: the tree's thread
     and the worker never run Python at the same time (each GIL hand-over costs up to the 5 ms switch
-    interval on a busy machine), and the tick stays free of the worker's start-up. The plan's inputs
-    (the scene snapshot, the seed) are taken when the goal arrives, so the plan is the same."""
+    interval on a busy machine), and the tick stays free of the worker's start-up. A backend that
+    waits as long as it takes (``clock_hold_wait_s`` None, the default) has it planned on its own
+    thread (no hand-over to the worker and back); one that waits a bounded time (the robot
+    stand-in, a live viewer) lets the worker plan while the tree ticks at a frozen time. The plan's
+    inputs (the scene snapshot, the seed) are taken when the goal arrives, so the plan is the same."""
 
     holds_clock = True
 
-    def __init__(self, arm: SimArm, handle: GoalHandle, submit: Callable[[], tuple[concurrent.futures.Future, threading.Event]],
+    def __init__(self, arm: SimArm, handle: GoalHandle, submit: Callable[..., tuple[concurrent.futures.Future, threading.Event]],
                  label: str, target: Pose, start_execution: Callable[[Any], Optional[_Execution]],
                  on_failure: Optional[Callable[[Any], None]] = None):
         super().__init__(arm, handle)
@@ -95,15 +98,16 @@ class _Planning(_Execution):
     def step(self) -> None:  # physics does not run while planning (see SimBackend.advance)
         pass
 
-    def start(self) -> None:
-        """Hand the request to the planning worker (once; not after :meth:`stop`)."""
+    def start(self, now: bool = False) -> None:
+        """Hand the request to the planning worker (once; not after :meth:`stop`); ``now``: plan it
+        on this thread when the worker is idle (:meth:`PlanningWorker.submit`)."""
         if self.future is None and not self._stopped:
-            self.future, self.cancel_flag = self._submit()
+            self.future, self.cancel_flag = self._submit(now=now)
 
     def wait(self, timeout: Optional[float]) -> bool:
-        """Start the plan if it is not yet, and wait up to ``timeout`` seconds (wall; None: until it
-        is done) for it; True when it is done."""
-        self.start()
+        """Start the plan if it is not yet (``timeout`` None: on this thread), and wait up to
+        ``timeout`` seconds (wall; None: until it is done) for it; True when it is done."""
+        self.start(now=timeout is None)
         if self.future is None:
             return True
         try:
@@ -361,8 +365,8 @@ class SimMotionPlanning:
         request.named_configurations = dict(arm.named_configurations)
         request.dt = self.backend.dt
         worker = self.worker
-        return _Planning(arm, handle, lambda: worker.submit(request, lambda world: self.apply(snap)), label, target,
-                         start_execution, on_failure=lambda f: self._refused(arm, action, request, f))
+        return _Planning(arm, handle, lambda now=False: worker.submit(request, lambda world: self.apply(snap), now=now),
+                         label, target, start_execution, on_failure=lambda f: self._refused(arm, action, request, f))
 
     def _refused(self, arm: SimArm, action: str, request: Any, failure: Any) -> None:
         """A motion refused before it moved: the planning time counts, an event says why."""
