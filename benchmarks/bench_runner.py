@@ -39,14 +39,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE = os.path.join(HERE, "..", "examples", "pick_and_lift.yaml")
 
 
-def real_time_factor(runs: int) -> tuple[float, float, float, float, int]:
+def real_time_factor(runs: int) -> tuple[float, float, float, float, int, float, float]:
     """Median real-time factor of whole runs, loop and in-stepSimulation throughputs, and the median
     of each run's own loop / in-stepSimulation ratio (both rates of one run share the machine's
-    load at that moment, so the per-run ratio is steadier than the ratio of the two medians)."""
+    load at that moment, so the per-run ratio is steadier than the ratio of the two medians); the
+    median share of the loop spent planning the motions (before each moves, sim time standing
+    still) and the in-stepSimulation ratio of the loop without it. The loop's backend is built
+    without visual meshes, as ``ptm run --no-log`` builds it."""
     from py_trees_manipulation.sim import SimBackend
     from py_trees_manipulation.sim import backend as sim_backend
 
-    rtfs, loop_rates, physics_rates, ratios = [], [], [], []
+    from py_trees_manipulation.collision.arm_planner import ArmMotionPlanner
+
+    rtfs, loop_rates, physics_rates, ratios, planned, no_plan = [], [], [], [], [], []
     steps = 0
     for _ in range(runs):
         task = load_task(EXAMPLE)
@@ -63,21 +68,35 @@ def real_time_factor(runs: int) -> tuple[float, float, float, float, int]:
             inside[0] += time.perf_counter() - t
             return out
 
-        sim = SimBackend(task.scene, base_dir=os.path.dirname(EXAMPLE))
+        planning = [0.0]
+        real_plan = ArmMotionPlanner.plan
+
+        def timed_plan(*a, **k):
+            t = time.perf_counter()
+            try:
+                return real_plan(*a, **k)
+            finally:
+                planning[0] += time.perf_counter() - t
+
+        sim = SimBackend(task.scene, base_dir=os.path.dirname(EXAMPLE), visual_shapes=False)
         sim_backend.pb.stepSimulation = timed_step
+        ArmMotionPlanner.plan = timed_plan
         try:
             t0 = time.perf_counter()
             r = run_task(task, RunOptions(display=False), backend=sim)
             loop = time.perf_counter() - t0
         finally:
             sim_backend.pb.stepSimulation = real_step
+            ArmMotionPlanner.plan = real_plan
             sim.close()
         steps = int(round(r.summary["sim_time_s"] * 1000))
         loop_rates.append(steps / loop)
         physics_rates.append(steps / inside[0])
         ratios.append(inside[0] / loop)
+        planned.append(planning[0] / loop)
+        no_plan.append(inside[0] / (loop - planning[0]))
     return (statistics.median(rtfs), statistics.median(loop_rates), statistics.median(physics_rates),
-            statistics.median(ratios), steps)
+            statistics.median(ratios), steps, statistics.median(planned), statistics.median(no_plan))
 
 
 def bare_steps_per_s(n_steps: int) -> float:
@@ -261,15 +280,16 @@ def main() -> None:
     ap.add_argument("--ticks", type=int, default=3000)
     args = ap.parse_args()
 
-    rtf, steps_run, steps_same, ratio, n_steps = real_time_factor(args.runs)
+    rtf, steps_run, steps_same, ratio, n_steps, planned, no_plan = real_time_factor(args.runs)
     bare = bare_steps_per_s(n_steps)
     ours, n1 = per_node_cost_ours(args.ticks)
     plain, n2 = per_node_cost_plain(args.ticks)
     print(f"pick_and_lift real-time factor (median of {args.runs}): {rtf:.2f}x")
     print(f"physics throughput (medians of {args.runs}): run loop {steps_run:,.0f} steps/s, bare stepSimulation of "
           f"the same states {steps_same:,.0f} steps/s -> ratio {ratio:.2f} per run "
-          f"(framework overhead {100 * (1 - ratio):.1f} %); scene at rest: {bare:,.0f} steps/s; "
-          f"load average {os.getloadavg()[0]:.2f}")
+          f"(framework overhead {100 * (1 - ratio):.1f} %, of which planning the motions {100 * planned:.1f} % of the "
+          f"loop; without planning: ratio {no_plan:.2f}, overhead {100 * (1 - no_plan):.1f} %); scene at rest: "
+          f"{bare:,.0f} steps/s; load average {os.getloadavg()[0]:.2f}")
     print(f"per-node tick cost, {n1}-node tree: ours {ours * 1e6:.2f} us, plain py_trees ({n2} nodes) "
           f"{plain * 1e6:.2f} us -> {ours / plain:.2f}x")
     real = per_node_cost_real(args.runs)
