@@ -50,8 +50,9 @@ from ..trees.errors import TreeLoadError
 EXECUTORS = ("process", "ray")
 RUN_COLUMNS = ("run", "point", "trial", "seed")
 RESULT_COLUMNS = ("status", "success", "expect_ok", "sim_time_s", "wall_time_s", "cpu_time_s", "ticks", "failed_behaviour", "failure")
-#: result columns that differ between identical runs (left out of comparisons)
-NONDETERMINISTIC_COLUMNS = ("wall_time_s", "cpu_time_s", "real_time_factor")
+#: result columns that differ between identical runs (left out of comparisons): wall-clock and CPU
+#: times, including the metrics that are ones (the motion planner's and the regrasp planner's)
+NONDETERMINISTIC_COLUMNS = ("wall_time_s", "cpu_time_s", "real_time_factor", "planning_time_s", "plan_time_ms")
 
 
 class SweepError(ValueError):
