@@ -22,6 +22,12 @@ same runs.csv (minus wall/CPU time columns) and the same success table.
 
     python benchmarks/bench_sweep.py [--trials 4] [--workers 2] [--repeat 2] [--file FILE] [--progress]
                                      [--python "OTHER_PYTHON [FLAGS]"]
+    python benchmarks/bench_sweep.py --goal 1000 [--workers 2]
+
+``--goal RUNS`` instead runs one sweep of ``examples/pick_and_lift.yaml`` with RUNS trials (issue 19's
+goal: 1,000 runs on 2 workers in under 6 minutes) as one ``ptm sweep`` command, and prints its wall
+time, the runs' CPU, the load average meanwhile and each worker's memory (RSS sampled from /proc
+every 2 s: flat, under 300 MiB).
 
 ``--python`` runs ``ptm sweep`` with another interpreter (e.g. another checkout's venv, or
 ``"python -S"`` with PYTHONPATH set to an older copy of the package) to compare versions.
@@ -98,6 +104,75 @@ def measure(file: str, grid: list[str], trials: int, seed: int, workers: int, ou
             "table_text": open(os.path.join(out, "success_rates.txt")).read(), "load": f"{before} -> {_load()}"}
 
 
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (the fork server's workers are its grandchildren), from /proc."""
+    parent: dict[int, int] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parent.items() if pp == p]
+        out += kids
+        todo += kids
+    return out
+
+
+def _rss_mib(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def goal_sweep(runs: int, workers: int, seed: int) -> int:
+    """Issue 19's goal: a ``runs``-run sweep of pick_and_lift on ``workers`` workers (the mug's pose
+    noise drawn per trial), one ``ptm sweep`` process as a user runs it, with its workers' memory
+    sampled every 2 s from /proc (the workers are the largest processes under the command)."""
+    file = os.path.normpath(os.path.join(EXAMPLES, "pick_and_lift.yaml"))
+    with tempfile.TemporaryDirectory(prefix="bench_sweep_goal_") as out:
+        cmd = [sys.executable, "-c", PTM, "sweep", file, "--trials", str(runs), "--seed", str(seed),
+               "--workers", str(workers), "-o", out, "--no-progress"]
+        print(f"{' '.join(cmd[3:])}; {os.cpu_count()} CPU(s); {_load()} at start", flush=True)
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        samples: dict[int, list[tuple[float, float]]] = {}
+        loads = []
+        while proc.poll() is None:
+            time.sleep(2.0)
+            loads.append(os.getloadavg()[0])
+            for pid in _descendants(proc.pid):
+                rss = _rss_mib(pid)
+                if rss > 100:  # a worker (the fork server and the resource tracker are smaller)
+                    samples.setdefault(pid, []).append((time.perf_counter() - t0, rss))
+        whole = time.perf_counter() - t0
+        if proc.returncode not in (0, 1):
+            raise SystemExit(f"ptm sweep failed ({proc.returncode}):\n{proc.stderr.read()}")
+        rows = list(csv.DictReader(open(os.path.join(out, "runs.csv"))))
+        meta = json.load(open(os.path.join(out, "sweep.json")))
+    ok = sum(int(r["success"]) for r in rows)
+    cpu = [float(r["cpu_time_s"]) for r in rows]
+    print(f"  {len(rows)} runs ({ok} successes) in {meta['wall_time_s']:.0f} s (sweep phase), {whole:.0f} s whole command "
+          f"= {whole / 60:.1f} min (goal < 6 min); {len(rows) / whole:.2f} runs/s; per run: CPU median "
+          f"{statistics.median(cpu):.2f} s, wall median {statistics.median(float(r['wall_time_s']) for r in rows):.2f} s; "
+          f"load average during the sweep {min(loads):.1f}-{max(loads):.1f} (median {statistics.median(loads):.1f})")
+    print(f"  projection with {workers} whole cores: runs' CPU s / {workers} = {sum(cpu) / workers / 60:.1f} min")
+    for pid, ss in sorted(samples.items(), key=lambda kv: kv[1][0][0]):
+        rss = [r for _, r in ss]
+        print(f"  worker {pid}: RSS {rss[0]:.0f} MiB at {ss[0][0]:.0f} s -> {rss[-1]:.0f} MiB at {ss[-1][0]:.0f} s, "
+              f"max {max(rss):.0f} MiB (goal: flat, < 300 MiB)")
+    return 0
+
+
 def main() -> int:
     from py_trees_manipulation.trees.loader import load_task
 
@@ -109,7 +184,12 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--progress", action="store_true", help="with the progress bar (default: --no-progress)")
     ap.add_argument("--python", default=None, metavar="CMD", help="interpreter (and flags) for ptm sweep (default: this one)")
+    ap.add_argument("--goal", type=int, default=None, metavar="RUNS",
+                    help="instead: one pick_and_lift sweep of RUNS trials on --workers (issue 19: 1000 runs, 2 workers, "
+                         "< 6 min), with the workers' memory")
     args = ap.parse_args()
+    if args.goal:
+        return goal_sweep(args.goal, args.workers, args.seed)
 
     fragile = os.path.normpath(os.path.join(EXAMPLES, "fragile_grasp.yaml"))
     file = args.file or (fragile if os.path.exists(fragile) else os.path.normpath(os.path.join(EXAMPLES, "pick_and_lift.yaml")))

@@ -48,10 +48,21 @@ class RunState:
 
 
 class RunObserver(Protocol):
-    """Hooks called by the runner. All three must be cheap and must not raise."""
+    """Hooks called by the runner. All three must be cheap and must not raise.
+
+    An observer that never looks at the 3D scene (``backend.scene_model()``: link frames and visual
+    shapes) says so with a class attribute ``needs_visual_shapes = False``; when no observer needs
+    them (and there is no GUI) the simulator loads no visual meshes (:func:`needs_visual_shapes`).
+    """
 
     def on_start(self, run: RunState) -> None: ...
 
     def on_tick(self, run: RunState) -> None: ...
 
     def on_end(self, run: RunState, summary: dict[str, Any]) -> None: ...
+
+
+def needs_visual_shapes(observers: Any) -> bool:
+    """Whether any of ``observers`` reads the scene's visual shapes: its ``needs_visual_shapes``
+    attribute, True when it has none (an unknown observer may draw the scene)."""
+    return any(getattr(o, "needs_visual_shapes", True) for o in observers)

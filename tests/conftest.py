@@ -1,6 +1,8 @@
-"""Shared fixtures: the py_trees blackboard is global, so it is cleared around every test."""
+"""Shared fixtures: the py_trees blackboard is global, so it is cleared around every test; one
+default run of examples/pick_and_lift.yaml serves every test that checks what that run does."""
 
 import os
+from types import SimpleNamespace
 
 import py_trees
 import pytest
@@ -19,3 +21,38 @@ def _clear_blackboard():
 @pytest.fixture
 def examples_dir():
     return EXAMPLES
+
+
+class _TickRecorder:
+    """Run observer: the gripper telemetry and the names of the RUNNING behaviours, every tick."""
+
+    needs_visual_shapes = False
+
+    def __init__(self):
+        self.rows = []
+
+    def on_start(self, run):
+        pass
+
+    def on_tick(self, run):
+        tel = run.telemetry().get("gripper/panda")
+        running = {b.name for b in run.tree.root.iterate() if b.status.name == "RUNNING"}
+        self.rows.append((run.backend.now(), tel, running))
+
+    def on_end(self, run, summary):
+        pass
+
+
+@pytest.fixture(scope="session")
+def pick_and_lift_run():
+    """The default run of examples/pick_and_lift.yaml (headless, no log), made once per session (per
+    pytest-xdist worker): ``.summary`` (read it, do not change it) and ``.ticks``, a list of
+    ``(sim time s, gripper telemetry, names of the RUNNING behaviours)`` per tick."""
+    from py_trees_manipulation.trees.loader import load_task
+    from py_trees_manipulation.trees.runner import RunOptions, run_task
+
+    rec = _TickRecorder()
+    summary = run_task(load_task(os.path.join(EXAMPLES, "pick_and_lift.yaml")),
+                       RunOptions(display=False, observers=[rec])).summary
+    py_trees.blackboard.Blackboard.clear()
+    return SimpleNamespace(summary=summary, ticks=rec.rows)

@@ -77,7 +77,8 @@ def _compose_target(b: BackendAction, target: np.ndarray) -> np.ndarray:
 
 
 def _fmt_xyz(T: np.ndarray) -> str:
-    return "(" + ", ".join(f"{v:.3f}" for v in T[:3, 3]) + ")"
+    # Python floats: formatting a NumPy scalar costs several times more (this runs at every tick)
+    return "({:.3f}, {:.3f}, {:.3f})".format(*T[:3, 3].tolist())
 
 
 _PLANNING_PARAMS = {

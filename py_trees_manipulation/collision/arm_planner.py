@@ -456,7 +456,8 @@ class ArmMotionPlanner:
         """Smallest distance of a checked pair (not allowed, not relaxed) over ``samples`` states
         evenly spread along the path (ends included), within 0.25 m."""
         states, frac = densify(waypoints, max(path_length(waypoints) / samples, 1e-3))
-        picks = np.unique(np.searchsorted(frac, np.linspace(0.0, 1.0, samples + 1)).clip(0, len(states) - 1))
+        # (sorted(set()): np.unique would import numpy.ma, 12 ms of every ptm run's start-up)
+        picks = sorted(set(np.searchsorted(frac, np.linspace(0.0, 1.0, samples + 1)).clip(0, len(states) - 1).tolist()))
         best: Optional[Proximity] = None
         for q in states[picks]:
             p = ck.clearance(q, 0.25)

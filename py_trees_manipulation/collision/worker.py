@@ -83,6 +83,7 @@ class PlanningWorker:
         self._make_world = make_world
         self._world: Any = None
         self._executor: Optional[concurrent.futures.ThreadPoolExecutor] = None
+        self._inflight: list[concurrent.futures.Future] = []
 
     @property
     def world(self) -> Any:
@@ -91,9 +92,14 @@ class PlanningWorker:
             self._world = self._make_world()
         return self._world
 
-    def submit(self, request: MotionRequest, apply: Callable[[Any], None]) -> tuple[concurrent.futures.Future,
-                                                                                   threading.Event]:
+    def submit(self, request: MotionRequest, apply: Callable[[Any], None],
+               now: bool = False) -> tuple[concurrent.futures.Future, threading.Event]:
         """Plan ``request`` on the worker after ``apply(world)`` synced the scene.
+
+        Args:
+            now: plan on the calling thread before returning (a done future) when the worker has
+                nothing in flight: a caller that would only wait for the plan saves two thread
+                hand-overs (each a scheduling delay on a busy machine); else it queues as usual.
 
         Returns:
             ``(future, cancel)``: the future's result is the
@@ -118,7 +124,7 @@ class PlanningWorker:
             except Exception as e:  # pragma: no cover - a bug: report it, do not hang the goal
                 return PlanFailure(f"motion planning failed: {type(e).__name__}: {e}")
 
-        return self._submit(job), cancel
+        return self._submit(job, now), cancel
 
     def run(self, fn: Callable[[Any, Callable[[], bool]], Any], apply: Callable[[Any], None]) -> tuple[
             concurrent.futures.Future, threading.Event]:
@@ -147,18 +153,23 @@ class PlanningWorker:
 
         return self._submit(job), cancel
 
-    def _submit(self, job: Callable[[], Any]) -> concurrent.futures.Future:
+    def _submit(self, job: Callable[[], Any], now: bool = False) -> concurrent.futures.Future:
+        self._inflight = [f for f in self._inflight if not f.done()]
+        if now and not self._inflight:
+            done: concurrent.futures.Future = concurrent.futures.Future()
+            done.set_result(job())  # the job never raises
+            return done
         if self._executor is None:
             self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ptm-motion")
-        return self._executor.submit(job)
+        future = self._executor.submit(job)
+        self._inflight.append(future)
+        return future
 
     def call(self, fn: Callable[[Any], Any]) -> concurrent.futures.Future:
         """Run ``fn(world)`` on the worker thread, after the jobs queued before it (the world is
         built first if it was not yet): other users of the world, e.g. the regrasp planner's
         geometric checks. The future holds its result, or the exception it raised."""
-        if self._executor is None:
-            self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ptm-motion")
-        return self._executor.submit(lambda: fn(self.world))
+        return self._submit(lambda: fn(self.world))
 
     def close(self) -> None:
         """Wait for the running plan (cancel it first) and free the world."""

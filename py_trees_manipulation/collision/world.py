@@ -38,7 +38,9 @@ PyBullet quickstart guide (``getClosestPoints``, ``getLinkStates``, ``getAABB``)
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from itertools import chain
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence
@@ -61,7 +63,11 @@ DEFAULT_PADDING_M = 0.01
 _SELF = 0.0  # self-collision threshold, metres (the padding applies to the environment only)
 _CONFIRM_TOL = 1e-6
 SELF_COLLISION_SAMPLES = 3000
+_SELF_PAIRS_SEED = 12345
 _SELF_PAIRS_CACHE: dict[tuple, frozenset] = {}
+#: loadURDF flags of every body in a collision world: no visual shapes (meshes and textures a
+#: planning copy never draws; they are most of a URDF's load time)
+_NO_VISUALS = pb.URDF_IGNORE_VISUAL_SHAPES
 
 
 def primitive_shapes(client: int, pr: "PrimitiveSpec", color: Optional[Sequence[float]] = None,
@@ -302,7 +308,7 @@ class CollisionWorld:
         p, q = pq_from_pose(pose)
         try:
             body = pb.loadURDF(path, p.tolist(), quat_xyzw_from_wxyz(q), useFixedBase=True, globalScaling=scale,
-                               physicsClientId=self.client)
+                               flags=_NO_VISUALS, physicsClientId=self.client)
         except pb.error as e:
             raise ValueError(f"collision world: cannot load {name!r} from {path}: {e}") from None
         self._register(name, body, movable)
@@ -331,7 +337,7 @@ class CollisionWorld:
         p, q = pq_from_pose(base_pose)
         try:
             body = pb.loadURDF(model.urdf, p.tolist(), quat_xyzw_from_wxyz(q), useFixedBase=True,
-                               flags=pb.URDF_USE_SELF_COLLISION, physicsClientId=c)
+                               flags=pb.URDF_USE_SELF_COLLISION | _NO_VISUALS, physicsClientId=c)
         except pb.error as e:
             raise ValueError(f"collision world: cannot load robot {name!r} from {model.urdf}: {e}") from None
         self._register(name, body)
@@ -955,10 +961,16 @@ def _sampled_self_pairs(model: "RobotModel", robot: "LoadedRobot", candidates: l
     key = (model.urdf, tuple(candidates))
     if key in _SELF_PAIRS_CACHE:
         return _SELF_PAIRS_CACHE[key]
+    disk = _self_pairs_file(model, candidates)
+    stored = _read_self_pairs(disk, candidates)
+    if stored is not None:
+        _SELF_PAIRS_CACHE[key] = stored
+        return stored
     c = pb.connect(pb.DIRECT)
     try:
         pb.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=c)
-        body = pb.loadURDF(model.urdf, useFixedBase=True, flags=pb.URDF_USE_SELF_COLLISION, physicsClientId=c)
+        body = pb.loadURDF(model.urdf, useFixedBase=True, flags=pb.URDF_USE_SELF_COLLISION | _NO_VISUALS,
+                           physicsClientId=c)
         n = pb.getNumJoints(body, physicsClientId=c)
         wanted = set(candidates)
         for a in range(-1, n):
@@ -966,7 +978,7 @@ def _sampled_self_pairs(model: "RobotModel", robot: "LoadedRobot", candidates: l
                 if (a, b) not in wanted:
                     pb.setCollisionFilterPair(body, body, a, b, 0, physicsClientId=c)
         arm = list(robot.arm_joints)
-        rng = np.random.default_rng(12345)
+        rng = np.random.default_rng(_SELF_PAIRS_SEED)
         configs = [*model.named_configurations.values(),
                    *rng.uniform(robot.lower, robot.upper, size=(SELF_COLLISION_SAMPLES, len(arm)))]
         seen: set[tuple[int, int]] = set()
@@ -980,4 +992,63 @@ def _sampled_self_pairs(model: "RobotModel", robot: "LoadedRobot", candidates: l
         pb.disconnect(physicsClientId=c)
     out = frozenset(p for p in candidates if p in seen)
     _SELF_PAIRS_CACHE[key] = out
+    _write_self_pairs(disk, out)
     return out
+
+
+def _self_pairs_file(model: "RobotModel", candidates: list[tuple[int, int]]) -> Optional[str]:
+    """The disk cache file of a model's sampled self pairs (per user, in the temporary folder, next
+    to the loadable URDF copies): named after a hash of everything the sampling depends on (the
+    URDF's text, its meshes' sizes and times, the named configurations, the candidates, the sample
+    count and seed, PyBullet's version), so a changed robot is sampled again. None: no such file can
+    be named (an unreadable URDF)."""
+    import hashlib
+    import re
+    import tempfile
+
+    try:
+        with open(model.urdf, encoding="utf-8") as f:
+            text = f.read()
+        meshes = []
+        for name in sorted(set(re.findall(r"filename\s*=\s*[\"']([^\"']+)", text))):
+            path = name if os.path.isabs(name) else os.path.join(os.path.dirname(model.urdf), name)
+            st = os.stat(path) if os.path.exists(path) else None
+            meshes.append((name, st.st_size if st else -1, st.st_mtime_ns if st else -1))
+    except OSError:
+        return None
+    configs = sorted((k, [round(float(v), 9) for v in q]) for k, q in model.named_configurations.items())
+    blob = repr((text, meshes, configs, candidates, SELF_COLLISION_SAMPLES, _SELF_PAIRS_SEED, pb.getAPIVersion()))
+    digest = hashlib.sha1(blob.encode("utf-8")).hexdigest()[:16]
+    folder = os.path.join(tempfile.gettempdir(), f"py_trees_manipulation-{os.getuid() if hasattr(os, 'getuid') else 'user'}",
+                          "self_pairs")
+    return os.path.join(folder, f"{os.path.splitext(os.path.basename(model.urdf))[0]}-{digest}.json")
+
+
+def _read_self_pairs(path: Optional[str], candidates: list[tuple[int, int]]) -> Optional[frozenset]:
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            pairs = {tuple(p) for p in json.load(f)["pairs"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not pairs <= set(candidates):  # not ours: sample again
+        return None
+    return frozenset(p for p in candidates if p in pairs)
+
+
+def _write_self_pairs(path: Optional[str], pairs: frozenset) -> None:
+    """Write atomically (several processes may sample the same robot at once); a failure only
+    costs the next process the sampling."""
+    if path is None:
+        return
+    import tempfile
+
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump({"pairs": sorted(pairs)}, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass

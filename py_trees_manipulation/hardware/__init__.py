@@ -13,9 +13,24 @@ does not offer, before connecting. See docs/hardware.md.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .robotfile import RobotConfig, RobotFileError, load_robot_file
+if TYPE_CHECKING:  # pragma: no cover
+    from .robotfile import RobotConfig
+
+_ROBOTFILE_NAMES = ("RobotConfig", "RobotFileError", "load_robot_file")
+
+
+def __getattr__(name: str) -> Any:
+    # the robot file's names on first use (PEP 562): ``ptm --help`` loads this package for its
+    # subcommands and must not load the robot file's stack
+    if name in _ROBOTFILE_NAMES:
+        from . import robotfile
+
+        value = getattr(robotfile, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class TreeRefused(ValueError):
@@ -105,6 +120,8 @@ def make_hardware_backend(task: Any, options: Any) -> Any:
     path = getattr(options, "robot", None)
     if not path:
         raise ValueError("--backend hardware needs --robot ROBOT.yaml (see examples/robots/standin.yaml)")
+    from .robotfile import load_robot_file
+
     cfg = load_robot_file(path)
     scene = planning_scene(task)
     check_tree(task, cfg, planned_arms=_planned_arms(scene, cfg),

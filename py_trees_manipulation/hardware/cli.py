@@ -70,6 +70,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except (ValueError, BackendError) as e:  # a scene file's mistake, a URDF PyBullet cannot load
         print(f"ptm: {args.scene}: {e}", file=sys.stderr)
         return 2
+    # load now what the first goals would load (a client waits a few seconds at most for a goal's
+    # acknowledgement): the trajectory follower's spline, the arm motions' collision world
+    import scipy.interpolate  # noqa: F401  (follow_joint_trajectory)
+
+    planning = sim.extensions.get("motion_planning")
+    if planning is not None:
+        planning.world  # noqa: B018  (built from the scene on first use)
     server = RobotStandIn(sim, host=args.host, port=args.port, rate=args.rate, faults=faults, verbose=args.verbose,
                           ros_version=None if args.ros_version == "both" else int(args.ros_version))
     try:

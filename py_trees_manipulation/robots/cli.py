@@ -11,9 +11,10 @@ import argparse
 import json
 import math
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .description import RobotDescription
+if TYPE_CHECKING:  # pragma: no cover  (ptm --help must not load the robots' stack)
+    from .description import RobotDescription
 
 
 def _summary_row(d: RobotDescription) -> dict[str, Any]:

@@ -50,8 +50,9 @@ from ..trees.errors import TreeLoadError
 EXECUTORS = ("process", "ray")
 RUN_COLUMNS = ("run", "point", "trial", "seed")
 RESULT_COLUMNS = ("status", "success", "expect_ok", "sim_time_s", "wall_time_s", "cpu_time_s", "ticks", "failed_behaviour", "failure")
-#: result columns that differ between identical runs (left out of comparisons)
-NONDETERMINISTIC_COLUMNS = ("wall_time_s", "cpu_time_s", "real_time_factor")
+#: result columns that differ between identical runs (left out of comparisons): wall-clock and CPU
+#: times, including the metrics that are ones (the motion planner's and the regrasp planner's)
+NONDETERMINISTIC_COLUMNS = ("wall_time_s", "cpu_time_s", "real_time_factor", "planning_time_s", "plan_time_ms")
 
 
 class SweepError(ValueError):
@@ -285,6 +286,55 @@ def fake_backend_for(task: Any, seed: int) -> Any:
     return backend
 
 
+#: the worker's simulator, kept between runs: scene key, SimBackend, resets so far (see :func:`_sim_backend`)
+_WORKER_SIM: dict[str, Any] = {}
+#: resets of one simulator before the worker builds a new one: PyBullet keeps the collision meshes
+#: of the objects each reset removes and loads again (about 0.1 MiB per mesh object) until the client
+#: disconnects, so the worker's memory stays within about 10 MiB of its first run's
+RESETS_PER_SIMULATOR = 100
+
+
+def _scene_key(task: Any) -> str:
+    """What must be equal for two runs to share a simulator: the scene (its ``seed`` aside: each run
+    passes its own) and the folder its relative paths are read from."""
+    scene = {k: v for k, v in dict(task.scene or {}).items() if k != "seed"}
+    base = task.scene_dir or os.path.dirname(os.path.abspath(task.file))
+    return json.dumps([scene, base], sort_keys=True, default=repr)
+
+
+def _sim_backend(task: Any, seed: int) -> Any:
+    """The worker's simulator for this run: the previous run's, reset for ``seed``
+    (:meth:`~py_trees_manipulation.sim.backend.SimBackend.reset`: the same physics clients, the
+    objects reloaded, bit for bit a new backend's state) when the scene is the same and it can be
+    reset; else a new one (no visual meshes: a sweep draws nothing), kept for the next run.
+
+    A worker so keeps one simulator (and its collision world) instead of building one per run;
+    after :data:`RESETS_PER_SIMULATOR` resets it builds a new one, so its memory stays flat over
+    thousands of runs."""
+    from ..sim import SimBackend
+
+    key = _scene_key(task)
+    old = _WORKER_SIM.get("backend")
+    if old is not None:
+        if _WORKER_SIM.get("key") == key and _WORKER_SIM["resets"] < RESETS_PER_SIMULATOR and old.reset(seed):
+            _WORKER_SIM["resets"] += 1
+            return old
+        close_worker_sim()
+    base = task.scene_dir or os.path.dirname(os.path.abspath(task.file))
+    backend = SimBackend(task.scene, seed=seed, base_dir=base, visual_shapes=False, reusable=True)
+    _WORKER_SIM.update(key=key, backend=backend, resets=0)
+    return backend
+
+
+def close_worker_sim() -> None:
+    """Close the simulator :func:`_sim_backend` keeps (no-op without one)."""
+    backend = _WORKER_SIM.pop("backend", None)
+    _WORKER_SIM.pop("key", None)
+    _WORKER_SIM.pop("resets", None)
+    if backend is not None:
+        backend.close()
+
+
 def run_trial(job: SweepJob) -> dict[str, Any]:
     """Run one trial and return its row. Never raises: an error is a row with status ERROR.
 
@@ -304,7 +354,12 @@ def run_trial(job: SweepJob) -> dict[str, Any]:
         scenario = _scenario(job.file)
         swept = [override_string(k, v) for k, v in t.params]
         task, expectation = scenario.load(job.variant, list(job.overrides) + swept)
-        backend = fake_backend_for(task, t.seed) if job.backend == "fake" else None
+        if job.backend == "fake":
+            backend = fake_backend_for(task, t.seed)
+        elif task.scene:
+            backend = _sim_backend(task, t.seed)
+        else:
+            backend = None  # run_scenario reports the missing scene
         result = run_scenario(task, expectation, seed=t.seed, tick_hz=job.tick_hz, timeout_s=job.timeout_s, backend=backend)
         s = result.summary
         fb = s.get("failed_behaviour") or {}
@@ -324,6 +379,7 @@ def run_trial(job: SweepJob) -> dict[str, Any]:
             if k not in row and k not in RESULT_COLUMNS:
                 row[str(k)] = _cell(v)
     except Exception as e:  # a worker must always answer
+        close_worker_sim()  # the next run starts from a new simulator
         row.update({"status": "ERROR", "success": 0, "expect_ok": 0, "sim_time_s": None, "ticks": 0,
                     "failed_behaviour": "", "failure": f"{type(e).__name__}: {e}"})
     row["wall_time_s"] = round(time.perf_counter() - wall0, 4)
@@ -340,7 +396,9 @@ def run_trial(job: SweepJob) -> dict[str, Any]:
 #: import, silently; tests/unit/test_sweep.py checks that every name resolves.
 FORKSERVER_PRELOAD = (
     __name__, "py_trees_manipulation.scenarios.scenario", "py_trees_manipulation.trees.loader",
-    "py_trees_manipulation.trees.runner", "py_trees_manipulation.sim", "py_trees_manipulation.behaviors.registry",
+    "py_trees_manipulation.trees.runner", "py_trees_manipulation.sim", "py_trees_manipulation.sim.backend",
+    *(f"py_trees_manipulation.sim.{m}" for m in ("grasp_fix", "doors", "tactile_sensor", "planning")),
+    "py_trees_manipulation.behaviors.registry",
     "py_trees_manipulation.control.tactile", "importlib.metadata", "py_trees_manipulation.sim.reach",
     # the motion planning every arm motion goes through (collision world, timing; OMPL when it plans),
     # the grasp choice of the pick subtrees, and numpy.ma (np.unique imports it on first use)
@@ -399,10 +457,13 @@ def _warm_parent(plot: bool) -> None:
 def _execute_process(jobs: list[SweepJob], workers: int, on_done: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     if workers <= 1:
-        for job in jobs:
-            row = run_trial(job)
-            rows.append(row)
-            on_done(row)
+        try:
+            for job in jobs:
+                row = run_trial(job)
+                rows.append(row)
+                on_done(row)
+        finally:
+            close_worker_sim()
         return rows
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=_process_context())
     try:

@@ -2,7 +2,8 @@
 
 - :mod:`.scene`: the ``scene:`` section of a task file, validated into dataclasses
   (:func:`~.scene.parse_scene`, :class:`~.scene.SceneError` with a path to the bad value,
-  :func:`~.scene.scene_keys_doc` for the reference).
+  :func:`~.scene.scene_keys_doc` for the reference); :mod:`.sections`: the built-in extra sections.
+  Neither imports PyBullet: validating a task file never loads the simulator.
 - :mod:`.robots`: a robot description (:mod:`py_trees_manipulation.robots`: ``franka_panda``,
   ``kuka_iiwa_wsg50`` or a user's file) loaded in a PyBullet client.
 - :mod:`.backend`: :class:`~.backend.SimBackend`, the :class:`py_trees_manipulation.backend.Backend`
@@ -10,6 +11,9 @@
   ground-truth world queries, metrics and telemetry).
 - :mod:`.planning`: the arm motions (``move_joints``, ``move_to_pose``, ``move_cartesian``),
   collision-checked and planned in a collision world while sim time stands still.
+
+The simulator names (``SimBackend``, ``register_extension``, ...) are imported on first use (PEP 562),
+with PyBullet and the built-in extensions (:data:`BUILTIN_EXTENSIONS`).
 
 Quick use::
 
@@ -20,13 +24,38 @@ Quick use::
             sim.advance(1 / 30)
 """
 
-from . import _quiet_import  # noqa: F401  (first: pybullet's import banner)
-from .backend import Contact, FingerState, IKSolution, SimArm, SimBackend, SimGripper, SimWorld, register_extension
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 from .scene import SceneError, SceneSpec, parse_scene, scene_keys_doc
 
-__all__ = ["SimBackend", "register_extension", "SceneError", "SceneSpec", "parse_scene", "scene_keys_doc", "SimArm", "SimGripper",
-           "SimWorld", "Contact", "FingerState", "IKSolution"]
-from . import grasp_fix as _grasp_fix  # noqa: E402,F401  (registers the grasp_fix: section and extension)
-from . import doors as _doors  # noqa: F401,E402  (scene sections doors/cabinets, follow_screw)
-from . import tactile_sensor as _tactile_sensor  # noqa: F401,E402  (tactile: section, PR2 gripper sensor actions)
-from . import planning as _planning  # noqa: F401,E402  (motion_planning: section; collision-checked arm motions)
+#: the simulator modules whose extensions every :class:`SimBackend` builds, in this order (grasp fix,
+#: doors and cabinets, tactile sensing, motion planning); imported with the backend
+BUILTIN_EXTENSIONS = ("grasp_fix", "doors", "tactile_sensor", "planning")
+
+_BACKEND_NAMES = ("Contact", "FingerState", "IKSolution", "SimArm", "SimBackend", "SimGripper", "SimWorld",
+                  "register_extension")
+
+__all__ = ["SimBackend", "register_extension", "SceneError", "SceneSpec", "parse_scene", "scene_keys_doc", "SimArm",
+           "SimGripper", "SimWorld", "Contact", "FingerState", "IKSolution"]
+
+
+def load_simulator() -> Any:
+    """Import PyBullet (without its banner), :mod:`.backend` and the built-in extensions
+    (:data:`BUILTIN_EXTENSIONS`); returns the backend module. Idempotent."""
+    from . import _quiet_import  # noqa: F401  (first: pybullet's import banner)
+    from . import backend
+
+    for name in BUILTIN_EXTENSIONS:
+        importlib.import_module(f"{__name__}.{name}")
+    return backend
+
+
+def __getattr__(name: str) -> Any:
+    if name in _BACKEND_NAMES:
+        value = getattr(load_simulator(), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,6 +26,8 @@ Models
 
 from __future__ import annotations
 
+from . import _quiet_import  # noqa: F401  (first: pybullet's import banner)
+
 import math
 from typing import Any, Optional
 

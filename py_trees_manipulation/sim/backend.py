@@ -46,6 +46,8 @@ grippers (e.g. the PR2 gripper sensor actions).
 
 from __future__ import annotations
 
+from . import _quiet_import  # noqa: F401  (first: pybullet's import banner)
+
 import math
 import time
 import weakref
@@ -709,6 +711,12 @@ class SimBackend:
         seed: random seed for pose noise; overrides ``scene.seed``.
         realtime: make :meth:`advance` sleep so simulated time keeps pace with wall time.
         base_dir: folder relative URDF paths are tried against (normally the task file's folder).
+        visual_shapes: load the URDFs' visual shapes (meshes, colours) in the physics client; they
+            change no physics and cost a quarter of a second per Panda. ``False`` when nothing
+            looks at the scene: no GUI, no run log, no 3D viewer (:meth:`scene_model` then draws
+            each link's collision shapes). The kinematics shadow never loads them.
+        reusable: keep the state after loading so that :meth:`reset` can start another run in the
+            same physics clients (a sweep's worker; not with ``gui``).
 
     Raises:
         SceneError: invalid scene.
@@ -732,12 +740,19 @@ class SimBackend:
     clock_hold_wait_s: Optional[float] = None
 
     def __init__(self, scene: Union[dict, SceneSpec, None], gui: bool = False, seed: Optional[int] = None,
-                 realtime: bool = False, base_dir: Optional[str] = None):
+                 realtime: bool = False, base_dir: Optional[str] = None, visual_shapes: bool = True,
+                 reusable: bool = False):
+        from . import load_simulator
+
+        load_simulator()  # the built-in extensions, when this module was imported on its own
         self.scene: SceneSpec = parse_scene(scene if scene is not None else {}, base_dir=base_dir)
         self.seed = self.scene.seed if seed is None else int(seed)
         self.rng = np.random.default_rng(self.seed)
         self.realtime = realtime
         self.gui = gui
+        self.visual_shapes = bool(visual_shapes or gui)
+        self.reusable = bool(reusable and not gui)
+        self._initial_state: Optional[int] = None
         self.physics_hz = float(self.scene.physics_hz)
         self.dt = 1.0 / self.physics_hz
         self.closed = True
@@ -790,6 +805,8 @@ class SimBackend:
             self._register(f.name, body)
         for r in sc.robots:
             self._build_robot(r)
+        # what reset() returns to: fixtures and robots loaded, nothing stepped (a reusable backend only)
+        self._initial_state = pb.saveState(physicsClientId=c) if self.reusable else None
         for o in sc.objects:
             self._build_object(o)
         self.extensions: dict[str, Any] = {}
@@ -799,20 +816,28 @@ class SimBackend:
         if self.gui:
             pb.configureDebugVisualizer(pb.COV_ENABLE_RENDERING, 1, physicsClientId=c)
             pb.resetDebugVisualizerCamera(1.4, 50, -30, [0.4, 0.0, 0.6], physicsClientId=c)
+        self._settle()
+        self._init_metrics()
+
+    def _settle(self) -> None:
         # Let objects come to rest before the clock starts (not counted in now()). The pre-step hooks
         # run too: articulated objects (door latch and handle spring) need them every step.
-        for _ in range(int(round(sc.settle_s * self.physics_hz))):
+        c = self.client
+        for _ in range(int(round(self.scene.settle_s * self.physics_hz))):
             for h in self._pre_hooks:
                 h(self)
             pb.stepSimulation(physicsClientId=c)
-        self._init_metrics()
 
     def _load_urdf(self, path: str, p: np.ndarray, q: np.ndarray, fixed: bool, scale: float = 1.0,
                    what: str = "", client: Optional[int] = None) -> int:
+        flags = pb.URDF_ENABLE_CACHED_GRAPHICS_SHAPES
+        if client is not None and client == self._kin_client:  # the kinematics shadow: links and joints only
+            flags |= pb.URDF_IGNORE_VISUAL_SHAPES | pb.URDF_IGNORE_COLLISION_SHAPES
+        elif not self.visual_shapes:
+            flags |= pb.URDF_IGNORE_VISUAL_SHAPES
         try:
             return pb.loadURDF(path, p.tolist(), quat_xyzw_from_wxyz(q), useFixedBase=fixed, globalScaling=scale,
-                               flags=pb.URDF_ENABLE_CACHED_GRAPHICS_SHAPES,
-                               physicsClientId=self.client if client is None else client)
+                               flags=flags, physicsClientId=self.client if client is None else client)
         except pb.error as e:
             raise BackendError(f"cannot load {what} from {path}: {e}") from None
 
@@ -970,6 +995,11 @@ class SimBackend:
         holders += list(self.clock_holders)
         if not holders:
             return True
+        if timeout is not None:  # a bounded wait: every holder works meanwhile (sim/planning.py _Planning)
+            for ex in holders:
+                start = getattr(ex, "start", None)
+                if start is not None:
+                    start()
         t0 = time.monotonic()
         for ex in holders:
             left = None if timeout is None else max(0.0, timeout - (time.monotonic() - t0))
@@ -1050,6 +1080,79 @@ class SimBackend:
         start = getattr(self, "_drained", 0)
         self._drained = len(self.events)
         return self.events[start:]
+
+    # ---- reuse (sweeps) -------------------------------------------------------------------------------
+    def reset(self, seed: Optional[int] = None) -> bool:
+        """Start a new run in the same physics clients: the state a new backend of the same scene
+        would have, with ``seed``'s pose noise (default: the scene's seed), without loading the
+        fixtures and robots again.
+
+        The objects are removed and loaded again exactly as at construction (same body ids, same
+        noisy poses for the seed, same dynamics; removing them removes the constraints and collision
+        filters that held them), the robots' physics state saved after loading them
+        (``saveState``) is restored and their initial motor commands sent again, every extension's
+        ``reset_run()`` is called (after the objects are back: it makes the extension what its
+        factory would build now), the clock, events and goals are cleared, and the scene settles
+        again. A sweep's worker reuses one backend this way; the results are bit for bit those of
+        a new backend (tests/scenarios/test_sim_reuse.py compares summaries and exact final
+        states). (Teleporting the objects instead of loading them again is not exact: loading
+        composes the base frame with other last bits than ``resetBasePositionAndOrientation``,
+        and the runs diverge. PyBullet keeps a removed mesh object's collision shapes, about
+        0.1 MiB per reload, until the client disconnects: a long-lived user builds a new backend
+        now and then, as the sweep's worker does.)
+
+        Returns:
+            False, changing nothing, when this backend cannot be reset (not built ``reusable``,
+            closed, or an extension without ``reset_run()`` or whose ``resettable`` is false, e.g.
+            doors and drawers, bodies loaded after the objects): build a new one then.
+        """
+        if self.closed or self._initial_state is None:
+            return False
+        if not all(callable(getattr(ext, "reset_run", None)) and getattr(ext, "resettable", True)
+                   for ext in self.extensions.values() if ext is not None):
+            return False
+        c = self.client
+        for r in (*self.arms.values(), *self.grippers.values()):
+            ex, r._active = r._active, None
+            if ex is not None:
+                ex.handle.set_preempted(None, "the backend was reset")
+        for g in self.grippers.values():
+            g.controller = None
+        # the objects go (last loaded first, so that loading them again in scene order hands out
+        # the same body ids), the rest of the world goes back to its state after loading
+        for name, body in reversed(list(self._objects.items())):
+            pb.removeBody(body, physicsClientId=c)
+            del self._bodies[name], self._names[body]
+        self._objects.clear()
+        pb.restoreState(self._initial_state, physicsClientId=c)
+        self.seed = self.scene.seed if seed is None else int(seed)
+        self.rng = np.random.default_rng(self.seed)
+        self.events = []
+        self._drained = 0
+        self._steps = 0
+        self._target_time = 0.0
+        self._wall0 = None
+        self._pre_hooks.clear()
+        self._post_hooks.clear()
+        self._dirty = True
+        for spec in self.scene.robots:  # the commands _build_robot sends (the joint states are restored)
+            arm, gripper = self.arms[spec.name], self.grippers[spec.name]
+            model = arm.robot.model
+            q0 = (model.named_configurations[spec.initial_configuration]
+                  if isinstance(spec.initial_configuration, str) else spec.initial_configuration)
+            arm.shadow.reset_arm(q0)
+            for follower, _leader, _m, _offset in arm.robot.mimics:
+                pb.setJointMotorControl2(arm.robot.body, follower, pb.VELOCITY_CONTROL, force=0.0, physicsClientId=c)
+            arm.hold(q0)
+            gripper.command_gap(spec.initial_gap_m)
+        for o in self.scene.objects:
+            self._build_object(o)
+        for ext in self.extensions.values():
+            if ext is not None:
+                ext.reset_run()
+        self._settle()
+        self._init_metrics()
+        return True
 
     # ---- metrics and telemetry -------------------------------------------------------------------
     def _init_metrics(self) -> None:

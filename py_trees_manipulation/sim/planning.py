@@ -32,11 +32,12 @@ clearance when the motion ends).
 
 from __future__ import annotations
 
+from . import _quiet_import  # noqa: F401  (first: pybullet's import banner)
+
 import concurrent.futures
 import threading
 import time
 import weakref
-from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -46,29 +47,12 @@ from ..geometry.poses import Pose
 from ..msgs.actions import GoalHandle
 from ..msgs.motion import JointTrajectoryGoal, MotionFeedback, MotionResult, MoveJointsGoal
 from .backend import SimArm, SimBackend, _Execution, _JointTrajectory, register_extension
-from .scene import PathT, SceneError, _mapping, _number, register_section
+from .sections.motion_planning import MotionPlanningSettings, parse_motion_planning  # noqa: F401  (the scene section)
 
 __all__ = ["MotionPlanningSettings", "SimMotionPlanning", "CLEARANCE_RANGE_M"]
 
 CLEARANCE_RANGE_M = 0.25
 CLEARANCE_EVERY_STEPS = 10
-
-
-@dataclass(frozen=True)
-class MotionPlanningSettings:
-    """The parsed ``scene.motion_planning`` section."""
-
-    padding_m: float = 0.01
-    max_step_rad: float = 0.01
-
-
-def parse_motion_planning(value: Any, path: PathT) -> MotionPlanningSettings:
-    d = _mapping(value, path, "motion_planning")
-    for k in d:
-        if k not in ("padding_m", "max_step_rad"):
-            raise SceneError(path + (k,), f"unknown key {k!r} in scene.motion_planning; accepted: padding_m, max_step_rad")
-    return MotionPlanningSettings(padding_m=_number(d, "padding_m", path, 0.01, ge=0.0, le=0.2, unit="m"),
-                                  max_step_rad=_number(d, "max_step_rad", path, 0.01, gt=0.0, le=0.2, unit="rad"))
 
 
 def _fmt(v: Any) -> str:
@@ -80,28 +64,52 @@ def _fmt(v: Any) -> str:
 # ================================================================================================
 class _Planning(_Execution):
     """A goal being planned on the worker thread. ``holds_clock``: the backend steps no physics
-    while it runs; :meth:`resolve` swaps in the trajectory execution (or aborts the goal)."""
+    while it runs; :meth:`resolve` swaps in the trajectory execution (or aborts the goal).
+
+    The request is planned when the backend first waits for it (:meth:`wait`, from
+    ``SimBackend.advance``), not when the goal arrives in the middle of a tick: the tree's thread
+    and the worker never run Python at the same time (each GIL hand-over costs up to the 5 ms switch
+    interval on a busy machine), and the tick stays free of the worker's start-up. A backend that
+    waits as long as it takes (``clock_hold_wait_s`` None, the default) has it planned on its own
+    thread (no hand-over to the worker and back); one that waits a bounded time (the robot
+    stand-in, a live viewer) lets the worker plan while the tree ticks at a frozen time. The plan's
+    inputs (the scene snapshot, the seed) are taken when the goal arrives, so the plan is the same."""
 
     holds_clock = True
 
-    def __init__(self, arm: SimArm, handle: GoalHandle, future: concurrent.futures.Future, label: str,
-                 target: Pose, start_execution: Callable[[Any], Optional[_Execution]], cancel: threading.Event,
+    def __init__(self, arm: SimArm, handle: GoalHandle, submit: Callable[..., tuple[concurrent.futures.Future, threading.Event]],
+                 label: str, target: Pose, start_execution: Callable[[Any], Optional[_Execution]],
                  on_failure: Optional[Callable[[Any], None]] = None):
         super().__init__(arm, handle)
         self.on_failure = on_failure
         self.arm = arm
-        self.future = future
+        self._submit = submit
+        self.future: Optional[concurrent.futures.Future] = None
+        self.cancel_flag: Optional[threading.Event] = None
+        self._stopped = False
         self.label = label
         self.target = target
         self.start_execution = start_execution
-        self.cancel_flag = cancel
         self.t0 = time.perf_counter()
+        # no physics step runs while planning: the TCP stays where it is
+        self._tcp = arm.tcp_pose()
+        self._distance = float(np.linalg.norm(self._tcp[:3, 3] - target[:3, 3]))
 
     def step(self) -> None:  # physics does not run while planning (see SimBackend.advance)
         pass
 
-    def wait(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds (wall) for the plan; True when it is done."""
+    def start(self, now: bool = False) -> None:
+        """Hand the request to the planning worker (once; not after :meth:`stop`); ``now``: plan it
+        on this thread when the worker is idle (:meth:`PlanningWorker.submit`)."""
+        if self.future is None and not self._stopped:
+            self.future, self.cancel_flag = self._submit(now=now)
+
+    def wait(self, timeout: Optional[float]) -> bool:
+        """Start the plan if it is not yet (``timeout`` None: on this thread), and wait up to
+        ``timeout`` seconds (wall; None: until it is done) for it; True when it is done."""
+        self.start(now=timeout is None)
+        if self.future is None:
+            return True
         try:
             self.future.result(timeout=timeout)
         except concurrent.futures.TimeoutError:
@@ -115,6 +123,8 @@ class _Planning(_Execution):
         arm = self.arm
         from ..collision.worker import PlanFailure
 
+        if self.future is None:  # stopped before it started
+            return
         outcome = self.future.result()  # the worker's job never raises
         if arm._active is not self:
             return
@@ -134,13 +144,18 @@ class _Planning(_Execution):
             ex.publish_feedback()
 
     def publish_feedback(self) -> None:
-        tcp = self.arm.tcp_pose()
         self.handle.publish_feedback(MotionFeedback(
-            tcp_pose=tcp, distance_m=float(np.linalg.norm(tcp[:3, 3] - self.target[:3, 3])), progress=0.0,
+            tcp_pose=self._tcp.copy(), distance_m=self._distance, progress=0.0,
             phase="planning", planner=self.label, planning_time_s=time.perf_counter() - self.t0))
 
+    def cancel(self) -> None:
+        """Stop the plan: never started, or cancelled at the planner's next check."""
+        self._stopped = True
+        if self.cancel_flag is not None:
+            self.cancel_flag.set()
+
     def stop(self) -> Any:
-        self.cancel_flag.set()
+        self.cancel()
         self.arm.hold()
         tcp = self.arm.tcp_pose()
         return MotionResult(tcp, float(np.linalg.norm(tcp[:3, 3] - self.target[:3, 3])))
@@ -425,9 +440,9 @@ class SimMotionPlanning:
         request.seed = int(self.backend.seed) * 1000 + self._count
         request.named_configurations = dict(arm.named_configurations)
         request.dt = self.backend.dt
-        future, cancel = self.worker.submit(request, lambda world: self.apply(snap))
-        return _Planning(arm, handle, future, label, target, start_execution, cancel,
-                         on_failure=lambda f: self._refused(arm, action, request, f))
+        worker = self.worker
+        return _Planning(arm, handle, lambda now=False: worker.submit(request, lambda world: self.apply(snap), now=now),
+                         label, target, start_execution, on_failure=lambda f: self._refused(arm, action, request, f))
 
     def _refused(self, arm: SimArm, action: str, request: Any, failure: Any) -> None:
         """A motion refused before it moved: the planning time counts, an event says why."""
@@ -544,6 +559,13 @@ class SimMotionPlanning:
             out["min_clearance_m"] = round(self._min_clearance, 5)
         return out
 
+    def reset_run(self) -> None:
+        """As built for the backend's new run (:meth:`SimBackend.reset`: the same scene): no plans, no
+        counts, the same worker and collision world (it is synced to the scene before every plan)."""
+        worker = self._worker
+        self.__init__(self.backend, self.settings)  # type: ignore[misc]
+        self._worker = worker
+
     def close(self) -> None:
         """Stop the worker (a plan running ends at its next termination check) and free the world."""
         if self._closed:
@@ -554,7 +576,7 @@ class SimMotionPlanning:
             for arm in b.arms.values():
                 ex = arm._active
                 if isinstance(ex, _Planning):
-                    ex.cancel_flag.set()
+                    ex.cancel()
             for q in list(b.clock_holders):
                 if isinstance(q, _Query):
                     q.cancel_flag.set()
@@ -605,6 +627,4 @@ def _factory(backend: SimBackend, settings: Optional[MotionPlanningSettings]) ->
     return SimMotionPlanning(backend, backend.scene.extra.get("motion_planning"))
 
 
-register_section("motion_planning", parse_motion_planning,
-                 "collision checking of arm motions: padding_m (0.01), max_step_rad (0.01) (see `sim/planning.py`)")
 register_extension("motion_planning", _factory)

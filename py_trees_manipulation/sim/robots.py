@@ -12,6 +12,8 @@ travel axis, x completes the right-handed frame. A top-down grasp is ``rpy_deg: 
 
 from __future__ import annotations
 
+from . import _quiet_import  # noqa: F401  (first: pybullet's import banner)
+
 import math
 from collections.abc import Mapping
 from typing import Iterator, Optional, Sequence

@@ -748,3 +748,8 @@ def parse_scene(scene: Any, base_dir: Optional[str] = None) -> SceneSpec:
         if k in extra and sec.check is not None:
             sec.check(extra[k], spec)
     return spec
+
+
+# the built-in extra sections (grasp_fix, doors, cabinets, tactile, motion_planning), registered once
+# the helpers above exist; they import no PyBullet (ptm validate never loads the simulator)
+from . import sections as _sections  # noqa: E402,F401

@@ -440,12 +440,15 @@ def _check_reach(tree: NodeSpec, scene: Any, ctx: _Ctx) -> None:
     """Warn about literal arm targets beyond every (named) robot's reach bound (sim/reach.py)."""
     import numpy as np
 
+    from ..robots import stock_description, stock_models
     from ..sim.reach import reach_bound_m  # light: xml.etree and the scene module the loader already uses
-    from ..sim.robots import MODELS
 
     robots = []
     for r in scene.robots:
-        bound = reach_bound_m(r.description if getattr(r, "description", None) is not None else MODELS.get(r.model))
+        model = getattr(r, "description", None)
+        if model is None and r.model in stock_models():
+            model = stock_description(r.model)
+        bound = reach_bound_m(model)
         if bound is None:
             return  # a robot of unknown reach: no warning at all
         robots.append((r.name, np.asarray(r.base_pose, dtype=float)[:3, 3], bound))

@@ -80,8 +80,11 @@ def make_backend(task: TaskSpec, options: RunOptions) -> Any:
             raise ValueError(f"{task.file}: the sim backend needs a 'scene:' section")
         from ..sim import SimBackend
 
+        from ..observers import needs_visual_shapes
+
         return SimBackend(task.scene, gui=options.gui, seed=options.seed, realtime=options.realtime,
-                          base_dir=task.scene_dir or os.path.dirname(os.path.abspath(task.file)))
+                          base_dir=task.scene_dir or os.path.dirname(os.path.abspath(task.file)),
+                          visual_shapes=needs_visual_shapes(options.observers))
     if options.backend == "hardware":
         try:
             from ..hardware import make_hardware_backend  # type: ignore[attr-defined]

@@ -323,6 +323,9 @@ class LiveViewer:
             Skipped ticks are simply not shown; the run log still has them all.
     """
 
+    #: the tree page draws no 3D scene (see observers.needs_visual_shapes)
+    needs_visual_shapes = False
+
     def __init__(self, server: ViewerServer, min_period_s: float = 0.0) -> None:
         self.server = server
         self.min_period_s = min_period_s

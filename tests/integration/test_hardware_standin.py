@@ -93,11 +93,8 @@ def ptm_run(task: str, robot: Path, tmp_path: Path, *extra: str, timeout: float 
     return proc, data
 
 
-def test_pick_and_lift_over_rosbridge_matches_the_sim(standin, tmp_path):
-    from py_trees_manipulation.trees.loader import load_task
-    from py_trees_manipulation.trees.runner import RunOptions, run_task
-
-    sim = run_task(load_task(str(ROOT / "examples/pick_and_lift.yaml")), RunOptions(display=False)).summary
+def test_pick_and_lift_over_rosbridge_matches_the_sim(standin, tmp_path, pick_and_lift_run):
+    sim = pick_and_lift_run.summary
     s = standin()
     proc, hw = ptm_run("examples/pick_and_lift.yaml", s.robot_file(tmp_path), tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -167,18 +164,25 @@ def _fragile_without_the_sim_only_check(tmp_path: Path) -> Path:
     return task
 
 
+@pytest.fixture(scope="module")
+def fragile_sim(tmp_path_factory):
+    """The fragile task without its sim-only check, and its simulator run (the reference both
+    protocols are compared with: one run for both)."""
+    from py_trees_manipulation.trees.loader import load_task
+    from py_trees_manipulation.trees.runner import RunOptions, run_task
+
+    task = _fragile_without_the_sim_only_check(tmp_path_factory.mktemp("fragile"))
+    return task, run_task(load_task(str(task)), RunOptions(display=False)).summary
+
+
 @pytest.mark.parametrize("protocol", ["ros1", "ros2"])
-def test_fragile_grasp_over_rosbridge_matches_the_sim(standin, tmp_path, protocol):
+def test_fragile_grasp_over_rosbridge_matches_the_sim(standin, tmp_path, protocol, fragile_sim):
     """The PR2 Grab (find contact, force servo by hardness, slip servo) and the SlipServo hold beside
     the lift (cancelled when the carry ends) over rosbridge, as ROS 1
     actionlib topics or ROS 2 rosbridge actions: the egg is lifted and not crushed, as in the
     simulator. The crush check ObjectIntact is sim-only, so both runs use the tree without it and
     compare the stand-in's own ``crushed`` metric instead."""
-    from py_trees_manipulation.trees.loader import load_task
-    from py_trees_manipulation.trees.runner import RunOptions, run_task
-
-    task = _fragile_without_the_sim_only_check(tmp_path)
-    sim = run_task(load_task(str(task)), RunOptions(display=False)).summary
+    task, sim = fragile_sim
     s = standin(str(task))
     proc, hw = ptm_run(str(task), s.robot_file(tmp_path, **{"protocol: ros1": f"protocol: {protocol}"}), tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -121,14 +121,13 @@ def test_fixed_low_force_servo_drops_the_shaken_can():
     assert m["slip_detections"] == 0          # nobody was listening
 
 
-def test_plain_gripper_command_grasp_reports_its_fingertip_forces():
+def test_plain_gripper_command_grasp_reports_its_fingertip_forces(pick_and_lift_run):
     # a plain GripperCommand (max_effort 40 N, position motors, no tactile goal): the telemetry's
     # pad forces come from the contacts (the mug's side touches the pads' top millimetre), the
     # set-point is the motors' 40 N limit, and the metric agrees
-    rec = TelemetryRecorder()
-    s = run_example("pick_and_lift.yaml", observers=[rec])
+    s = pick_and_lift_run.summary
     assert s["status"] == "SUCCESS", s.get("failed_behaviour")
-    held = [tel for _, tel, running in rec.rows if "settle" in running]
+    held = [tel for _, tel, running in pick_and_lift_run.ticks if "settle" in running]
     assert held
     for tel in held:
         assert tel["mode"] == "GRIPPER_ACTION"

@@ -1,0 +1,99 @@
+"""Start-up cost: the commands that only read files import nothing heavy.
+
+``ptm --help`` and ``ptm validate`` run in a fresh interpreter (a subprocess, as a user runs them);
+afterwards its ``sys.modules`` must hold neither the simulator (PyBullet), SciPy, Matplotlib, the
+planners (OMPL, ruckig, toppra), Foxglove, the MCAP run log nor the viewer's modules. What is
+imported, not how long it takes: timings are the benchmarks' business (benchmarks/bench_process.py).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+#: top-level packages none of these commands may import
+HEAVY = ("pybullet", "scipy", "matplotlib", "ompl", "ruckig", "toppra", "foxglove", "mcap", "roslibpy", "websockets")
+#: our modules that load the simulator, the run log or the viewer
+HEAVY_OURS = ("py_trees_manipulation.sim.backend", "py_trees_manipulation.viewer.runlog",
+              "py_trees_manipulation.viewer.server", "py_trees_manipulation.viewer.snapshot",
+              "py_trees_manipulation.viewer.report", "py_trees_manipulation.viewer.foxglove",
+              "py_trees_manipulation.collision.world", "py_trees_manipulation.hardware.rosbridge")
+
+_PROBE = """
+import json, sys
+from py_trees_manipulation.cli import main
+try:
+    code = main(sys.argv[1:])
+except SystemExit as e:
+    code = e.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
+"""
+
+
+def _modules_after(*argv: str) -> tuple[int, set[str]]:
+    proc = subprocess.run([sys.executable, "-c", _PROBE, *argv], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    last = proc.stderr.strip().splitlines()[-1]
+    out = json.loads(last)
+    return out["code"], set(out["modules"])
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY or m in HEAVY_OURS)
+
+
+@pytest.mark.parametrize("argv", [("--help",), ("run", "--help"), ("sweep", "--help"), ("robots", "--help")],
+                         ids=lambda a: " ".join(a))
+def test_help_imports_nothing_heavy(argv):
+    code, modules = _modules_after(*argv)
+    assert code in (0, None)
+    assert _heavy(modules) == []
+    # the help does not even need NumPy or the robots' loader
+    assert "numpy" not in modules and "py_trees_manipulation.robots.loader" not in modules
+
+
+def test_validate_every_example_imports_nothing_heavy():
+    """Every example (their scenes use every built-in section: grasp_fix, doors, cabinets, tactile,
+    motion_planning, robot description files) validates without the simulator."""
+    files = sorted(glob.glob(os.path.join("examples", "*.yaml")))
+    assert len(files) >= 10
+    code, modules = _modules_after("validate", *files)
+    assert code == 0
+    assert _heavy(modules) == []
+    # what validating did load: the scene parser and its sections
+    assert {"py_trees_manipulation.sim.scene", "py_trees_manipulation.sim.sections.doors"} <= modules
+
+
+def test_validate_reports_a_bad_section_key_without_the_simulator(tmp_path):
+    """The extra sections are parsed (not skipped) without PyBullet: a typo in one is still an error."""
+    src = open(os.path.join(ROOT, "examples", "open_drawer.yaml")).read()
+    assert "cabinets:" in src
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(src.replace("cabinets:", "motion_planning: {padding: 0.02}\n  cabinets:", 1))
+    code, modules = _modules_after("validate", str(bad))
+    assert code == 2
+    assert _heavy(modules) == []
+
+
+def test_the_simulator_names_load_on_first_use():
+    """``py_trees_manipulation.sim`` still offers SimBackend and friends (PEP 562), with the built-in
+    extensions registered, and the sections' names stay importable from the simulator modules."""
+    code = ("import sys, py_trees_manipulation.sim as s\n"
+            "assert 'pybullet' not in sys.modules\n"
+            "B = s.SimBackend\n"
+            "from py_trees_manipulation.sim.backend import _EXTENSIONS\n"
+            "from py_trees_manipulation.sim.doors import DoorSpec, parse_doors\n"
+            "from py_trees_manipulation.sim.tactile_sensor import TactileConfig, parse_tactile\n"
+            "from py_trees_manipulation.sim.grasp_fix import GraspFixSpec, parse_grasp_fix\n"
+            "from py_trees_manipulation.sim.planning import MotionPlanningSettings\n"
+            "print(list(_EXTENSIONS))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.split() == ["['grasp_fix',", "'doors',", "'tactile',", "'motion_planning']"]
+    assert "pybullet build time" not in out.stderr  # the banner stays hidden
