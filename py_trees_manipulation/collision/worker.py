@@ -119,6 +119,18 @@ class PlanningWorker:
             self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ptm-motion")
         return self._executor.submit(job), cancel
 
+    def call(self, fn: Callable[[Any], Any], apply: Callable[[Any], None]) -> concurrent.futures.Future:
+        """Run ``fn(world)`` on the worker after ``apply(world)`` synced the scene (one job at a time
+        with the plans: the world is never used by two threads). The future holds ``fn``'s result,
+        or the exception it raised."""
+        def job() -> Any:
+            apply(self.world)
+            return fn(self.world)
+
+        if self._executor is None:
+            self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ptm-motion")
+        return self._executor.submit(job)
+
     def close(self) -> None:
         """Wait for the running plan (cancel it first) and free the world."""
         if self._executor is not None:

@@ -440,6 +440,8 @@ def _check_reach(tree: NodeSpec, scene: Any, ctx: _Ctx) -> None:
 
     robots = []
     for r in scene.robots:
+        if getattr(r, "base_auto", None) is not None:
+            return  # placed when the simulator is built: its targets are checked then (base_pose: auto)
         bound = reach_bound_m(r.description if getattr(r, "description", None) is not None else MODELS.get(r.model))
         if bound is None:
             return  # a robot of unknown reach: no warning at all
