@@ -5,27 +5,41 @@ grasps of the object to pick (any one suffices), a door's lever along the whole 
 drawer's bar along its pull line. A target is one or more alternative **paths**; a path is a
 sequence of :class:`ReachSample` (a TCP pose, the joint positions of the articulated bodies at that
 moment, what the hand may touch there), reached in order and continuously, the way the task moves
-through them: the first sample by inverse kinematics from several seeds (the arm's configuration
-now, the named configurations turned toward the target, seeded random ones), every later one from
-the previous solution (:func:`~.ik.solve_ik`, a joint may not jump by more than 0.5 rad between
-samples), each solution collision-checked in the :class:`~.world.CollisionWorld` with the door or
-drawer set to the sample's joint positions (the hand may touch the handle it holds, nothing else).
+through them:
+
+- the first sample by inverse kinematics: from the solution the motion planner would take
+  (seeded by the approach configuration, then ``ready``), or, when the task moves the arm to the
+  posture the check found (``ReachTarget.any_posture``), from up to :data:`MAX_STARTS` distinct
+  solutions of fixed seeds (named configurations, turned toward the target and as they are, seeded
+  random ones);
+- every later one from the previous solution (:func:`~.ik.solve_ik`, in steps of at most
+  :data:`STEP_M` / :data:`STEP_RAD` of TCP motion, no joint jumping more than 0.5 rad), as the
+  Cartesian and screw motions execute it;
+- each solution collision-checked in the :class:`~.world.CollisionWorld` with the door or drawer
+  set to the sample's joint positions (the hand may touch the handle it holds; while it holds it,
+  the compliant arm may brush the world by :data:`HELD_PADDING_M`; free samples keep the planning
+  padding; backing off a contact, every step keeps it or stays as far as it started, as the motion
+  planner's lines do), and the robot's base clear of what swings.
 
 :class:`ReachChecker` answers "is every target reachable from where the robot stands?" with a
 :class:`TargetResult` per target; a failure names the sample and why, e.g.
 ``"the door handle at 40 deg of its 60 deg arc is out of reach: best IK 0.060 m away"``.
 
 :func:`find_base` searches base poses on a :class:`MountingSurface` (the floor or a fixture's top)
-from which every target is reachable: candidate positions on rings around the targets (radius 0.2 m
-to the arm's reach, every 0.05 m and 10 deg), each facing the targets, ranked by a workspace
-heuristic (the targets' horizontal distance from the base axis within 25-80 % of the arm's reach,
-approach directions pointing away from the base), then checked in that order: the robot's base and
-its starting configuration must not overlap fixtures, doors, cabinets or objects (the surface it
-stands on aside), and every target must pass the checker above. Deterministic: fixed candidate
-order, IK seeds from ``seed``. Sources: Zacharias et al., "Capturing robot workspace structure:
-representing robot capabilities" (IROS 2007) and Vahrenkamp et al., "Robot placement based on
-reachability inversion" (ICRA 2013) for the idea of ranking base poses by where the task's poses
-fall in the arm's workspace; the check itself is the motion planner's IK and collision test.
+from which every target is reachable: candidate positions on rings around the targets (0.2 m to the
+arm's reach, every 0.05 m and 10 deg), facing the targets (and turned 30 and 60 deg, ranked lower),
+ranked by where the targets fall in the arm's workspace (:class:`WristBounds`: the wrist point's
+distance from the shoulder inside the arm's range and away from its ends; approaches pointing away
+from the base), then checked in that order: the base and the starting arm clear of fixtures, doors,
+cabinets and objects (the surface it stands on aside) and of a swinging leaf, a quick IK test of each
+target's hardest poses, and the full check with margins (2 mm IK tolerance, no brushing, joints
+0.05 rad from their limits, the probes a request adds beyond the motion). Of the first few bases that
+pass, the best conditioned (:func:`_manipulability`) wins. Deterministic: fixed candidate order, IK
+seeds from ``seed``. Sources: Zacharias et al., "Capturing robot workspace structure: representing
+robot capabilities" (IROS 2007) and Vahrenkamp et al., "Robot placement based on reachability
+inversion" (ICRA 2013) for ranking base poses by where the task's poses fall in the arm's workspace;
+Yoshikawa, "Manipulability of robotic mechanisms" (IJRR 1985); the check itself is the motion
+planner's IK and collision test.
 
 Units: metres, radians (degrees in texts). Poses: (4, 4) homogeneous transforms, world frame.
 """
@@ -48,7 +62,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..sim.robots import LoadedRobot
 
 __all__ = ["ReachSample", "ReachTarget", "SampleResult", "TargetResult", "ReachChecker", "MountingSurface",
-           "BasePlacement", "find_base", "base_pose_at", "base_frame", "set_base_frame", "base_overlap", "POSITION_TOLERANCE_M", "ORIENTATION_TOLERANCE_RAD"]
+           "BasePlacement", "WristBounds", "find_base", "wrist_bounds", "base_pose_at", "base_frame", "set_base_frame",
+           "base_overlap", "POSITION_TOLERANCE_M", "ORIENTATION_TOLERANCE_RAD"]
 
 #: IK position error accepted at a sample, metres (the screw follower's own bound)
 POSITION_TOLERANCE_M = 0.005
@@ -65,28 +80,39 @@ MAX_STARTS = 3
 #: largest TCP step between two IK solutions along a path, metres and radians
 STEP_M = 0.04
 STEP_RAD = 0.15
+#: ... along a line checked state by state (backing off), metres
+FINE_STEP_M = 0.01
+#: a pair closer than the padding where a line starts may get this much closer, metres (the motion
+#: planner's rule)
+START_RELAX_M = 0.002
 #: clearance the arm keeps while the hand holds a handle, metres: the motion along a door's arc or a
 #: drawer's line is compliant (the follow_screw impedance), so a link may brush the world (a door
 #: jamb) by up to 5 mm; the planning padding applies to the free motions
 HELD_PADDING_M = -0.005
 #: ... and in a base search (a margin on the check's)
 SEARCH_HELD_PADDING_M = 0.0
+#: clearance a base search adds to the planning padding for the free samples (approach, back-off), metres
+SEARCH_EXTRA_PADDING_M = 0.005
 #: how far from its limits every joint stays along a path found by a base search, radians
-SEARCH_JOINT_MARGIN_RAD = 0.1
+SEARCH_JOINT_MARGIN_RAD = 0.05
 #: base yaws tried at each candidate position, degrees from facing the targets' centre (a robot close
 #: to a door faces it at an angle, its starting arm clear of the leaf), and what turning away costs
 #: in the ranking per 30 deg
 YAW_OFFSETS_DEG = (0.0, -30.0, 30.0, -60.0, 60.0)
 YAW_COST = 0.15
+#: ranking (:func:`_workspace_cost`): the cost of a base beyond a path's first approach (behind the
+#: door it must open); the fraction of the wrist range near either end that costs; the horizontal
+#: wrist distance from the base axis, as a fraction of the reach, below which the arm folds against
+#: its shoulder joint's limit; the weight of an approach (TCP z) not pointing away from the base
+#: (per sample, times 1 - cos)
 BEHIND_COST = 5.0
+WRIST_EDGE = 0.25
 WRIST_NEAR = 0.3
+APPROACH_COST = 2.0
 #: once a base reaches every target, up to this many more are looked for (at most this many more
 #: full checks) and the best conditioned one is chosen (:func:`_manipulability`)
 QUALITY_SUCCESSES = 3
 QUALITY_EXTRA_CHECKS = 6
-WRIST_EDGE = 0.25
-#: weight of an approach (TCP z) not pointing away from the base (per sample, times 1 - cos)
-APPROACH_COST = 2.0
 #: IK stops refining below this error (metres, and radians), well inside the tolerances
 IK_THRESHOLD = 5e-4
 
@@ -101,16 +127,24 @@ class ReachSample:
         joints: ``((body, joint name, position rad or m), ...)``: articulated bodies set before the
             check (a door's hinge and lever at this moment of the task).
         touch: bodies the hand may touch here (the handle or object it holds).
-        compliant: the arm keeps the held-motion clearance here even though the hand holds nothing
-            (backing off a handle just let go: the motion planner lets contacts present at its
-            start stay).
+        held: the hand holds the handle here (the motion to it is compliant: the follow_screw
+            impedance), so the arm keeps the held clearance (``held_padding_m``) instead of the
+            planning padding.
+        from_contact: a straight line away from a contact (backing off a handle just let go): as
+            the motion planner does, pairs closer than the padding at the sample before may stay
+            but not get :data:`START_RELAX_M` closer; every step of the line is checked.
+        probe: a margin beyond the task's own motion (a base search checks the arc a little further):
+            probes are followed from the sample before them, and the path goes on from there, as
+            the task does, after the last probe.
     """
 
     label: str
     pose: Pose
     joints: tuple = ()
     touch: tuple = ()
-    compliant: bool = False
+    held: bool = False
+    from_contact: bool = False
+    probe: bool = False
 
 
 @dataclass(frozen=True)
@@ -254,7 +288,7 @@ class BasePlacement:
     def yaw_deg(self) -> float:
         if self.pose is None:
             return float("nan")
-        return round(math.degrees(math.atan2(self.pose[1, 0], self.pose[0, 0])), 2)
+        return round(math.degrees(math.atan2(self.pose[1, 0], self.pose[0, 0])), 2) + 0.0
 
     def base_pose_spec(self) -> dict[str, Any]:
         """The pose as a task file writes it: ``{position: [x, y, z], rpy_deg: [0, 0, yaw]}``."""
@@ -307,6 +341,16 @@ def set_base_frame(world: CollisionWorld, name: str, T: Pose) -> None:
     pb.resetBasePositionAndOrientation(body, p, q, physicsClientId=c)
 
 
+def placed_base_pose(x: float, y: float, z: float, yaw: float) -> Pose:
+    """The base pose :func:`find_base` places a robot at: ``(x, y, z)`` rounded to 0.1 mm, ``yaw``
+    (radians) rounded to 0.01 deg, built as a task file's ``{position, rpy_deg}`` is, so that the
+    pose printed and written back as ``base_pose`` is exactly this one (the same run)."""
+    from ..geometry.poses import pose_from_spec
+
+    return pose_from_spec({"position": [round(float(x), 4), round(float(y), 4), round(float(z), 4)],
+                           "rpy_deg": [0.0, 0.0, round(math.degrees(yaw), 2)]})
+
+
 def base_pose_at(x: float, y: float, z: float, yaw: float) -> Pose:
     """(4, 4) base pose at ``(x, y, z)`` metres turned ``yaw`` radians about world z."""
     c, s = math.cos(yaw), math.sin(yaw)
@@ -341,7 +385,12 @@ class ReachChecker:
             (the base search keeps a margin: an arm tracking a path at a joint limit stalls).
         strict: a path must work from the IK solution the motion planner takes first; when that one
             is out of tolerance or in collision the planner picks among others (not predictable), so
-            a strict check (the base search) fails there, a lenient one tries other postures.
+            a strict check (the base search) fails there, a lenient one tries other postures; a line
+            backing off a contact may not bring any pair closer (the planner allows 2 mm), and the free
+            samples keep :data:`SEARCH_EXTRA_PADDING_M` more than the planning padding.
+        max_starts: distinct first-sample solutions a path is followed from (``any_posture``); the
+            base search follows one (the first of the fixed seeds that is clear), which the check in
+            the tree, trying the same seeds first, finds again.
 
     Raises:
         KeyError: unknown robot.
@@ -349,7 +398,7 @@ class ReachChecker:
 
     def __init__(self, world: CollisionWorld, robot: str, seed: int = 0, start: Optional[Sequence[float]] = None,
                  position_tolerance_m: float = POSITION_TOLERANCE_M, held_padding_m: float = HELD_PADDING_M,
-                 joint_margin_rad: float = 0.0, strict: bool = False):
+                 joint_margin_rad: float = 0.0, strict: bool = False, max_starts: int = MAX_STARTS):
         if robot not in world.robots:
             raise KeyError(f"no robot named {robot!r}; the collision world has {sorted(world.robots)}")
         self.world = world
@@ -361,6 +410,7 @@ class ReachChecker:
         self.held_padding_m = float(held_padding_m)
         self.joint_margin_rad = float(joint_margin_rad)
         self.strict = bool(strict)
+        self.max_starts = int(max_starts)
         r = self.loaded
         self._named = [np.asarray(v, dtype=float) for v in r.model.named_configurations.values()]
         rng = np.random.default_rng(self.seed)
@@ -399,12 +449,19 @@ class ReachChecker:
             out.append((body, joint, pb.getJointState(self.world.body_id(body), j, physicsClientId=c)[0]))
         return tuple(out)
 
-    def _checker(self, sample: ReachSample) -> Any:
-        """The state checker for ``sample`` (the world set to it): the hand may touch what it holds;
-        while it holds something (a compliant motion: the lever, the bar) the arm keeps
-        :data:`HELD_PADDING_M` from the rest of the world instead of the planning padding."""
-        pad = self.held_padding_m if (sample.touch or sample.compliant) else None
-        return self.world.checker(self.robot, self._allowed(sample.touch), padding_m=pad)
+    def _checker(self, sample: ReachSample, q_before: Optional[np.ndarray] = None) -> Any:
+        """The state checker for ``sample`` (the world set to it): the hand may touch ``touch``; a
+        ``held`` sample keeps ``held_padding_m`` instead of the planning padding; a ``from_contact``
+        one lets pairs inside the padding at ``q_before`` stay (not :data:`START_RELAX_M` closer)."""
+        pad = self.held_padding_m if sample.held else (self.world.padding_m + SEARCH_EXTRA_PADDING_M if self.strict
+                                                          else None)
+        allowed = self._allowed(sample.touch)
+        if sample.from_contact and q_before is not None:
+            before = self.world.checker(self.robot, allowed, padding_m=pad)
+            for p in before.proximities(q_before, before.padding_m):
+                if p.distance_m < p.threshold_m:
+                    allowed.relaxed[p.key] = p.distance_m - (0.0 if self.strict else START_RELAX_M)
+        return self.world.checker(self.robot, allowed, padding_m=pad)
 
     def _allowed(self, touch: tuple) -> AllowedContacts:
         out = AllowedContacts()
@@ -416,14 +473,15 @@ class ReachChecker:
         return out
 
     # ---- seeds -----------------------------------------------------------------------------------------
-    def seeds_for(self, pose: Pose) -> list[np.ndarray]:
-        """IK seeds for a first sample: the start configuration, each named configuration with the
-        first joint turned toward the target (and as it is), then :data:`RANDOM_SEEDS` random ones."""
+    def seeds_for(self, pose: Pose, with_start: bool = True) -> list[np.ndarray]:
+        """IK seeds for a first sample: the start configuration (``with_start``), each named
+        configuration with the first joint turned toward the target (and as it is), then
+        :data:`RANDOM_SEEDS` random ones."""
         r = self.loaded
         base = self._base_pose()
         p = np.linalg.solve(base, np.append(pose[:3, 3], 1.0))[:3]
         bearing = math.atan2(p[1], p[0])
-        seeds = [self.start]
+        seeds = [self.start] if with_start else []
         for q in self._named:
             turned = q.copy()
             turned[0] = bearing
@@ -446,6 +504,11 @@ class ReachChecker:
 
     def _within(self, sol: IKSolution) -> bool:
         return sol.position_error_m <= self.position_tolerance_m and sol.orientation_error_rad <= ORIENTATION_TOLERANCE_RAD
+
+    def _limit_margin(self, q: np.ndarray) -> float:
+        """The smallest distance of a joint from its limits, as a fraction of its range."""
+        r = self.loaded
+        return float(np.min(np.minimum(q - r.lower, r.upper - q) / np.maximum(r.upper - r.lower, 1e-9)))
 
     def _limit_text(self, q: np.ndarray) -> Optional[str]:
         """Why ``q`` is too close to a joint limit (``joint_margin_rad``), or None."""
@@ -476,20 +539,22 @@ class ReachChecker:
         self._set_joints(sample.joints)
         return self._checker(sample).explain(q)
 
-    def _steps_between(self, a: Pose, b: Pose) -> list[Pose]:
+    def _steps_between(self, a: Pose, b: Pose, fine: bool = False) -> list[Pose]:
         """Poses between ``a`` and ``b`` (``b`` included) at most :data:`STEP_M` / :data:`STEP_RAD`
-        apart: position linear, orientation slerped (the straight line the task moves along)."""
+        apart (``fine``: :data:`FINE_STEP_M`, for lines checked state by state): position linear,
+        orientation slerped (the straight line the task moves along)."""
         from transforms3d.quaternions import mat2quat, quat2mat, qmult, qinverse, axangle2quat, quat2axangle
 
+        step_m = FINE_STEP_M if fine else STEP_M
         dp = float(np.linalg.norm(b[:3, 3] - a[:3, 3]))
         cos = (float(np.trace(a[:3, :3].T @ b[:3, :3])) - 1.0) / 2.0
-        if dp <= STEP_M and math.acos(max(-1.0, min(1.0, cos))) <= STEP_RAD:
+        if dp <= step_m and math.acos(max(-1.0, min(1.0, cos))) <= STEP_RAD:
             return [np.array(b, dtype=float)]
         qa, qb = mat2quat(a[:3, :3]), mat2quat(b[:3, :3])
         if np.dot(qa, qb) < 0:
             qb = -qb
         axis, ang = quat2axangle(qmult(qb, qinverse(qa)))
-        n = max(1, int(math.ceil(max(dp / STEP_M, abs(ang) / STEP_RAD) - 1e-9)))
+        n = max(1, int(math.ceil(max(dp / step_m, abs(ang) / STEP_RAD) - 1e-9)))
         out = []
         for k in range(1, n + 1):
             f = k / n
@@ -514,26 +579,43 @@ class ReachChecker:
         "out of reach" from "reachable only in another posture" (more IK)."""
         qs = [q0]
         q = q0
+        resume: Optional[tuple[np.ndarray, Pose]] = None   # where the path goes on after a probe
         for k in range(1, len(path)):
             s = path[k]
+            prev_pose = path[k - 1].pose
+            if s.probe and resume is None:
+                resume = (q, prev_pose)
+            elif not s.probe and resume is not None:
+                q, prev_pose = resume
+                resume = None
             self._set_joints(s.joints)
             hit_base = self._base_hit(s)
             if hit_base is not None:
                 return k, qs, SampleResult(s.label, False, q, reason=f"cannot be reached: {hit_base}")
-            for pose in self._steps_between(path[k - 1].pose, s.pose):
+            # the straight lines to and from a contact (approach, back-off) are checked state by state
+            line = s.from_contact or (bool(s.touch) and not s.held)
+            ck = self._checker(s, q) if line else None
+            steps = self._steps_between(prev_pose, s.pose, fine=line)
+            for pose in steps:
                 sol = self._ik(pose, [q], iterations=4)
                 jump = float(np.max(np.abs(sol.q - q)))
                 if not self._within(sol) or jump > MAX_JOINT_JUMP_RAD:
                     return k, qs, self._path_failure(s, sol, jump, explain)
                 q = sol.q
+                if ck is not None:
+                    hit = ck.explain(q)
+                    if hit is not None:
+                        return k, qs, SampleResult(s.label, False, q, sol.position_error_m, sol.orientation_error_rad,
+                                                   hit, self._hit_text(hit))
             limit = self._limit_text(q)
             if limit is not None:
                 return k, qs, SampleResult(s.label, False, q, sol.position_error_m, sol.orientation_error_rad,
                                            reason=limit)
-            hit = self._checker(s).explain(q)
-            if hit is not None:
-                return k, qs, SampleResult(s.label, False, q, sol.position_error_m, sol.orientation_error_rad,
-                                           hit, self._hit_text(hit))
+            if ck is None:
+                hit = self._checker(s).explain(q)
+                if hit is not None:
+                    return k, qs, SampleResult(s.label, False, q, sol.position_error_m, sol.orientation_error_rad,
+                                               hit, self._hit_text(hit))
             qs.append(q)
         return len(path), qs, None
 
@@ -614,16 +696,22 @@ class ReachChecker:
                                            first_hit[1], self._hit_text(first_hit[1]))
             return 0, [], SampleResult(first.label, False, sol.q, sol.position_error_m, sol.orientation_error_rad,
                                        reason=self._ik_text(sol))
-        starts: list[np.ndarray] = []
         seeds = self.seeds_for(first.pose)
         if any_posture:
-            seeds = [q_from, *seeds]
+            # the arm will be moved to the posture found: seeds that do not depend on where the arm
+            # happens to be, so that a base search and the check in the tree find the same one
+            named = self.loaded.model.named_configurations
+            seeds = ([np.asarray(named[approach_from], dtype=float)] if approach_from in named else []) + \
+                self.seeds_for(first.pose, with_start=False)
+        # the clear solutions of every seed; with any posture the one farthest from the joint limits
+        # first (a comfortable posture follows a path furthest), else in seed order (the planner's)
+        clear: list[IKSolution] = []
         for seed in seeds:
             sol = self._ik(first.pose, [seed])
             if sol.position_error_m + 0.05 * sol.orientation_error_rad < \
                     best_ik.position_error_m + 0.05 * best_ik.orientation_error_rad:
                 best_ik = sol
-            if not self._within(sol) or any(np.max(np.abs(sol.q - s)) < 0.05 for s in starts) \
+            if not self._within(sol) or any(np.max(np.abs(sol.q - c.q)) < 0.05 for c in clear) \
                     or self._limit_text(sol.q) is not None:
                 continue
             self._set_joints(first.joints)
@@ -631,15 +719,18 @@ class ReachChecker:
             if hit is not None:
                 first_hit = first_hit or (sol, hit)
                 continue
-            starts.append(sol.q)
+            clear.append(sol)
+            if not any_posture and len(clear) >= self.max_starts:
+                break
+        if any_posture:
+            clear.sort(key=lambda c: -self._limit_margin(c.q))
+        for sol in clear[:self.max_starts]:
+            self._set_joints(first.joints)
             reached, qs, fail = self._follow(path, sol.q, explain)
             if fail is None:
                 return reached, qs, None
             if best_fail is None or reached > best_reached:
                 best_reached, best_qs, best_fail = reached, qs, fail
-            if len(starts) >= MAX_STARTS:
-                break
-            self._set_joints(first.joints)
         if best_fail is not None:
             return best_reached, best_qs, best_fail
         if first_hit is not None:
@@ -688,7 +779,7 @@ class ReachChecker:
 
     def _roughly(self, pose: Pose) -> bool:
         """IK from up to five seeds, two refinements each, reaches ``pose`` within 2 cm and 0.2 rad."""
-        for seed in self.seeds_for(pose)[:5]:
+        for seed in self.seeds_for(pose, with_start=False)[:5]:
             sol = self._ik(pose, [seed], iterations=2)
             if sol.position_error_m <= 0.02 and sol.orientation_error_rad <= 0.2:
                 return True
@@ -849,8 +940,9 @@ def _workspace_cost(T_base: Pose, targets: Sequence[ReachTarget], wrists: list, 
                     reach: float) -> float:
     """Heuristic rank of a base pose (lower is better; inf: some target cannot be reached). Each
     sample's wrist point should lie inside :class:`WristBounds`, away from both ends of the range
-    (the middle 70 % costs nothing); its horizontal distance from the base axis within the reach;
-    its approach (TCP z) pointing away from the base. A target counts its best alternative."""
+    (:data:`WRIST_EDGE`), not folded in over the base (:data:`WRIST_NEAR`); its horizontal distance
+    from the base axis within the reach; its approach (TCP z) pointing away from the base
+    (:data:`APPROACH_COST`, :data:`BEHIND_COST`). A target counts its best alternative."""
     total = 0.0
     S = T_base[:3, :3] @ bounds.shoulder_in_base + T_base[:3, 3] if bounds is not None else None
     p = T_base[:3, 3]
@@ -1021,7 +1113,7 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
         for cost, rho, k, p, yaw in cands:
             if checked >= max_candidates or screened >= 8 * max_candidates or time.perf_counter() - t0 > time_budget_s:
                 break
-            T = base_pose_at(p[0], p[1], p[2], yaw)
+            T = placed_base_pose(p[0], p[1], p[2], yaw)
             set_base_frame(world, robot, T)
             world.set_robot_state(robot, q_start)
             hit_base = base_overlap(world, robot, ignore)
@@ -1034,7 +1126,8 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
                 overlap.append(f"the arm where it starts: {hit_arm.describe()}")
                 continue
             ck = ReachChecker(world, robot, seed=seed, start=q_start, position_tolerance_m=position_tolerance_m,
-                              held_padding_m=held_padding_m, joint_margin_rad=joint_margin_rad, strict=True)
+                              held_padding_m=held_padding_m, joint_margin_rad=joint_margin_rad, strict=True,
+                              max_starts=1)
             # cheap first: the base clear of what swings (a door leaf), each target's hardest poses by IK
             hit_sweep = ck.sweep_hit(targets)
             if hit_sweep is not None:

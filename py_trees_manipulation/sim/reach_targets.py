@@ -9,13 +9,14 @@ it into :class:`~py_trees_manipulation.collision.reachability.ReachTarget` s fro
 - **a door** (``scene.doors``): one path, the way ``examples/open_door.yaml`` moves the hand: the
   pregrasp (``pregrasp_m`` in front of the lever, along the approach), the grasp, the lever turned
   ``twist_angle_deg`` (every 5 deg), the lever held turned along the whole opening arc to
-  ``open_angle_deg`` (every 5 deg, and at least every 2 cm of arc), the lever turned back at the end
+  ``open_angle_deg`` (every 5 deg, and at least every 4 cm of arc), the lever turned back at the end
   of the arc, the retreat ``pregrasp_m`` back along the tool axis. At each sample the door's hinge
-  and lever joints are where the task has put them (the leaf swings in the collision world) and the
-  hand may touch the door (it holds the lever); the arc runs in the door's own opening direction
+  and lever joints are where the task has put them (the leaf swings in the collision world), the
+  hand may touch the door at the grasp and while it holds the lever (``held``: a compliant motion),
+  and the retreat backs off from that contact; the arc runs in the door's own opening direction
   (``opening: pull`` toward its front, ``push`` away).
 - **a drawer** (``scene.cabinets``): the pregrasp, the grasp on the bar, the bar pulled out along
-  the drawer's axis to ``pull_m`` (every 2.5 cm; default the drawer's whole travel), the retreat.
+  the drawer's axis to ``pull_m`` (every 4 cm; default the drawer's whole travel), the retreat.
 - **an object**: one alternative per grasp of its grasp set
   (:func:`~py_trees_manipulation.geometry.grasps.grasps_for_object`), each the pregrasp (the grasp's
   own approach stand-off, or ``pregrasp_m``) and the grasp; any one reachable suffices.
@@ -68,6 +69,8 @@ class ReachRequest:
             seeds its IK with); None: where the arm is when checked (a base search: the initial one).
         any_posture: the task moves the arm to the posture the check found (``posture_key``), so any
             arm posture from which the whole path works will do.
+        margin_deg, margin_m: how far beyond the opening and the pull the path is probed (a base
+            search's margin).
     """
 
     robot: Optional[str] = None
@@ -80,17 +83,18 @@ class ReachRequest:
     pregrasp_m: float = DEFAULT_PREGRASP_M
     configuration: Optional[str] = None
     any_posture: bool = False
+    margin_deg: float = 0.0
+    margin_m: float = 0.0
 
     @property
     def everything(self) -> bool:
         return self.door is None and self.cabinet is None and self.object is None
 
     def with_margin(self) -> "ReachRequest":
-        """The request a base search places the robot for: the arc :data:`MARGIN_DEG` wider, the
-        pull :data:`MARGIN_M` longer (within the door's and drawer's limits), so that the pose
-        found leaves the executed motion some room."""
-        return dataclasses.replace(self, open_angle_deg=abs(self.open_angle_deg) + MARGIN_DEG,
-                                   pull_m=None if self.pull_m is None else abs(self.pull_m) + MARGIN_M)
+        """The request a base search places the robot for: the same paths, the arc probed
+        :data:`MARGIN_DEG` further and the pull :data:`MARGIN_M` further (within the door's and
+        drawer's limits), so that the pose found leaves the executed motion some room."""
+        return dataclasses.replace(self, margin_deg=MARGIN_DEG, margin_m=MARGIN_M)
 
 
 def _rot(axis: np.ndarray, angle: float) -> np.ndarray:
@@ -115,17 +119,23 @@ def _back(T: Pose, d: float) -> Pose:
 
 
 def _steps(total: float, step: float) -> list[float]:
-    n = max(1, int(math.ceil(abs(total) / step - 1e-9)))
-    return [total * k / n for k in range(1, n + 1)]
+    """``step, 2 step, ...`` up to ``total`` (included): a fixed grid, so that a longer motion's
+    samples include a shorter one's (a base search checks the arc a little further than the task)."""
+    n = int(math.floor(abs(total) / step + 1e-9))
+    out = [math.copysign(step * k, total) for k in range(1, n + 1)]
+    if not out or abs(abs(total) - abs(out[-1])) > 1e-9:
+        out.append(total)
+    return out
 
 
 def door_target(spec: Any, open_angle_deg: float = DEFAULT_OPEN_ANGLE_DEG,
                 twist_angle_deg: float = DEFAULT_TWIST_ANGLE_DEG, pregrasp_m: float = DEFAULT_PREGRASP_M,
-                pose: Optional[Pose] = None) -> ReachTarget:
+                pose: Optional[Pose] = None, margin_deg: float = 0.0) -> ReachTarget:
     """The lever of a door (a :class:`~.doors.DoorSpec`) along its whole opening (module docstring).
 
     Args:
         pose: the door's model pose (default: the scene's ``spec.pose``).
+        margin_deg: probe the arc this much beyond the opening (then go on from the opening's end).
 
     Raises:
         ValueError: the door has no handle.
@@ -158,25 +168,31 @@ def door_target(spec: Any, open_angle_deg: float = DEFAULT_OPEN_ANGLE_DEG,
     tw = math.degrees(tau_end)
     for t in _steps(tau_end, math.radians(ARC_STEP_DEG)) if tau_end > 0 else []:
         path.append(ReachSample(f"{what} turned {math.degrees(t):.0f} deg of its {tw:.0f} deg",
-                                tcp(0.0, t), joints(0.0, t), (name,)))
+                                tcp(0.0, t), joints(0.0, t), (name,), held=True))
     radius = float(np.linalg.norm(np.cross(grasp[:3, 3] - (M @ np.append(hinge_pt, 1.0))[:3],
                                            M[:3, :3] @ hinge_ax)))
     step = min(math.radians(ARC_STEP_DEG), ARC_STEP_M / max(radius, 1e-3))
     for th in _steps(theta_end, step):
         path.append(ReachSample(f"{what} at {math.degrees(th):.0f} deg of its {open_txt} arc",
-                                tcp(th, tau_end), joints(th, tau_end), (name,)))
+                                tcp(th, tau_end), joints(th, tau_end), (name,), held=True))
+    extra = min(math.radians(abs(margin_deg)), math.radians(a.max_opening_deg) - theta_end)
+    for th in _steps(extra, step) if extra > 1e-9 else []:
+        path.append(ReachSample(f"{what} {math.degrees(th):.0f} deg beyond its {open_txt} arc (a margin)",
+                                tcp(theta_end + th, tau_end), joints(theta_end + th, tau_end), (name,), held=True,
+                                probe=True))
     if tau_end > 0:
         for t in _steps(tau_end, math.radians(ARC_STEP_DEG)):
             path.append(ReachSample(f"{what} turned back at the end of its {open_txt} arc",
-                                    tcp(theta_end, tau_end - t), joints(theta_end, tau_end - t), (name,)))
+                                    tcp(theta_end, tau_end - t), joints(theta_end, tau_end - t), (name,), held=True))
     path.append(ReachSample(f"the retreat {pregrasp_m * 100:.0f} cm back from {what} at the end of its arc",
-                            _back(tcp(theta_end, 0.0), pregrasp_m), joints(theta_end, 0.0), compliant=True))
+                            _back(tcp(theta_end, 0.0), pregrasp_m), joints(theta_end, 0.0), from_contact=True))
     return ReachTarget(what, (tuple(path),), name, "door")
 
 
 def drawer_target(spec: Any, pull_m: Optional[float] = None, pregrasp_m: float = DEFAULT_PREGRASP_M,
-                  pose: Optional[Pose] = None) -> ReachTarget:
-    """The bar of a cabinet's drawer (a :class:`~.doors.CabinetSpec`) along its pull line."""
+                  pose: Optional[Pose] = None, margin_m: float = 0.0) -> ReachTarget:
+    """The bar of a cabinet's drawer (a :class:`~.doors.CabinetSpec`) along its pull line
+    (``margin_m``: probed this much further, within the drawer's travel)."""
     a = spec.asset
     M = np.asarray(spec.pose if pose is None else pose, dtype=float)
     grasp = M @ a.drawer_grasp_in_model
@@ -196,9 +212,14 @@ def drawer_target(spec: Any, pull_m: Optional[float] = None, pregrasp_m: float =
                         ((name, j, 0.0),)),
             ReachSample(what, grasp, ((name, j, 0.0),), (name,))]
     for d in _steps(d_end, PULL_STEP_M):
-        path.append(ReachSample(f"{what} pulled {d:.3f} m of its {total} pull line", at(d), ((name, j, d),), (name,)))
+        path.append(ReachSample(f"{what} pulled {d:.3f} m of its {total} pull line", at(d), ((name, j, d),), (name,),
+                                held=True))
+    extra = min(abs(margin_m), travel - d_end)
+    for d in _steps(extra, PULL_STEP_M) if extra > 1e-9 else []:
+        path.append(ReachSample(f"{what} pulled {d:.3f} m beyond its {total} pull line (a margin)", at(d_end + d),
+                                ((name, j, d_end + d),), (name,), held=True, probe=True))
     path.append(ReachSample(f"the retreat {pregrasp_m * 100:.0f} cm back from {what} pulled out",
-                            _back(at(d_end), pregrasp_m), ((name, j, d_end),), compliant=True))
+                            _back(at(d_end), pregrasp_m), ((name, j, d_end),), from_contact=True))
     return ReachTarget(what, (tuple(path),), name, "drawer")
 
 
@@ -248,10 +269,11 @@ def targets_for(request: ReachRequest, scene: Any, object_pose: Optional[Callabl
         if d.asset.handle_pivot_in_model is None:
             continue
         out.append(door_target(d, request.open_angle_deg, request.twist_angle_deg, request.pregrasp_m,
-                               body_pose(n) if body_pose else None))
+                               body_pose(n) if body_pose else None, margin_deg=request.margin_deg))
     for n in cab_names:
         c = pick(cabinets, n, "cabinet")
-        out.append(drawer_target(c, request.pull_m, request.pregrasp_m, body_pose(n) if body_pose else None))
+        out.append(drawer_target(c, request.pull_m, request.pregrasp_m, body_pose(n) if body_pose else None,
+                                 margin_m=request.margin_m))
     if obj_name:
         o = pick(objects, obj_name, "object")
         out.append(grasp_target(o, object_pose(obj_name) if object_pose else o.pose))

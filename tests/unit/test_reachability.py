@@ -26,7 +26,7 @@ def door_scene(width=0.5, hinge="left", opening="pull", base=None, model="franka
                    "opening": opening, "handle": {"height_m": handle_height}}]})
 
 
-DOOR_62 = ReachRequest(door="door", open_angle_deg=62, twist_angle_deg=45, configuration="forward")
+DOOR_62 = ReachRequest(door="door", open_angle_deg=62, twist_angle_deg=45, configuration="forward", any_posture=True)
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +82,7 @@ def test_the_lever_turn_rotates_the_grasp_about_the_pivot():
     assert math.degrees(math.acos(np.dot(v0, v1) / np.linalg.norm(v0) / np.linalg.norm(v1))) == pytest.approx(40, abs=1e-6)
     # the pregrasp stands off 8 cm along the approach, the retreat 8 cm back from the lever at 30 deg
     assert t.paths[0][0].pose[:3, 3] == pytest.approx(grasp.pose[:3, 3] - 0.08 * grasp.pose[:3, 2])
-    assert t.paths[0][-1].compliant and not t.paths[0][-1].touch
+    assert t.paths[0][-1].from_contact and not t.paths[0][-1].touch and not t.paths[0][1].held and t.paths[0][2].held
 
 
 def test_drawer_samples_run_along_the_pull_line_to_the_pull():
@@ -160,8 +160,9 @@ def test_wrist_bounds_keep_the_iiwa_wrist_away_from_its_shoulder():
 
 
 # ---- the base search --------------------------------------------------------------------------------------
-def test_find_base_finds_a_base_the_check_accepts_and_is_deterministic(wide_door):
-    sc, w = wide_door
+def test_find_base_finds_a_base_the_check_accepts_and_is_deterministic():
+    sc = door_scene(0.6)
+    w = CollisionWorld.from_scene(sc)
     targets = targets_for(DOOR_62.with_margin(), sc)
     before = base_frame(w, "arm")
     a = find_base(w, "arm", targets, MountingSurface("floor"))
@@ -179,7 +180,7 @@ def test_find_base_finds_a_base_the_check_accepts_and_is_deterministic(wide_door
     try:
         assert all(r.ok for r in ReachChecker(w, "arm").check_all(targets_for(DOOR_62, sc)))
     finally:
-        set_base_frame(w, "arm", before)
+        w.close()
 
 
 def test_no_base_reaches_a_lever_two_metres_up_and_the_failure_names_it():
