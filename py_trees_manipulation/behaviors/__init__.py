@@ -5,4 +5,4 @@ Modules (one per family): ``motion`` (MoveToPose, MoveCartesian, MoveJoints, Gri
 """
 
 #: modules imported to register the built-in behaviours (see registry.load_builtin_and_plugins)
-BUILTIN_MODULES = ["basic", "motion", "world", "grasping", "grasp_fix", "regrasp", "affordances", "gripper_sensor"]
+BUILTIN_MODULES = ["basic", "motion", "world", "grasping", "grasp_fix", "regrasp", "affordances", "gripper_sensor", "reach"]

@@ -165,11 +165,17 @@ class PlanningWorker:
         self._inflight.append(future)
         return future
 
-    def call(self, fn: Callable[[Any], Any]) -> concurrent.futures.Future:
-        """Run ``fn(world)`` on the worker thread, after the jobs queued before it (the world is
-        built first if it was not yet): other users of the world, e.g. the regrasp planner's
-        geometric checks. The future holds its result, or the exception it raised."""
-        return self._submit(lambda: fn(self.world))
+    def call(self, fn: Callable[[Any], Any], apply: Optional[Callable[[Any], None]] = None) -> concurrent.futures.Future:
+        """Run ``fn(world)`` on the worker after ``apply(world)`` (when given) synced the scene, after
+        the jobs queued before it (one job at a time with the plans: the world is never used by two
+        threads; it is built first if it was not yet). The future holds ``fn``'s result, or the
+        exception it raised. Users: the regrasp planner's geometric checks, reachability."""
+        def job() -> Any:
+            if apply is not None:
+                apply(self.world)
+            return fn(self.world)
+
+        return self._submit(job)
 
     def close(self) -> None:
         """Wait for the running plan (cancel it first) and free the world."""

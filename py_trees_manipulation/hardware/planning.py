@@ -116,6 +116,12 @@ class HardwarePlanning:
         handle.set_active()
         return handle
 
+    def call_in_world(self, fn: Any) -> Any:
+        """``fn(world)`` on the planning worker, the world synced to the robot's state now (joints,
+        gaps, object poses); blocks until it returns and returns its result (or raises its exception)."""
+        snap = self._snapshot()
+        return self._worker.call(fn, lambda world: self._apply(snap, "")).result()
+
     def _model_names(self, robot: str) -> list[str]:
         spec = next(r for r in self.scene.robots if r.name == robot)
         from ..sim.robots import model_by_name

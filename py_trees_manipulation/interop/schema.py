@@ -201,8 +201,16 @@ def _doc_range(doc: str) -> dict[str, Any]:
 def _scene_value(key: str, type_: str, doc: str) -> dict[str, Any]:
     rng = _doc_range(doc)
     num = {"type": "number", **rng}
-    if key in ("pose", "base_pose") or type_ == "pose":
-        s: dict[str, Any] = {"$ref": "#/$defs/pose"}
+    if key == "base_pose":  # a pose, or auto placement (sim/base_placement.py)
+        s: dict[str, Any] = {"anyOf": [
+            {"$ref": "#/$defs/pose"}, {"const": "auto"},
+            {"type": "object", "required": ["auto"], "additionalProperties": False,
+             "properties": {"auto": {"anyOf": [{"const": True}, {"type": "null"}, {
+                 "type": "object", "additionalProperties": False,
+                 "properties": {"surface": {"type": "string",
+                                            "description": "what the base stands on: 'floor' or a fixture's name"}}}]}}}]}
+    elif key == "pose" or type_ == "pose":
+        s = {"$ref": "#/$defs/pose"}
     elif key in _SECTION_OF and type_ == "list":
         s = {"type": "array", "items": {"$ref": f"#/$defs/scene_{_SECTION_OF[key].strip('[]')}"}}
     elif key in _SECTION_OF and type_ == "mapping":

@@ -313,6 +313,17 @@ def _sim_backend(task: Any, seed: int) -> Any:
     thousands of runs."""
     from ..sim import SimBackend
 
+    base = task.scene_dir or os.path.dirname(os.path.abspath(task.file))
+    robots = (task.scene or {}).get("robots") or ()
+    if any(isinstance(r, dict) and (r.get("base_pose") == "auto" or (isinstance(r.get("base_pose"), dict) and "auto" in r["base_pose"]))
+           for r in robots):
+        # base_pose: auto is searched per run, for this tree's targets and this seed (as `ptm run`
+        # does): a new simulator, not kept
+        from ..sim.reach_targets import requests_from_tree
+
+        close_worker_sim()
+        return SimBackend(task.scene, seed=seed, base_dir=base, visual_shapes=False,
+                          reach_requests=requests_from_tree(task.tree))
     key = _scene_key(task)
     old = _WORKER_SIM.get("backend")
     if old is not None:
@@ -320,7 +331,6 @@ def _sim_backend(task: Any, seed: int) -> Any:
             _WORKER_SIM["resets"] += 1
             return old
         close_worker_sim()
-    base = task.scene_dir or os.path.dirname(os.path.abspath(task.file))
     backend = SimBackend(task.scene, seed=seed, base_dir=base, visual_shapes=False, reusable=True)
     _WORKER_SIM.update(key=key, backend=backend, resets=0)
     return backend
@@ -360,7 +370,11 @@ def run_trial(job: SweepJob) -> dict[str, Any]:
             backend = _sim_backend(task, t.seed)
         else:
             backend = None  # run_scenario reports the missing scene
-        result = run_scenario(task, expectation, seed=t.seed, tick_hz=job.tick_hz, timeout_s=job.timeout_s, backend=backend)
+        try:
+            result = run_scenario(task, expectation, seed=t.seed, tick_hz=job.tick_hz, timeout_s=job.timeout_s, backend=backend)
+        finally:
+            if backend is not None and job.backend != "fake" and backend is not _WORKER_SIM.get("backend"):
+                backend.close()  # a simulator built for this run only (base_pose: auto)
         s = result.summary
         fb = s.get("failed_behaviour") or {}
         failure = result.failures[0].message if result.failures else ""

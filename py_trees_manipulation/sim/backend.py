@@ -717,6 +717,9 @@ class SimBackend:
             each link's collision shapes). The kinematics shadow never loads them.
         reusable: keep the state after loading so that :meth:`reset` can start another run in the
             same physics clients (a sweep's worker; not with ``gui``).
+        reach_requests: what the task must reach (:class:`~.reach_targets.ReachRequest`, from the
+            tree's ``CheckReachability`` nodes), for robots with ``base_pose: auto``
+            (:mod:`.base_placement`); None: everything the scene has.
 
     Raises:
         SceneError: invalid scene.
@@ -730,6 +733,11 @@ class SimBackend:
         client: the PyBullet physics client id.
         physics_hz: physics rate, Hz.
         events: ``{"time_s", "source", "text"}`` dicts appended by the backend and its plug-ins.
+        base_placements: robot name -> :class:`~py_trees_manipulation.collision.reachability.BasePlacement`
+            of each ``base_pose: auto`` robot (``scene`` holds the pose chosen).
+        preflight_failure: why the task cannot succeed, known before anything moves (no base
+            position reaches a target), or None; the runner ends the run FAILURE with it before the
+            first tick.
     """
 
     name = "sim"
@@ -741,12 +749,21 @@ class SimBackend:
 
     def __init__(self, scene: Union[dict, SceneSpec, None], gui: bool = False, seed: Optional[int] = None,
                  realtime: bool = False, base_dir: Optional[str] = None, visual_shapes: bool = True,
-                 reusable: bool = False):
+                 reusable: bool = False, reach_requests: Optional[Sequence[Any]] = None):
         from . import load_simulator
 
         load_simulator()  # the built-in extensions, when this module was imported on its own
         self.scene: SceneSpec = parse_scene(scene if scene is not None else {}, base_dir=base_dir)
         self.seed = self.scene.seed if seed is None else int(seed)
+        self.base_placements: dict[str, Any] = {}
+        self.preflight_failure: Optional[str] = None
+        if any(r.base_auto is not None for r in self.scene.robots):
+            from .base_placement import place_robots
+
+            self.scene, self.base_placements = place_robots(self.scene, reach_requests, seed=self.seed)
+            failed = [p for p in self.base_placements.values() if not p.ok]
+            if failed:
+                self.preflight_failure = "; ".join(f"base_pose auto of {p.robot!r}: {p.failure}" for p in failed)
         self.rng = np.random.default_rng(self.seed)
         self.realtime = realtime
         self.gui = gui

@@ -429,6 +429,13 @@ class SimMotionPlanning:
             if obj and obj in w.objects and robot in w.robots:
                 w.attach(robot, obj)
 
+    def call_in_world(self, fn: Callable[[Any], Any]) -> Any:
+        """``fn(world)`` on the planning worker, the world synced to the true state now (a
+        :meth:`snapshot`); blocks until it returns (sim time stands still) and returns its result
+        (or raises its exception). For checks that need the collision world (reachability)."""
+        snap = self.snapshot()
+        return self.worker.call(fn, lambda world: self.apply(snap)).result()
+
     # ---- planning -------------------------------------------------------------------------------------
     def _submit(self, arm: SimArm, handle: GoalHandle, action: str, request: Any, target: Pose,
                 start_execution: Callable[[Any], Optional[_Execution]]) -> _Planning:

@@ -101,16 +101,30 @@ class PoseNoiseSpec:
 
 
 @dataclass(frozen=True)
+class AutoBaseSpec:
+    """``base_pose: auto``: the simulator places the base where every target of the task is reachable
+    (:mod:`.base_placement`).
+
+    Attributes:
+        surface: what the base stands on: ``"floor"``, a fixture's name (its top), or None (chosen:
+            the fixture the task's target object rests on, else the floor).
+    """
+
+    surface: Optional[str] = None
+
+
+@dataclass(frozen=True)
 class RobotSpec:
     """One ``robots[]`` entry.
 
     Attributes:
         name: the robot's (and its arm and gripper resources') name.
         model: as written: a stock model name or a description file path.
-        base_pose: (4, 4) base pose, world frame.
+        base_pose: (4, 4) base pose, world frame (the identity while ``base_auto`` is unresolved).
         initial_configuration: a named configuration or one angle per arm joint, rad.
         initial_gap_m: initial finger gap, m.
         description: the robot description ``model`` names.
+        base_auto: ``base_pose: auto`` (the base pose is searched when the simulator is built), or None.
     """
 
     name: str
@@ -119,6 +133,7 @@ class RobotSpec:
     initial_configuration: Union[str, tuple[float, ...]] = "ready"
     initial_gap_m: float = 0.08
     description: Optional[RobotDescription] = field(default=None, compare=False)
+    base_auto: Optional[AutoBaseSpec] = None
 
 
 @dataclass(frozen=True)
@@ -218,7 +233,9 @@ SCENE_KEYS: dict[str, list[KeyDoc]] = {
         KeyDoc("name", "str", "", "unique name; the arm and gripper resources are called this", True),
         KeyDoc("model", "str", "franka_panda", f"robot model: a stock model ({', '.join(stock_models())}) or a "
                "robot description file (.yaml, relative to the task file; see the README's 'Robots')"),
-        KeyDoc("base_pose", _POSE_T, "identity", "base pose, world frame"),
+        KeyDoc("base_pose", "pose or auto", "identity", "base pose, world frame; `auto` (or `{auto: {surface: "
+               "floor}}`, `surface`: `floor` or a fixture's name): placed where every target of the task is "
+               "reachable (README 'Reachability')"),
         KeyDoc("initial_configuration", "str or list", "ready",
                "a named configuration of the model (`ready`; the stock models also have `home`, `extended`, "
                "`forward`) or one angle per arm joint, rad"),
@@ -508,8 +525,33 @@ def _parse_robot(d: Any, path: PathT, seen: dict[str, PathT], base_dir: Optional
         raise SceneError(p, f"initial_configuration must be a configuration name or a list of "
                          f"{len(model.arm_joint_names)} joint angles in radians, got {conf!r}")
     gap = _number(d, "initial_gap_m", path, model.max_gap_m, ge=model.min_gap_m, le=model.max_gap_m, unit="m")
-    return RobotSpec(name=name, model=model_name, base_pose=_pose(d, "base_pose", path),
-                     initial_configuration=conf, initial_gap_m=gap, description=model)
+    auto = _auto_base(d.get("base_pose"), path + ("base_pose",))
+    return RobotSpec(name=name, model=model_name, base_pose=np.eye(4) if auto else _pose(d, "base_pose", path),
+                     initial_configuration=conf, initial_gap_m=gap, description=model, base_auto=auto)
+
+
+def _auto_base(v: Any, path: PathT) -> Optional[AutoBaseSpec]:
+    """``base_pose: auto`` or ``{auto: {surface: NAME}}`` -> :class:`AutoBaseSpec`; None for a pose."""
+    if isinstance(v, str):
+        if v != "auto":
+            raise SceneError(path, f"base_pose must be a pose ({{position: [x, y, z], rpy_deg: [r, p, y]}}) or 'auto', "
+                             f"got {v!r}")
+        return AutoBaseSpec()
+    if not isinstance(v, Mapping) or "auto" not in v:
+        return None
+    if len(v) != 1:
+        other = next(k for k in v if k != "auto")
+        raise SceneError(path + (other,), f"base_pose 'auto' takes no {other!r}: give either a pose or "
+                         "{auto: {surface: floor}}")
+    a = v["auto"]
+    if a is True or a is None:
+        return AutoBaseSpec()
+    a = _mapping(a, path + ("auto",), "base_pose.auto")
+    for k in a:
+        if k != "surface":
+            raise SceneError(path + ("auto", k), f"unknown key {k!r} in base_pose.auto; accepted: 'surface' "
+                             "('floor' or a fixture's name)")
+    return AutoBaseSpec(surface=_string(a, "surface", path + ("auto",)))
 
 
 def _parse_fixture(d: Any, path: PathT, seen: dict[str, PathT], base_dir: Optional[str]) -> FixtureSpec:
@@ -736,6 +778,12 @@ def parse_scene(scene: Any, base_dir: Optional[str] = None) -> SceneSpec:
                      for i, f in enumerate(_list(d.get("fixtures", []), ("fixtures",), "fixtures")))
     objects = tuple(_parse_object(o, ("objects", i), seen, base_dir)
                     for i, o in enumerate(_list(d.get("objects", []), ("objects",), "objects")))
+    fixture_names = [f.name for f in fixtures]
+    for i, r in enumerate(robots):
+        surface = r.base_auto.surface if r.base_auto is not None else None
+        if surface is not None and surface != "floor" and surface not in fixture_names:
+            raise SceneError(("robots", i, "base_pose", "auto", "surface"),
+                             f"no fixture named {surface!r} to stand on; {_suggest(surface, ['floor', *fixture_names])}")
     task = _parse_task(d.get("task", {}), ("task",), objects)
     if task.target_object is None and len(objects) == 1:
         task = TaskSpec(objects[0].name, task.place_position, task.lift_threshold_m)

@@ -445,6 +445,8 @@ def _check_reach(tree: NodeSpec, scene: Any, ctx: _Ctx) -> None:
 
     robots = []
     for r in scene.robots:
+        if getattr(r, "base_auto", None) is not None:
+            return  # placed when the simulator is built: its targets are checked then (base_pose: auto)
         model = getattr(r, "description", None)
         if model is None and r.model in stock_models():
             model = stock_description(r.model)

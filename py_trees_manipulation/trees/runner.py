@@ -79,13 +79,20 @@ def make_backend(task: TaskSpec, options: RunOptions) -> Any:
         if not task.scene:
             raise ValueError(f"{task.file}: the sim backend needs a 'scene:' section")
         from ..sim import SimBackend
+        from ..sim.reach_targets import requests_from_tree
 
         from ..observers import needs_visual_shapes
 
         return SimBackend(task.scene, gui=options.gui, seed=options.seed, realtime=options.realtime,
                           base_dir=task.scene_dir or os.path.dirname(os.path.abspath(task.file)),
-                          visual_shapes=needs_visual_shapes(options.observers))
+                          visual_shapes=needs_visual_shapes(options.observers),
+                          reach_requests=requests_from_tree(task.tree))
     if options.backend == "hardware":
+        for r in (task.scene or {}).get("robots") or ():
+            bp = r.get("base_pose") if isinstance(r, dict) else None
+            if bp == "auto" or (isinstance(bp, dict) and "auto" in bp):
+                raise ValueError(f"robot {r.get('name')!r}: base_pose: auto places a simulated robot; on hardware give "
+                                 "the robot's real base pose (a sim run prints the pose it chose)")
         try:
             from ..hardware import make_hardware_backend  # type: ignore[attr-defined]
         except ImportError:
@@ -194,7 +201,13 @@ def run_task(task: TaskSpec, options: Optional[RunOptions] = None, backend: Any 
         dt = 1.0 / options.tick_hz
         timeout = options.timeout_s if options.timeout_s is not None else DEFAULT_TIMEOUT_S
         t0 = backend.now()
-        while True:
+        # the backend may know before anything moves that the task cannot succeed (base_pose: auto
+        # found no base from which every target is reachable): FAILURE without a tick
+        preflight = getattr(backend, "preflight_failure", None)
+        if preflight:
+            status_name, exit_code = "FAILURE", EXIT_FAILURE
+            summary["error"] = str(preflight)
+        while not preflight:
             tree.tick()
             # a tick counted is a tick logged: a Ctrl-C (under interrupt_once) waits for the observers
             _TICK_SECTION[0] = True
@@ -274,6 +287,9 @@ def run_task(task: TaskSpec, options: Optional[RunOptions] = None, backend: Any 
                 if key.startswith("/metrics/") and key.count("/") == 2:
                     metrics[key[len("/metrics/"):]] = value
             summary["metrics"] = _jsonable(metrics)
+            placements = getattr(backend, "base_placements", None)
+            if placements:
+                summary["base_poses"] = _jsonable({name: p.summary() for name, p in placements.items()})
             if run is not None:
                 summary["events"] = _jsonable(run.events[-200:])
             for obs in started:
@@ -368,6 +384,11 @@ def verdict_line(summary: dict[str, Any]) -> str:
     line = " ".join(parts)
     if shown:
         line += "; " + ", ".join(shown[:8])
+    for robot, bp in (s.get("base_poses") or {}).items():
+        if "position" in bp and bp.get("ok", True):
+            line += (f"\n  base_pose auto: {robot} on {'the floor' if bp.get('surface') == 'floor' else repr(bp.get('surface'))}"
+                     f" at position {bp['position']}, rpy_deg {bp['rpy_deg']} ({bp.get('candidates', 0)} candidates, "
+                     f"{bp.get('search_time_s', 0):.1f} s)")
     fb = s.get("failed_behaviour")
     if fb:
         line += f"\n  failed: {fb['type']} '{fb['name']}'" + (f" ({fb['location']})" if fb.get("location") else "") + f": {fb['feedback']}"

@@ -1,0 +1,149 @@
+"""Reachability before motion: ``CheckReachability``.
+
+Put it first in a tree, before anything moves: it checks that the task's targets are reachable from
+where the robot stands (inverse kinematics and collision checks in the collision world, see
+:mod:`py_trees_manipulation.collision.reachability`): the grasps of the object to pick (any one
+suffices), a door's lever along its whole opening arc, a drawer's bar along its pull line
+(:mod:`py_trees_manipulation.sim.reach_targets`). When one is not, it FAILS naming it and why, and
+suggests a base pose from which every target is reachable. Its parameters are also what
+``base_pose: auto`` places the robot for (:mod:`py_trees_manipulation.sim.base_placement`), so the
+task's targets are written once.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+from py_trees.common import Status
+
+from .base import ManipulationBehaviour
+from .params import Param
+
+__all__ = ["CheckReachability"]
+
+
+def _planning(backend: Any) -> Any:
+    """The backend's collision-world owner (``call_in_world``, ``scene``): the simulator's
+    ``motion_planning`` extension or the hardware client's planner; None without one."""
+    ext = (getattr(backend, "extensions", None) or {}).get("motion_planning")
+    if ext is None:
+        ext = getattr(backend, "_planning", None)
+    return ext if ext is not None and callable(getattr(ext, "call_in_world", None)) else None
+
+
+def _where(T: Any) -> str:
+    yaw = math.degrees(math.atan2(T[1, 0], T[0, 0]))
+    return f"({T[0, 3]:.2f}, {T[1, 3]:.2f}, {T[2, 3]:.2f}) facing {yaw:.0f} deg"
+
+
+class CheckReachability(ManipulationBehaviour):
+    """Check, before the robot moves, that the task's targets are reachable from where it stands.
+
+    The targets (any combination; none given: every door, every cabinet and the scene's target
+    object): ``object``: one of its grasps (the object's grasp set, pregrasp and grasp, at its pose
+    now); ``door``: the lever grasped, turned ``twist_angle``, held along the whole opening arc of
+    ``open_angle`` (the door's own opening direction), turned back, the retreat; ``cabinet``: the
+    drawer's bar along its pull line of ``pull_m``. Each path is followed as the task moves: IK from
+    the previous sample, no joint jump over 0.5 rad, collision-checked with the door or drawer at that
+    moment's angle or opening (the hand may touch the handle it holds). The path starts from the IK
+    solution the motion planner would take for the first pose (seeded by ``configuration``); with
+    ``posture_key`` the tree moves the arm to the posture the check found instead, so any posture
+    from which the whole path works will do (the first target's posture is written there).
+
+    SUCCESS when every target is reachable (nothing moves). FAILURE naming the first target that is
+    not, the sample and why (``"the door handle at 40 deg of its 60 deg arc is out of reach: best IK
+    0.060 m away"``), with a base pose from which every target is reachable (``suggest_base``: a
+    search over base positions and yaws on the surface the robot stands on, a few seconds). The
+    parameters are load-time values (no ``{key}``): ``base_pose: auto`` places the robot for them.
+
+    Example:
+        .. code-block:: yaml
+
+            - CheckReachability: {door: door, open_angle: 62, twist_angle: 45, posture_key: door_approach_q}
+            - MoveJoints: {positions: "{door_approach_q}"}     # where the whole opening was checked from
+    """
+
+    ABSTRACT = False
+    PARAMS = {
+        "object": Param("str", None, "object to pick: one of its grasps (pregrasp and grasp) must be reachable",
+                        refers_to="object", blackboard=False),
+        "door": Param("str", None, "door to open: its lever grasped, turned and held along the whole arc",
+                      refers_to="door", blackboard=False),
+        "open_angle": Param("float", 60.0, "the door's opening arc (magnitude; the door's 'opening' gives the "
+                                           "direction)", unit="deg", min=-179.0, max=179.0, blackboard=False),
+        "twist_angle": Param("float", 45.0, "lever turn held through the arc (0: none)", unit="deg", min=0.0,
+                             max=90.0, blackboard=False),
+        "cabinet": Param("str", None, "cabinet whose drawer is pulled: its bar along the pull line",
+                         refers_to="cabinet", blackboard=False),
+        "pull_m": Param("float", None, "drawer pull (magnitude; default: the drawer's travel)", unit="m",
+                        min=-2.0, max=2.0, blackboard=False),
+        "pregrasp_m": Param("float", 0.08, "approach stand-off before the door or drawer grasp", unit="m", min=0.0,
+                            max=0.5, blackboard=False),
+        "configuration": Param("str", None, "named arm configuration the approach starts from (the motion "
+                               "planner's first IK seed; default: the arm's configuration now)",
+                               refers_to="configuration", blackboard=False),
+        "posture_key": Param("key", None, "blackboard key for the arm configuration (rad) at the first pose of the "
+                                          "first target, from which its whole path was checked: move there with "
+                                          "MoveJoints positions '{key}' (then any such posture will do)"),
+        "suggest_base": Param("bool", True, "on failure, search a base pose from which every target is reachable",
+                              blackboard=False),
+        "arm": Param("str", None, "the robot (default: the scene's first)", refers_to="robot", blackboard=False),
+    }
+
+    def update(self) -> Status:
+        from ..sim.reach_targets import request_from_params
+
+        planning = _planning(self.backend)
+        if planning is None:
+            return self.fail("no collision world to check reachability in: the backend plans no motions "
+                             "(on hardware the task's scene must name the robot)")
+        scene = getattr(planning, "scene", None) or getattr(self.backend, "scene", None)
+        robots = [r.name for r in getattr(scene, "robots", ())]
+        robot = self.param("arm") or (robots[0] if robots else None)
+        if robot not in robots:
+            return self.fail(f"no robot {robot!r} in the scene; it has {robots or 'none'}")
+        request = request_from_params(dict(self.params))
+        seed = int(getattr(self.backend, "seed", 0) or 0)
+        suggest = bool(self.param("suggest_base"))
+
+        def job(world: Any) -> Any:
+            from ..collision.reachability import ReachChecker, base_frame, find_base
+            from ..sim.base_placement import surface_under
+            from ..sim.reach_targets import targets_for
+
+            targets = targets_for(request, scene, object_pose=world.object_pose)
+            results = ReachChecker(world, robot, seed=seed).check_all(targets)
+            T = base_frame(world, robot)
+            placement = None
+            if suggest and not all(r.ok for r in results):
+                placement = find_base(world, robot, targets_for(request.with_margin(), scene, object_pose=world.object_pose),
+                                      surface_under(world, scene, robot), seed=seed)
+            return targets, results, T, placement
+
+        try:
+            targets, results, base, placement = planning.call_in_world(job)
+        except KeyError as e:
+            return self.fail(str(e.args[0]) if e.args else str(e))
+        if not targets:
+            return self.fail("nothing to check: the scene has no door, cabinet or target object (name one)")
+        bad = [r for r in results if not r.ok]
+        if not bad and results and results[0].configurations:
+            self.write_output("posture_key", [round(float(v), 6) for v in results[0].configurations[0]])
+        if not bad:
+            self.feedback_message = (f"{len(results)} target{'s' if len(results) != 1 else ''} reachable from "
+                                     f"{robot}'s base at {_where(base)}: "
+                                     + ", ".join(f"{r.target.name} ({r.samples} poses)" for r in results))
+            return Status.SUCCESS
+        text = f"{bad[0].describe()} (from {robot}'s base at {_where(base)})"
+        if placement is not None:
+            i = robots.index(robot)
+            if placement.ok:
+                spec = placement.base_pose_spec()
+                pos = ", ".join(f"{v:g}" for v in spec["position"])
+                text += (f"; every target is reachable from a base at {_where(placement.pose)}: "
+                         f"--set 'scene.robots.{i}.base_pose={{position: [{pos}], rpy_deg: [0, 0, "
+                         f"{spec['rpy_deg'][2]:g}]}}' (or base_pose: auto)")
+            else:
+                text += f"; and {placement.failure}"
+        return self.fail(text)
