@@ -370,6 +370,16 @@ def write_summary(summary: dict[str, Any], path: str) -> None:
         f.write("\n")
 
 
+#: metrics the verdict line shows before the others (at most ten are shown; ``--summary`` has all):
+#: the figures the README's examples table names for each example
+HEADLINE_METRICS = frozenset({
+    "target_object", "object_lift_m", "place_error_m", "object_tilt_deg", "object_dropped", "crushed",
+    "max_fingertip_force_n", "slip_events_missed", "grip_margin", "pad_force_imbalance_n",
+    "grasp_fix_attaches", "door_angle_deg", "drawer_opening_m", "grasp_changes", "goal_reached",
+    "min_clearance_m", "place_impact_n", "chosen_grasp",
+})
+
+
 def verdict_line(summary: dict[str, Any]) -> str:
     """One line: status, task, times, headline metrics, and the failing behaviour's reason."""
     s = summary
@@ -379,11 +389,13 @@ def verdict_line(summary: dict[str, Any]) -> str:
         parts.append(f"in {s['sim_time_s']:.2f} s sim ({s.get('wall_time_s', 0):.2f} s wall"
                      + (f", {rtf:.1f}x real time" if rtf else "") + f", {s.get('ticks', 0)} ticks)")
     metrics = s.get("metrics") or {}
-    shown = [f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in metrics.items()
-             if k not in ("sim_time_s",) and not isinstance(v, (dict, list))]
+    scalars = [k for k, v in metrics.items() if k not in ("sim_time_s",) and not isinstance(v, (dict, list))]
+    # the examples' headline figures (README's examples table) first, whatever family they come from
+    keys = [k for k in scalars if k in HEADLINE_METRICS] + [k for k in scalars if k not in HEADLINE_METRICS]
+    shown = [f"{k}={metrics[k]:.3f}" if isinstance(metrics[k], float) else f"{k}={metrics[k]}" for k in keys]
     line = " ".join(parts)
     if shown:
-        line += "; " + ", ".join(shown[:8])
+        line += "; " + ", ".join(shown[:10])
     for robot, bp in (s.get("base_poses") or {}).items():
         if "position" in bp and bp.get("ok", True):
             line += (f"\n  base_pose auto: {robot} on {'the floor' if bp.get('surface') == 'floor' else repr(bp.get('surface'))}"
