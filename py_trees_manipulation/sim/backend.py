@@ -290,8 +290,10 @@ class _JointTrajectory(_Execution):
                                 or float(np.max(np.abs(self.arm.robot.joint_velocities()))) < 0.02):
             self._end(True, text=f"reached the target ({err * 1000:.1f} mm from it)")
         elif self.settle_steps >= self.max_settle:
-            self._end(False, text=f"the TCP stopped {err:.3f} m from the target (tolerance {self.tol:g} m): "
-                                  "the arm is blocked, probably by a contact")
+            wrench = float(np.linalg.norm(self.arm.wrist_force()))
+            self._end(False, text=f"the TCP stopped {err:.3f} m from the target (tolerance {self.tol:g} m), "
+                                  f"wrist force {wrench:.1f} N: the arm is blocked by a contact, or the load "
+                                  "is more than its joints can lift")
 
     def _error(self) -> float:
         if self.joint_target is not None:
