@@ -355,8 +355,10 @@ def _declared_handle(o: str, h: str, hd: Any, hw: str, handles: Mapping[str, Han
     approach = float(hd.get("approach_m", 0.10))
     if not approach > 0:
         raise ValueError(f"{hw}.approach_m: expected > 0 m, got {approach}")
-    variants = ((f"{h}/0", pose, width), (f"{h}/180", _half_turn(pose), width))
-    return HandleSpec(h, o, pose, approach, open_m, float(hd.get("max_effort_n", 40.0)), variants, width)
+    variants = [(f"{h}/0", pose, width), (f"{h}/180", _half_turn(pose), width)]
+    variants += [(f"{n}@{1000 * off:+.0f}mm", T @ _shift_x(off), wd) for n, T, wd in list(variants)
+                 for off in _face_offsets(obj, T)]
+    return HandleSpec(h, o, pose, approach, open_m, float(hd.get("max_effort_n", 40.0)), tuple(variants), width)
 
 
 def _default_handles(o: str, names: Any, obj: Any, where: str, taken: Mapping[str, HandleSpec]) -> dict[str, HandleSpec]:
@@ -382,8 +384,47 @@ def _default_handles(o: str, names: Any, obj: Any, where: str, taken: Mapping[st
         if h in taken:
             raise ValueError(f"{where}.handles: handle name {h!r} already used by object {taken[h].object!r}")
         g0 = gs[0]
-        out[h] = HandleSpec(h, o, g0.pose, g0.approach_m, "open", 40.0,
-                            tuple((g.name, g.pose, g.width_m) for g in gs), g0.width_m)
+        variants = [(g.name, g.pose, g.width_m) for g in gs]
+        for g in gs:
+            variants += [(f"{g.name}@{1000 * off:+.0f}mm", g.pose @ _shift_x(off), g.width_m)
+                         for off in _face_offsets(obj, g.pose)]
+        out[h] = HandleSpec(h, o, g0.pose, g0.approach_m, "open", 40.0, tuple(variants), g0.width_m)
+    return out
+
+
+#: a grasp moved along its face keeps the finger pads this far inside the face's edge (pad centre to
+#: edge), metres
+FACE_EDGE_MARGIN_M = 0.025
+#: ... and is only added when it moves the TCP at least this far, metres
+MIN_FACE_OFFSET_M = 0.01
+
+
+def _shift_x(d: float) -> Pose:
+    T = np.eye(4)
+    T[0, 3] = d
+    return T
+
+
+def _face_offsets(obj: Any, pose: Pose) -> list[float]:
+    """Offsets (m) along the TCP x axis (along the face, across the finger travel) of the extra grasps
+    of a box face (a grasp-set face or a declared handle): both ways from where the grasp is, as far
+    as the pads stay :data:`FACE_EDGE_MARGIN_M` inside the face's
+    edge (HPP: a handle's free translation along its face, sampled). A box standing on the table is
+    then also taken high on a side face, the hand level and clear of the table, where a grasp at the
+    face's centre brings the wrist too close to it (a 10 cm box: the TCP 5 cm above the table);
+    [] for other shapes and faces too small."""
+    pr = getattr(obj, "primitive", None)
+    if pr is None or pr.shape != "box":
+        return []
+    T = np.asarray(pose, dtype=float)
+    ext = float(np.abs(T[:3, 0]) @ np.asarray(pr.size, dtype=float))
+    c = float(T[:3, 0] @ T[:3, 3])                       # where the grasp is along that axis now
+    lim = ext / 2.0 - FACE_EDGE_MARGIN_M
+    out = []
+    for d in (lim - c, -lim - c):
+        d = math.copysign(math.floor(abs(d) * 1000.0) / 1000.0, d)
+        if abs(d) >= MIN_FACE_OFFSET_M:
+            out.append(d)
     return out
 
 

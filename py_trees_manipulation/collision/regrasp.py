@@ -57,6 +57,9 @@ __all__ = ["TransitionChecker", "SupportSurface", "support_surface", "surface_pl
            "ObjectGeometry", "build_placements", "robot_reach"]
 
 SEGMENT_STEP_RAD = 0.05      # resolution of the straight segments between waypoints
+#: seeded random IK seeds tried for a transition's first waypoint, after the arm now and the named
+#: configurations (as they are and turned toward the target)
+RANDOM_SEEDS = 10
 LOWER_PAST_M = 0.005         # ExecuteRegraspPlan's guarded descent aims this far below the placement
 WIDTH_MARGIN_M = 0.005       # the fingers must open this much wider than the grasp
 _PARK = np.eye(4)
@@ -110,7 +113,9 @@ class TransitionChecker:
         self._open = {g: float((open_gap_m or {}).get(g, world.robots[r].model.gripper.opening_m[1]))
                       for g, r in self.grippers.items()}
         self._planners = {r: ArmMotionPlanner(world, r) for r in set(self.grippers.values())}
-        self.queries = self.ik_calls = self.collision_checks = 0
+        self._workspace: dict[str, Any] = {}
+        self._random_seeds: dict[str, list[np.ndarray]] = {}
+        self.queries = self.ik_calls = self.collision_checks = self.prefiltered = 0
         self.ik_s = self.collision_s = 0.0
         self._saved = self._save()
 
@@ -139,6 +144,60 @@ class TransitionChecker:
     def current_configuration(self, gripper: str) -> np.ndarray:
         """The arm configuration of ``gripper``'s robot the checks start from, radians."""
         return np.array(self._saved["robots"][self.grippers[gripper]][0])
+
+    # ---- the workspace test (no IK) ---------------------------------------------------------------
+    def _bounds(self, robot: str) -> Optional[tuple[Any, np.ndarray, Pose]]:
+        """``(WristBounds, shoulder point (3,) world, base frame (4, 4))`` of ``robot``, or None when
+        its kinematics give no such bound (cached: the bases do not move while planning)."""
+        if robot not in self._workspace:
+            from .reachability import base_frame, wrist_bounds
+            wb = wrist_bounds(self.world, robot)
+            if wb is None:
+                self._workspace[robot] = None
+            else:
+                B = base_frame(self.world, robot)
+                self._workspace[robot] = (wb, B[:3, :3] @ wb.shoulder_in_base + B[:3, 3], B)
+        return self._workspace[robot]
+
+    def waypoints(self, q: TransitionQuery) -> list[tuple[str, Pose]]:
+        """The TCP poses (world) of a grasp's or release's waypoints, in order; [] for a handover."""
+        T = q.object_pose @ q.variant.pose
+        up = T.copy()
+        up[2, 3] += q.lift_m
+        if q.kind == "grasp":
+            return [("pregrasp", translate_z(T, -q.approach_m)), ("intersec", T), ("preplace", up)]
+        if q.kind == "release":
+            return [("preplace", up), ("intersec", T), ("retreat", translate_z(T, -q.retreat_m))]
+        return []
+
+    def prefilter(self, q: TransitionQuery) -> Optional[TransitionResult]:
+        """A failed :class:`TransitionResult` (cause ``"reach"``) when a waypoint of a grasp or release is
+        outside the arm's workspace, without any IK: its wrist point (the TCP pose fixes it) is nearer
+        to the shoulder or farther from it than any configuration of the arm puts it
+        (:class:`~.reachability.WristBounds`: the iiwa's elbow keeps its wrist 0.39 m or more from its
+        shoulder, so a hand level and low close to its base is out of reach). A necessary
+        condition only: None says "maybe", the full check decides. The planner asks this for every
+        edge it generates, so that placements and grasps the arm cannot reach never become
+        candidates (and cost none of the ``max_checks``).
+        """
+        robot = self.grippers.get(q.gripper)
+        ws = self._bounds(robot) if robot is not None else None
+        if ws is None:
+            return None
+        wb, S, B = ws
+        for waypoint, T in self.waypoints(q):
+            d = float(np.linalg.norm(wb.wrists(T[None])[0] - S))
+            if wb.lo <= d <= wb.hi:
+                continue
+            self.prefiltered += 1
+            how = "close to" if d < wb.lo else "far from"
+            yaw = math.degrees(math.atan2(B[1, 0], B[0, 0]))
+            return TransitionResult(
+                ok=False, waypoint=waypoint, cause="reach",
+                reason=f"target {_fmt(T[:3, 3])} is out of reach: too {how} {robot}'s shoulder for its wrist "
+                       f"({d:.2f} m from it; it reaches {wb.lo:.2f}-{wb.hi:.2f} m, from {robot}'s base at "
+                       f"{_fmt(B[:3, 3])} facing {yaw:.0f} deg)")
+        return None
 
     # ---- the query ---------------------------------------------------------------------------------
     def __call__(self, q: TransitionQuery) -> TransitionResult:
@@ -195,7 +254,7 @@ class TransitionChecker:
         q_now = self.current_configuration(q.gripper)
         w.set_robot_state(robot, q_now, fingers=r.finger_targets(self._open[q.gripper]))
         hand = self._hand_pairs(robot, obj_body)
-        q_pre = self._solve("pregrasp", robot, T_pre, self._seeds(robot, q_now), AllowedContacts(), support)
+        q_pre = self._solve("pregrasp", robot, T_pre, self._seeds(robot, q_now, T_pre), AllowedContacts(), support)
         configs["pregrasp"] = q_pre
         q_g = self._solve("intersec", robot, T_g, [q_pre], hand, support)
         configs["intersec"] = q_g
@@ -229,7 +288,7 @@ class TransitionChecker:
         w.set_object_pose(q.object, P)
         w.set_robot_state(robot, q_now, fingers=r.finger_targets(max(width, r.closed_gap)))
         w.attach(robot, q.object, invert(G))
-        q_pre = self._solve("preplace", robot, T_pre, self._seeds(robot, q_now), AllowedContacts(), support)
+        q_pre = self._solve("preplace", robot, T_pre, self._seeds(robot, q_now, T_pre), AllowedContacts(), support)
         configs["preplace"] = q_pre
         placed = self._touch_support(robot, support, held=True)
         q_p = self._solve("intersec", robot, T_place, [q_pre], placed, support)
@@ -330,14 +389,35 @@ class TransitionChecker:
             raise _Fail(waypoint, "support", f"the {waypoint} point {_fmt(T[:3, 3])} is {top - T[2, 3]:.3f} m below "
                                              f"{q.placement.surface} (the approach comes from below)")
 
-    def _seeds(self, robot: str, q_now: np.ndarray) -> list[np.ndarray]:
+    def _seeds(self, robot: str, q_now: np.ndarray, T: Optional[Pose] = None) -> list[np.ndarray]:
+        """IK seeds of a transition's first waypoint, in the order tried: the arm now, ``ready``, then
+        (only reached when those give no clear solution) the arm now and each named configuration
+        with the first joint turned toward ``T``, the named configurations as they are, and
+        :data:`RANDOM_SEEDS` seeded random ones (a hand level and low beside the table, or an arm
+        folded near its base, needs a posture neither the arm now nor ``ready`` leads to)."""
         r = self.world.robots[robot]
-        seeds = [np.asarray(q_now, dtype=float)]
-        for name in ("ready",):
-            cfg = r.model.named_configurations.get(name)
-            if cfg is not None and np.max(np.abs(np.asarray(cfg) - seeds[0])) > 1e-3:
-                seeds.append(np.asarray(cfg, dtype=float))
-        return seeds
+        named = [np.asarray(c, dtype=float) for c in r.model.named_configurations.values()]
+        ready = r.model.named_configurations.get("ready")
+        first = [np.asarray(q_now, dtype=float)] + ([np.asarray(ready, dtype=float)] if ready is not None else [])
+        more: list[np.ndarray] = []
+        if T is not None:
+            from .reachability import base_frame
+            p = np.linalg.solve(base_frame(self.world, robot), np.append(T[:3, 3], 1.0))[:3]
+            bearing = math.atan2(p[1], p[0])
+            for q in first + named:
+                turned = q.copy()
+                turned[0] = bearing
+                more.append(r.clip_to_limits(turned))
+        more += named
+        if robot not in self._random_seeds:
+            rng = np.random.default_rng(0)
+            self._random_seeds[robot] = [rng.uniform(r.lower, r.upper) for _ in range(RANDOM_SEEDS)]
+        more += self._random_seeds[robot]
+        out: list[np.ndarray] = []
+        for s in first + more:
+            if all(np.max(np.abs(s - o)) > 1e-3 for o in out):
+                out.append(s)
+        return out
 
     def _hand_pairs(self, robot: str, body: int) -> AllowedContacts:
         out = AllowedContacts()

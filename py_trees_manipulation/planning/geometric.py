@@ -498,6 +498,12 @@ class GeometricRegraspPlanner(RegraspPlanner):
         face_change_cost: putting an object down on another face than it stands on now.
         max_expansions: states one graph search may expand (a goal cut off by the pruned transitions
             is otherwise proven unreachable by expanding every state that can be reached).
+        prefilter: ``prefilter(TransitionQuery) -> TransitionResult or None``: a cheap necessary
+            test asked about every grasp and release edge when it is generated (default: the
+            ``check``'s ``prefilter`` method, e.g. the arm's workspace test of
+            :meth:`~py_trees_manipulation.collision.regrasp.TransitionChecker.prefilter`); an edge it
+            fails is dead from the start (never a candidate, none of ``max_checks``) and counted in
+            :attr:`prefiltered`.
 
     Example::
 
@@ -521,6 +527,7 @@ class GeometricRegraspPlanner(RegraspPlanner):
         class_budget: int = 3,
         face_change_cost: float = 0.2,
         max_expansions: Optional[int] = 5000,
+        prefilter: Optional[Callable[[TransitionQuery], Optional[TransitionResult]]] = None,
     ):
         super().__init__(model.factory, step_costs=step_costs, max_expansions=max_expansions)
         self.model = model
@@ -529,6 +536,10 @@ class GeometricRegraspPlanner(RegraspPlanner):
         self.generated_placement_cost = float(generated_placement_cost)
         self.rotation_cost = float(rotation_cost)
         self.max_checks = int(max_checks)
+        self.prefilter = prefilter if prefilter is not None else getattr(check, "prefilter", None)
+        #: edges the prefilter failed: (state_from, state_to, TransitionResult), in generation order
+        self.prefiltered: list[tuple[ModeState, ModeState, TransitionResult]] = []
+        self._prefilter_memo: dict[tuple, Optional[TransitionResult]] = {}
         self.max_candidates = int(max_candidates)
         self.class_budget = int(class_budget)
         self.face_change_cost = float(face_change_cost)
@@ -826,6 +837,23 @@ class GeometricRegraspPlanner(RegraspPlanner):
                 or (self._failed and self._matches_failed(e))):
             e.dead = True
 
+    def _prefilter_edge(self, a: ModeState, b: ModeState, e: _Edge) -> None:
+        """Ask :attr:`prefilter` about a new grasp or release edge (once per grasp, placement and
+        variant, whatever the other objects' places); kill it when it fails."""
+        if self.prefilter is None or e.dead or e.kind not in ("grasp", "release"):
+            return
+        memo = e.key[:-1]
+        if memo in self._prefilter_memo:
+            res = self._prefilter_memo[memo]
+        else:
+            res = self.prefilter(self._query(a, b, e, ""))
+            self._prefilter_memo[memo] = res
+            if res is not None and not res.ok:
+                self.prefiltered.append((a, b, res))
+        if res is not None and not res.ok:
+            e.dead = True
+            self._results[e.key] = res
+
     def _prune(self, key: tuple, into: set) -> None:
         into.add(key)
         for e in self._by_key.get(key, ()):
@@ -873,6 +901,7 @@ class GeometricRegraspPlanner(RegraspPlanner):
                     e = _Edge(kind, ig, ih, io, v, place, partner, cost, key, cls)
                     self._edges[(s, nxt)] = e
                     self._register(e)
+                    self._prefilter_edge(s, nxt, e)
                     out.append((nxt, e, True))
             else:
                 v = s.variants[ig]
@@ -888,6 +917,7 @@ class GeometricRegraspPlanner(RegraspPlanner):
                         e = _Edge("release", ig, ih, io, v, k, None, cost, key, cls)
                         self._edges[(s, nxt)] = e
                         self._register(e)
+                        self._prefilter_edge(s, nxt, e)
                         out.append((nxt, e, False))
                 else:
                     loc = s.locations[io]
@@ -1120,6 +1150,10 @@ class GeometricRegraspPlanner(RegraspPlanner):
                 + (f" ({gave_up})" if gave_up else ""))
         pruned = self.pruned[since:]
         notes = list(self.model.notes) + list(self.notes)
+        if self.prefiltered:
+            a, b, res = self.prefiltered[0]
+            notes.append(f"{len(self.prefiltered)} grasps and placements out of the arm's workspace were left out "
+                         f"without IK, e.g. {self.step(a, b).label}: {res.waypoint}: {res.reason}")
         if not pruned and not notes:
             return head + ": the goal is unreachable with these rules and placements"
         lines = [head + f": {len(pruned)} transition{'s' if len(pruned) != 1 else ''} pruned"]
