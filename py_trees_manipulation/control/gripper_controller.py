@@ -123,7 +123,8 @@ class ControllerParams:
     Launch-file parameters:
         close_speed: FindContact closing speed, m/s (0.02); also in the Grab hardness formula.
         max_joint_effort: effort clip, N; < 0 unlimited (-1). Every position command overwrites it.
-        fingertip_force_limit: cap on the SlipServo (and Grab hold) force, N; < 0 off (-1).
+        fingertip_force_limit: cap on the SlipServo (and Grab hold) force, N; < 0 off (-1). Caps the
+            set-point (as the robot) and the actuator effort (not on the robot: see ``_force_capped``).
         deformation_limit: how far ForceServo/SlipServo may close beyond the gap at their start,
             m; < 0 off (0.03).
         force_lightest: minimum force the force servo targets, N (1.2); contact and "empty"

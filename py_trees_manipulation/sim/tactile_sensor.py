@@ -118,8 +118,10 @@ Metrics:
 
 - ``max_fingertip_force_n``: largest normal force one finger put on movable objects, sampled every
   ``sample_period_s``, N. ``crushed`` (any fragile object crushed) and ``crushed_objects``.
-- ``max_grip_effort_n``: largest squeeze force the finger actuators applied while the PR2
-  controller drove them (the applied virtual-joint effort, closing), N. The controller bounds it
+- ``max_grip_effort_n``: largest squeeze force the finger actuators applied (the applied
+  virtual-joint effort, closing: the PR2 controller's every cycle, the position motors' of
+  ``gripper_action`` every sample while a finger touches something), N: at most the robot
+  description's gripper force limit, to which ``max_effort`` is clamped. The controller bounds it
   by ``fingertip_force_limit`` in SlipServo and Grab; ``max_fingertip_force_n`` may exceed it in a
   contact transient (a swinging or wedging object hitting a finger: a one-step impulse of the
   soft contact, not a squeeze).
@@ -370,6 +372,10 @@ class GripperTactile:
                 self._imb.clear()
                 self._touching = False
             return
+        if not self.installed:   # position motors (gripper_action): their applied squeeze, N
+            grip = self.gripper.state().grip_force_n
+            if grip > ext.max_grip_effort:
+                ext.max_grip_effort = grip
         self._touching = True
         cells = [[0.0] * NUM_CELLS, [0.0] * NUM_CELLS]
         obj_force = [0.0, 0.0]
