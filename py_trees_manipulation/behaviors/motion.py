@@ -182,10 +182,16 @@ class MoveCartesian(BackendAction):
     ``max_force_n`` stops it on contact); FAILURE before moving when a waypoint is out of reach or the
     line would collide ("panda_hand would hit shelf at 40% of the straight line ...").
 
+    With ``held_object`` (a lift or a carry) the object must come along: its position in the TCP
+    frame is taken when the motion starts, and once it has drifted from there by more than
+    ``slip_tolerance_m`` (checked every tick and at the end) the motion is cancelled and the
+    behaviour is FAILURE, e.g. ``box slipped out of the gripper: it came 0.001 m of the TCP's
+    0.100 m (left 0.099 m behind)``; a lift that leaves the object on the table never succeeds.
+
     Example:
         .. code-block:: yaml
 
-            - MoveCartesian: {name: lift, delta: [0, 0, 0.15], speed_mps: 0.1}
+            - MoveCartesian: {name: lift, delta: [0, 0, 0.15], speed_mps: 0.1, held_object: box}
     """
 
     ABSTRACT = False
@@ -198,6 +204,10 @@ class MoveCartesian(BackendAction):
         "max_force_n": Param("float", None, "stop on contact when the wrist force exceeds this", unit="N", min=0.0),
         "position_tolerance_m": Param("float", 0.01, "accepted final TCP position error", unit="m", min=0.0001, max=0.5),
         "allowed_contacts": _ALLOWED,
+        "held_object": Param("str", None, "object the motion carries: FAILURE when it does not come along "
+                             "(slipped out, left behind)", refers_to="object"),
+        "slip_tolerance_m": Param("float", 0.02, "with held_object: how far the object may drift in the TCP frame",
+                                  unit="m", min=0.001, max=0.5),
     }
 
     def make_goal(self) -> MoveCartesianGoal:
@@ -205,12 +215,22 @@ class MoveCartesian(BackendAction):
         delta = self.param("delta")
         if (target is None) == (delta is None):
             raise ValueError("give exactly one of 'target' and 'delta'")
+        T_start = np.array(self.resource.tcp_pose(), dtype=float)
         if target is not None:
             T = _compose_target(self, target)
         else:
-            T = np.array(self.resource.tcp_pose(), dtype=float)
+            T = T_start.copy()
             T[:3, 3] += np.asarray(delta, dtype=float)
         self._target = T
+        self._held: Any = None
+        held = self.param("held_object")
+        if held is not None:
+            world = getattr(self.backend, "world", None)
+            if world is None:
+                raise ValueError(f"held_object {held!r}: the backend has no world model to locate it")
+            T_obj = np.asarray(world.object_pose(held), dtype=float)   # KeyError: no such object
+            # (name, TCP at the start, object position in the TCP frame then)
+            self._held = (held, T_start, (np.linalg.inv(T_start) @ np.append(T_obj[:3, 3], 1.0))[:3])
         return MoveCartesianGoal(pose=T, speed_mps=self.params["speed_mps"], max_force_n=self.params["max_force_n"],
                                  position_tolerance_m=self.params["position_tolerance_m"],
                                  allowed_contacts=_allowed_contacts(self))
@@ -220,7 +240,42 @@ class MoveCartesian(BackendAction):
             self.feedback_message = (_planning_feedback(feedback).replace("planning (line)", "checking the line")
                                      or f"tcp {feedback.distance_m:.3f} m from {_fmt_xyz(self._target)}")
 
+    def _slipped(self) -> str:
+        """Why the held object did not come along (``""`` while it does, or without ``held_object``)."""
+        held = getattr(self, "_held", None)
+        if held is None:
+            return ""
+        name, T_start, p_rel = held
+        T_tcp = np.asarray(self.resource.tcp_pose(), dtype=float)
+        p_obj = np.asarray(self.backend.world.object_pose(name), dtype=float)[:3, 3]
+        expected = (T_tcp @ np.append(p_rel, 1.0))[:3]       # where it would be, carried rigidly
+        drift = float(np.linalg.norm(p_obj - expected))
+        if drift <= self.params["slip_tolerance_m"]:
+            return ""
+        p_start = (T_start @ np.append(p_rel, 1.0))[:3]
+        tcp_moved = float(np.linalg.norm(T_tcp[:3, 3] - T_start[:3, 3]))
+        came = float(np.dot(p_obj - p_start, T_tcp[:3, 3] - T_start[:3, 3]) / tcp_moved) if tcp_moved > 1e-9 else 0.0
+        if came < 0.5 * tcp_moved:
+            return (f"{name} slipped out of the gripper: it came {max(came, 0.0):.3f} m of the TCP's {tcp_moved:.3f} m "
+                    f"(left {drift:.3f} m behind; not lifted)")
+        return (f"{name} slipped {drift:.3f} m in the gripper during the motion (slip_tolerance_m "
+                f"{self.params['slip_tolerance_m']:g})")
+
+    def update(self) -> Status:
+        h = self.handle
+        if self._goal_error is None and h is not None and not h.done and getattr(self, "_held", None) is not None:
+            why = self._slipped()
+            if why:
+                h.cancel()
+                status = self.fail(why)
+                self._write_outputs(None)
+                return status
+        return super().update()
+
     def on_success(self, result: Any) -> Status:
+        why = self._slipped()
+        if why:
+            return self.fail(why)
         if isinstance(result, MotionResult) and result.stopped_on_contact:
             self.feedback_message = f"stopped on contact at {_fmt_xyz(result.tcp_pose)}"
         else:

@@ -946,7 +946,34 @@ class GraspStateIs(_RegraspBase):
         if ok:
             self.feedback_message = f"{text} satisfies {_goal_text(cfg, goal)}"
             return Status.SUCCESS
-        return self.fail(f"{text} does not satisfy {_goal_text(cfg, goal)}")
+        expected = self.param("expected")
+        why = self._why_not_held(cfg, expected) if isinstance(expected, Mapping) else ""
+        return self.fail(f"{text} does not satisfy {_goal_text(cfg, goal)}" + (f": {why}" if why else ""))
+
+    def _why_not_held(self, cfg: RegraspConfig, goal: Mapping[str, Optional[str]]) -> str:
+        """For each gripper expected to hold a handle it does not hold (simulator contacts), why:
+        what its fingers touch, or where the object is (``box is 0.100 m from left/hand's TCP: it
+        slipped out or was never lifted``)."""
+        try:
+            if not self._senses():
+                return ""
+            sensed = sense_grasps(self.backend, cfg)
+        except (AttributeError, KeyError):
+            return ""
+        out = []
+        for g, h in goal.items():
+            s = sensed.get(g)
+            if not h or s is None or s.handle == h or h not in cfg.handles:
+                continue
+            if s.reason:
+                out.append(f"{g}: {s.reason}")
+                continue
+            obj = cfg.handles[h].object
+            arm = cfg.grippers[g][0]
+            d = float(np.linalg.norm(np.asarray(self.backend.world.object_pose(obj), dtype=float)[:3, 3]
+                                     - np.asarray(self.backend.arms[arm].tcp_pose(), dtype=float)[:3, 3]))
+            out.append(f"{obj} is not in {g}'s fingers ({d:.3f} m from its TCP: it slipped out or was never lifted)")
+        return "; ".join(out)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1278,7 +1305,8 @@ class ExecuteRegraspPlan(_RegraspBase):
                 nodes.append(GraspFixAttach(name=f"{tag}: weld", arm=gf_arm, object=step.object, timeout_s=3.0,
                                             handover=step.kind == "handover"))
             if step.kind == "grasp":
-                nodes.append(MoveCartesian(name=f"{tag}: lift", arm=arm, delta=[0.0, 0.0, cfg.lift_m], speed_mps=v))
+                nodes.append(MoveCartesian(name=f"{tag}: lift", arm=arm, delta=[0.0, 0.0, cfg.lift_m], speed_mps=v,
+                                           held_object=step.object))
         else:
             if step.kind == "release":
                 geo = self._geo[self._index] if self._index < len(self._geo) else None

@@ -123,7 +123,8 @@ class ControllerParams:
     Launch-file parameters:
         close_speed: FindContact closing speed, m/s (0.02); also in the Grab hardness formula.
         max_joint_effort: effort clip, N; < 0 unlimited (-1). Every position command overwrites it.
-        fingertip_force_limit: cap on the SlipServo (and Grab hold) force, N; < 0 off (-1).
+        fingertip_force_limit: cap on the SlipServo (and Grab hold) force, N; < 0 off (-1). Caps the
+            set-point (as the robot) and the actuator effort (not on the robot: see ``_force_capped``).
         deformation_limit: how far ForceServo/SlipServo may close beyond the gap at their start,
             m; < 0 off (0.03).
         force_lightest: minimum force the force servo targets, N (1.2); contact and "empty"
@@ -844,10 +845,33 @@ class Pr2GripperController:
         if s == RT.FIND_CONTACT:
             return self._find_contact_step(dt, x, v, new_frame)
         if s == RT.FORCE_SERVO:
-            return self._force_servo_step(dt, x, v, self.force_target)
+            out = self._force_servo_step(dt, x, v, self.force_target)
+            a = self.motion_action
+            if a is not None and a.name == "grab" and not a.done:   # Grab's hold force: capped too
+                out = self._force_capped(out)
+            return out
         if s == RT.SLIP_SERVO:
             return self._slip_servo_step(dt, x, v, new_frame)
         return ActuatorCommand(enabled=False)
+
+    def _force_capped(self, out: ActuatorCommand) -> ActuatorCommand:
+        """``out`` with its effort, and its effort clip, bounded by ``fingertip_force_limit`` (when >= 0;
+        floored at ``force_lightest``).
+
+        The robot caps only the set-point ``F_s``; the position servo under it may then push with
+        up to the actuator's limit, and a held object swinging or wedging between the pads (a shake
+        reversal) is squeezed harder than the limit (23 N under a 20 N limit, 0.9 kg can). Bounding
+        the actuator effort too makes the limit a bound on the squeeze: a finger pushed harder gives
+        way instead of pushing back, and the pad force exceeds the limit only by the finger's own
+        inertia in a contact transient.
+        """
+        p = self.params
+        if p.fingertip_force_limit < 0:
+            return out
+        cap = max(p.fingertip_force_limit, p.force_lightest)
+        if 0 <= out.max_effort < cap:
+            cap = out.max_effort
+        return dataclasses.replace(out, effort=min(max(out.effort, -cap), cap), max_effort=cap)
 
     def _find_contact_step(self, dt: float, x: float, v: float, new_frame: bool) -> ActuatorCommand:
         p = self.params
@@ -927,7 +951,7 @@ class Pr2GripperController:
         if p.fingertip_force_limit >= 0 and self.slip_force >= p.fingertip_force_limit:
             self.slip_force = p.fingertip_force_limit
             self.fingertip_force_limit_reached = True
-        out = self._force_servo_step(dt, x, v, self.slip_force)
+        out = self._force_capped(self._force_servo_step(dt, x, v, self.slip_force))
         light = 0.5 * (pr.pad_force_left + pr.pad_force_right) < p.force_lightest - 0.25
         if light:
             self._light_time += dt

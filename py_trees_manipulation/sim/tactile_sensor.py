@@ -118,6 +118,13 @@ Metrics:
 
 - ``max_fingertip_force_n``: largest normal force one finger put on movable objects, sampled every
   ``sample_period_s``, N. ``crushed`` (any fragile object crushed) and ``crushed_objects``.
+- ``max_grip_effort_n``: largest squeeze force the finger actuators applied (the applied
+  virtual-joint effort, closing: the PR2 controller's every cycle, the position motors' of
+  ``gripper_action`` every sample while a finger touches something), N: at most the robot
+  description's gripper force limit, to which ``max_effort`` is clamped. The controller bounds it
+  by ``fingertip_force_limit`` in SlipServo and Grab; ``max_fingertip_force_n`` may exceed it in a
+  contact transient (a swinging or wedging object hitting a finger: a one-step impulse of the
+  soft contact, not a squeeze).
 - ``slip_events``: ground-truth slip episodes: a gripped object slipping faster than
   ``slip_event_speed_mps`` at the pads; an episode ends after one frame period without slip (the
   detector's resolution). ``slip_events_detected``: episodes during which (or within that frame
@@ -365,6 +372,10 @@ class GripperTactile:
                 self._imb.clear()
                 self._touching = False
             return
+        if not self.installed:   # position motors (gripper_action): their applied squeeze, N
+            grip = self.gripper.state().grip_force_n
+            if grip > ext.max_grip_effort:
+                ext.max_grip_effort = grip
         self._touching = True
         cells = [[0.0] * NUM_CELLS, [0.0] * NUM_CELLS]
         obj_force = [0.0, 0.0]
@@ -674,6 +685,8 @@ class GripperTactile:
         gripper._torque_mode = True  # the motors are ours until command_gap
         # the applied virtual-joint effort, read back next cycle (motor force per finger, + opens)
         self.effort = 0.5 * (e0 / s0 + e1 / s1)
+        if -self.effort > self.ext.max_grip_effort:
+            self.ext.max_grip_effort = -self.effort
         slip = ctl.slip_detected or ctl.events.slip_event
         if slip and not self._slip_flag:
             self.ext.slip_detections += 1
@@ -811,7 +824,7 @@ class TactileSensing:
         grippers: :class:`GripperTactile` by gripper name.
         crushed: names of crushed objects, in order.
         slip_events, slip_detections: counters (see the module docstring).
-        max_fingertip_force, place_impact: the metric values so far, N.
+        max_fingertip_force, max_grip_effort, place_impact: the metric values so far, N.
     """
 
     def __init__(self, backend: SimBackend, cfg: Optional[TactileConfig]):
@@ -830,6 +843,7 @@ class TactileSensing:
         self._over_since: dict[int, float] = {}
         self.crushed: list[str] = []
         self.max_fingertip_force = 0.0
+        self.max_grip_effort = 0.0
         self.pad_force_imbalance = 0.0
         self.slip_events = 0
         self.slip_detections = 0
@@ -977,6 +991,7 @@ class TactileSensing:
     def metrics(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "max_fingertip_force_n": round(self.max_fingertip_force, 4),
+            "max_grip_effort_n": round(self.max_grip_effort, 4),
             "crushed": bool(self.crushed),
             "crushed_objects": list(self.crushed),
             "slip_events": self.slip_events,

@@ -14,10 +14,12 @@ EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.
 TABLE_TOP = 0.625  # table/table.urdf top surface (the box settles there), m
 
 
-def run_example(name):
+def run_example(name, before_run=None):
     path = os.path.join(EXAMPLES, name)
     task = load_task(path)
     sim = SimBackend(task.scene, base_dir=EXAMPLES)
+    if before_run is not None:
+        before_run(sim)
     result = run_task(task, RunOptions(display=False, timeout_s=60.0), backend=sim)
     return task, sim, result
 
@@ -49,7 +51,13 @@ def test_regrasp_top_to_side_through_a_placement():
 
 
 def test_handover_between_two_pandas_without_putting_the_box_down():
-    task, sim, result = run_example("handover.yaml")
+    box_z_at_event = []      # (arm, attached, box height) at each GraspFix event
+
+    def watch(sim):
+        sim.extensions["grasp_fix"].add_listener(
+            lambda ev: box_z_at_event.append((ev.arm, ev.attached, float(sim.world.object_pose("box")[2, 3]))))
+
+    task, sim, result = run_example("handover.yaml", before_run=watch)
     try:
         s = result.summary
         assert s["status"] == "SUCCESS", s.get("failed_behaviour") or s.get("error")
@@ -65,6 +73,9 @@ def test_handover_between_two_pandas_without_putting_the_box_down():
         assert (m["grasp_fix_attaches"], m["grasp_fix_detaches"]) == (2, 1)
         gf = [e["text"] for e in s["events"] if e["source"] == "grasp_fix"]
         assert gf == ["attached box to left", "detached box from left (handover)", "attached box to right"]
+        # welded to the left hand before the lift, where it stood: it never hangs on friction alone
+        assert box_z_at_event[0][:2] == ("left", True)
+        assert box_z_at_event[0][2] == pytest.approx(0.646, abs=0.003)
         handed = [e["time_s"] for e in s["events"] if e["source"] == "grasp_fix"][1:]
         assert handed[0] == handed[1]
         assert not any("falling" in e["text"] for e in s["events"])

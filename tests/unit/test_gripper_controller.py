@@ -329,6 +329,26 @@ def test_slip_servo_force_limit_caps_the_force():
     assert ctl.slip_force == pytest.approx(5.2) and ctl.fingertip_force_limit_reached
 
 
+def test_slip_servo_force_limit_bounds_the_actuator_effort_when_the_object_pushes_back():
+    # the held object wedges 4 mm wider (a can swinging between the pads): the position servo under
+    # the force servo would push back with kp * 4 mm = 80 N; the 8 N limit bounds the effort itself
+    params = ControllerParams.panda(fingertip_force_limit=8.0)
+    ctl, plant = setup(k=3000.0, params=params)
+    hold(ctl, plant, 5.0)
+    ctl.slip_servo()
+    run(ctl, plant, 0.5)
+    plant.w += 0.004
+    efforts = []
+    for _ in range(300):
+        cmd = ctl.step(DT, plant.sample())
+        plant.apply(cmd)
+        efforts.append(cmd.effort)
+        assert cmd.max_effort == 8.0                 # the simulator's motor force bound, too
+    assert min(efforts) == pytest.approx(-8.0)       # it did push, at the limit and no more
+    assert max(abs(e) for e in efforts) <= 8.0 + 1e-9
+    assert ctl.state == RT.SLIP_SERVO
+
+
 def test_slip_servo_reports_empty_gripper_and_closes_hard_when_the_object_is_gone():
     ctl, plant = setup(k=3000.0)
     hold(ctl, plant, 5.0)
