@@ -310,8 +310,15 @@ def test_handles_default_from_the_objects_grasp_set():
     # every face of the box, four yaws each; widths across the fingers from the box's size
     assert cfg.factory.handles == ("box/+z", "box/-z", "box/+x", "box/-x", "box/+y", "box/-y")
     variants = cfg.grasp_variants()
-    assert [v.name for v in variants["box/+x"]] == ["box/+x/0", "box/+x/90", "box/+x/180", "box/+x/270"]
-    assert [round(v.width_m, 3) for v in variants["box/+x"]] == [0.05, 0.12, 0.05, 0.12]
+    # plus, along the 12 cm side of the face, the grasps shifted until the TCP is 25 mm from its
+    # edges (0.12 / 2 - 0.025 = 35 mm, floored to the millimetre below the float's 34.99..; none along
+    # the 5 cm side: 0.05 / 2 - 0.025 = 0)
+    assert [v.name for v in variants["box/+x"]] == ["box/+x/0", "box/+x/90", "box/+x/180", "box/+x/270",
+                                                    "box/+x/0@+34mm", "box/+x/0@-34mm",
+                                                    "box/+x/180@+34mm", "box/+x/180@-34mm"]
+    assert [round(v.width_m, 3) for v in variants["box/+x"]] == [0.05, 0.12, 0.05, 0.12, 0.05, 0.05, 0.05, 0.05]
+    shifted = {v.name: v.pose for v in variants["box/+x"]}
+    np.testing.assert_allclose(abs(shifted["box/+x/0@+34mm"][2, 3] - shifted["box/+x/0"][2, 3]), 0.035, atol=1.001e-3)
     # a list picks handles of the grasp set (the PR2 flip-box class: four side handles)
     cfg = RegraspConfig.from_mapping({"grippers": {"panda/hand": "panda"},
                                       "objects": {"box": {"handles": ["box/+x", "box/-x", "box/+y", "box/-y"]}}},
