@@ -63,7 +63,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["ReachSample", "ReachTarget", "SampleResult", "TargetResult", "ReachChecker", "MountingSurface",
            "BasePlacement", "WristBounds", "find_base", "wrist_bounds", "base_pose_at", "base_frame", "set_base_frame",
-           "base_overlap", "POSITION_TOLERANCE_M", "ORIENTATION_TOLERANCE_RAD"]
+           "base_overlap", "check_for_task", "search_checker", "arm_mirror", "ArmMirror", "POSITION_TOLERANCE_M", "ORIENTATION_TOLERANCE_RAD"]
 
 #: IK position error accepted at a sample, metres (the screw follower's own bound)
 POSITION_TOLERANCE_M = 0.005
@@ -95,6 +95,12 @@ SEARCH_HELD_PADDING_M = 0.0
 SEARCH_EXTRA_PADDING_M = 0.005
 #: how far from its limits every joint stays along a path found by a base search, radians
 SEARCH_JOINT_MARGIN_RAD = 0.05
+#: distinct starting postures a base search follows a path from (``any_posture``; in the order of
+#: :meth:`ReachChecker._check_path`, which :func:`check_for_task` repeats in the tree)
+SEARCH_STARTS = 3
+#: two IK solutions closer than this (joint-space distance, radians) are one arm posture (see
+#: :meth:`ReachChecker._distinct_postures`)
+POSTURE_DISTANCE_RAD = 1.0
 #: base yaws tried at each candidate position, degrees from facing the targets' centre (a robot close
 #: to a door faces it at an angle, its starting arm clear of the leaf), and what turning away costs
 #: in the ranking per 30 deg
@@ -415,6 +421,7 @@ class ReachChecker:
         self._named = [np.asarray(v, dtype=float) for v in r.model.named_configurations.values()]
         rng = np.random.default_rng(self.seed)
         self._random = list(rng.uniform(r.lower, r.upper, size=(RANDOM_SEEDS, len(r.lower))))
+        self._mirror = arm_mirror(world, robot)
         self._hand = sorted(world.hand_links(robot))
         self._joint_cache: dict[tuple[str, str], int] = {}
         self.ik_calls = 0
@@ -476,18 +483,28 @@ class ReachChecker:
     def seeds_for(self, pose: Pose, with_start: bool = True) -> list[np.ndarray]:
         """IK seeds for a first sample: the start configuration (``with_start``), each named
         configuration with the first joint turned toward the target (and as it is), then
-        :data:`RANDOM_SEEDS` random ones."""
+        :data:`RANDOM_SEEDS` random ones; each followed by its mirror image (:class:`ArmMirror`: the
+        mirror image of the seed the target's own mirror image would get), so that a target and its
+        mirror image (a door hinged on the other side) are searched from mirror-image postures."""
         r = self.loaded
         base = self._base_pose()
         p = np.linalg.solve(base, np.append(pose[:3, 3], 1.0))[:3]
         bearing = math.atan2(p[1], p[0])
+
+        def listed(b: float) -> list[np.ndarray]:
+            out_ = []
+            for q in self._named:
+                turned = q.copy()
+                turned[0] = b
+                out_.append(r.clip_to_limits(turned))
+            return out_ + list(self._named) + list(self._random)
+
         seeds = [self.start] if with_start else []
-        for q in self._named:
-            turned = q.copy()
-            turned[0] = bearing
-            seeds.append(r.clip_to_limits(turned))
-        seeds.extend(self._named)
-        seeds.extend(self._random)
+        if self._mirror is None:
+            seeds.extend(listed(bearing))
+        else:
+            for a, b in zip(listed(bearing), listed(-bearing)):
+                seeds.extend((a, self._mirror(b, r.lower, r.upper)))
         out: list[np.ndarray] = []
         for s in seeds:
             if all(np.max(np.abs(s - o)) > 1e-6 for o in out):
@@ -723,7 +740,7 @@ class ReachChecker:
             if not any_posture and len(clear) >= self.max_starts:
                 break
         if any_posture:
-            clear.sort(key=lambda c: -self._limit_margin(c.q))
+            clear = self._distinct_postures(clear)
         for sol in clear[:self.max_starts]:
             self._set_joints(first.joints)
             reached, qs, fail = self._follow(path, sol.q, explain)
@@ -739,6 +756,23 @@ class ReachChecker:
                                        hit, self._hit_text(hit))
         return 0, [], SampleResult(first.label, False, best_ik.q, best_ik.position_error_m,
                                    best_ik.orientation_error_rad, reason=self._ik_text(best_ik))
+
+    def _distinct_postures(self, clear: list[IKSolution]) -> list[IKSolution]:
+        """``clear`` in the order the starts are followed: the one farthest from the joint limits
+        first (a comfortable posture follows a path furthest), then, each time, the farthest from the
+        limits of those at least :data:`POSTURE_DISTANCE_RAD` from every one taken (another elbow,
+        shoulder or wrist: a 7-joint arm's solutions near each other are one posture moved along its
+        self-motion), then the rest. So a door hinged on the right gets the mirror images of the
+        postures one hinged on the left gets."""
+        rest = sorted(clear, key=lambda c: -self._limit_margin(c.q))
+        out: list[IKSolution] = []
+        while rest:
+            far = next((i for i, c in enumerate(rest)
+                        if all(np.linalg.norm(c.q - o.q) >= POSTURE_DISTANCE_RAD for o in out)), None)
+            if far is None:
+                break
+            out.append(rest.pop(far))
+        return out + rest
 
     def sweep_hit(self, targets: Sequence[ReachTarget]) -> Optional[str]:
         """What of the robot's base a moving articulated body hits at the targets' joint positions
@@ -779,7 +813,7 @@ class ReachChecker:
 
     def _roughly(self, pose: Pose) -> bool:
         """IK from up to five seeds, two refinements each, reaches ``pose`` within 2 cm and 0.2 rad."""
-        for seed in self.seeds_for(pose, with_start=False)[:5]:
+        for seed in self.seeds_for(pose, with_start=False)[:10 if self._mirror is not None else 5]:
             sol = self._ik(pose, [seed], iterations=2)
             if sol.position_error_m <= 0.02 and sol.orientation_error_rad <= 0.2:
                 return True
@@ -818,6 +852,45 @@ class ReachChecker:
         return out
 
 
+def search_checker(world: CollisionWorld, robot: str, seed: int = 0, start: Optional[Sequence[float]] = None,
+                   position_tolerance_m: float = SEARCH_TOLERANCE_M, held_padding_m: float = SEARCH_HELD_PADDING_M,
+                   joint_margin_rad: float = SEARCH_JOINT_MARGIN_RAD) -> ReachChecker:
+    """The :class:`ReachChecker` a base search checks each candidate with (its margins, strict,
+    :data:`SEARCH_STARTS` postures)."""
+    return ReachChecker(world, robot, seed=seed, start=start, position_tolerance_m=position_tolerance_m,
+                        held_padding_m=held_padding_m, joint_margin_rad=joint_margin_rad, strict=True,
+                        max_starts=SEARCH_STARTS)
+
+
+def check_for_task(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
+                   margin_targets: Optional[Sequence[ReachTarget]] = None, seed: int = 0) -> list[TargetResult]:
+    """The check a task runs before it moves (``CheckReachability``): each target as
+    :meth:`ReachChecker.check` does, except that a target whose arm posture the task takes from the
+    check (``any_posture``) is first checked the way a base search checks it (:func:`search_checker`
+    on ``margin_targets``, the same targets with the search's margins): when that passes, its posture
+    is the one reported (the configurations of the margin path), so a base placed by
+    ``base_pose: auto`` is executed from the posture the search found; else the plain check decides.
+
+    Args:
+        targets: the task's targets. margin_targets: the same, with margins (same order), or None.
+
+    Returns:
+        One :class:`TargetResult` per target of ``targets``.
+    """
+    plain = ReachChecker(world, robot, seed=seed)
+    strict = search_checker(world, robot, seed=seed, start=plain.start) if margin_targets is not None else None
+    out = []
+    for i, t in enumerate(targets):
+        if strict is not None and t.any_posture:
+            res = strict.check(margin_targets[i], explain=False)
+            if res.ok:
+                out.append(TargetResult(t, True, res.path, len(t.paths[res.path]), None, res.configurations,
+                                        res.tried))
+                continue
+        out.append(plain.check(t))
+    return out
+
+
 # ================================================================================================
 # Where to stand
 # ================================================================================================
@@ -851,6 +924,105 @@ def base_overlap(world: CollisionWorld, robot: str, ignore: Sequence[str] = (),
                 return (f"{world.link_name(body, j)} would overlap {world.names.get(other, other)} "
                         f"({d * 1000:.0f} mm, padding {world.padding_m * 1000:.0f} mm)")
     return None
+
+
+@dataclass(frozen=True)
+class ArmMirror:
+    """The arm's mirror symmetry about its base's x-z plane: ``q' = signs * q + offsets`` puts every
+    arm link where the mirror image (base-frame y negated) of ``q`` puts it, and the TCP in the
+    mirror image of its pose (approach z and finger line y mirrored, x = y cross z). A door hinged
+    on the right is the mirror image of one hinged on the left, so an IK seed and its mirror image
+    make the search treat both alike (:meth:`ReachChecker.seeds_for`). For the Panda: joints 1, 3,
+    5 and 7 negated and joint 7 turned a further -90 deg (its hand sits 45 deg about the flange).
+
+    Attributes:
+        signs: (n,) +1 or -1 per arm joint. offsets: (n,) radians added after the signs.
+    """
+
+    signs: np.ndarray
+    offsets: np.ndarray
+
+    def __call__(self, q: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+        """The mirror image of configuration ``q`` (radians), wrapped by 2 pi into the limits where
+        that fits, then clipped."""
+        m = self.signs * np.asarray(q, dtype=float) + self.offsets
+        for k in range(len(m)):
+            for turn in (-2 * math.pi, 2 * math.pi):
+                if not lower[k] <= m[k] <= upper[k] and lower[k] <= m[k] + turn <= upper[k]:
+                    m[k] += turn
+        return np.clip(m, lower, upper)
+
+
+_MIRROR_CACHE: dict[tuple, Optional[ArmMirror]] = {}
+
+
+def arm_mirror(world: CollisionWorld, robot: str) -> Optional[ArmMirror]:
+    """The :class:`ArmMirror` of ``robot``'s model (cached per model), found numerically: the joint
+    sign pattern that mirrors every arm link origin and the TCP position over three random
+    configurations (1 mm), then the last joint's offset that mirrors the TCP orientation (the same
+    within 0.01 rad for all three). None when the arm has no such symmetry."""
+    import itertools
+
+    r = world.robots[robot]
+    key = (r.model.name, r.model.urdf_path, tuple(r.model.tcp_position), tuple(r.model.tcp_orientation))
+    if key in _MIRROR_CACHE:
+        return _MIRROR_CACHE[key]
+    c, body = world.client, r.body
+    q0 = r.joint_positions()
+    B = base_frame(world, robot)
+    Binv = np.linalg.inv(B)
+    M = np.diag([1.0, -1.0, 1.0])
+    n = len(r.arm_joints)
+    lo, hi = r.lower, r.upper
+    rng = np.random.default_rng(1)
+    # configurations whose mirror image (odd joints negated) stays inside symmetric limits
+    mid = np.minimum(np.abs(lo), np.abs(hi)) * 0.8
+    qs = [rng.uniform(np.where(mid > 0.05, -mid, lo), np.where(mid > 0.05, mid, hi)) for _ in range(3)]
+
+    def frames(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        r.reset_arm(q)
+        pts = []
+        for j in r.arm_joints:
+            st = pb.getLinkState(body, j, computeForwardKinematics=True, physicsClientId=c)
+            pts.append(Binv[:3, :3] @ np.array(st[4]) + Binv[:3, 3])
+        T = Binv @ r.tcp_pose()
+        pts.append(T[:3, 3])
+        return np.array(pts), T[:3, :3]
+
+    out: Optional[ArmMirror] = None
+    try:
+        ref = [frames(q) for q in qs]
+        for signs in itertools.product((1.0, -1.0), repeat=n):
+            s = np.array(signs)
+            if not all(np.max(np.abs(frames(s * q)[0] - (M @ P.T).T)) < 1e-3 for q, (P, _) in zip(qs, ref)):
+                continue
+            # the last joint's offset: the TCP turns about that joint's axis (fixed in the TCP frame)
+            R1 = frames(s * qs[0])[1]
+            dq = np.zeros(n)
+            dq[-1] = 0.1
+            w = _rotvec(R1.T @ frames(s * qs[0] + dq)[1])
+            axis = w / max(np.linalg.norm(w), 1e-12)
+            offs = []
+            for q, (_, R) in zip(qs, ref):
+                e = _rotvec(frames(s * q)[1].T @ (M @ R @ np.diag([-1.0, 1.0, 1.0])))
+                offs.append(float(np.dot(e, axis)) if np.linalg.norm(np.cross(e, axis)) < 1e-2 else math.nan)
+            if all(math.isfinite(o) and abs(math.remainder(o - offs[0], 2 * math.pi)) < 1e-2 for o in offs):
+                offsets = np.zeros(n)
+                offsets[-1] = offs[0]
+                out = ArmMirror(s, offsets)
+                break
+        return out
+    finally:
+        r.reset_arm(q0)
+        _MIRROR_CACHE[key] = out
+
+
+def _rotvec(R: np.ndarray) -> np.ndarray:
+    """The rotation vector (axis times angle, radians) of a rotation matrix."""
+    from transforms3d.axangles import mat2axangle
+
+    ax, ang = mat2axangle(R, unit_thresh=1e-4)
+    return np.asarray(ax, dtype=float) * ang
 
 
 @dataclass(frozen=True)
@@ -1125,9 +1297,8 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
             if hit_arm is not None:
                 overlap.append(f"the arm where it starts: {hit_arm.describe()}")
                 continue
-            ck = ReachChecker(world, robot, seed=seed, start=q_start, position_tolerance_m=position_tolerance_m,
-                              held_padding_m=held_padding_m, joint_margin_rad=joint_margin_rad, strict=True,
-                              max_starts=1)
+            ck = search_checker(world, robot, seed=seed, start=q_start, position_tolerance_m=position_tolerance_m,
+                                held_padding_m=held_padding_m, joint_margin_rad=joint_margin_rad)
             # cheap first: the base clear of what swings (a door leaf), each target's hardest poses by IK
             hit_sweep = ck.sweep_hit(targets)
             if hit_sweep is not None:
