@@ -118,7 +118,12 @@ APPROACH_COST = 2.0
 #: once a base reaches every target, up to this many more are looked for (at most this many more
 #: full checks) and the best conditioned one is chosen (:func:`_manipulability`)
 QUALITY_SUCCESSES = 3
-QUALITY_EXTRA_CHECKS = 6
+QUALITY_EXTRA_CHECKS = 12
+#: a held path (a lever turned, a door swung, a drawer pulled) is well conditioned when no two
+#: joint axes of the arm come closer than this to being one line (the larger of the angle between
+#: them, radians, and their distance over :data:`AXIS_DISTANCE_SCALE_M`)
+AXIS_SEPARATION_MIN = 0.35
+AXIS_DISTANCE_SCALE_M = 0.1
 #: IK stops refining below this error (metres, and radians), well inside the tolerances
 IK_THRESHOLD = 5e-4
 
@@ -1152,6 +1157,52 @@ def _workspace_cost(T_base: Pose, targets: Sequence[ReachTarget], wrists: list, 
     return total
 
 
+def _axis_separation(world: CollisionWorld, robot: str, results: Sequence[TargetResult]) -> float:
+    """How far the arm stays from having two joint axes on one line while the hand holds a handle
+    (the ``held`` samples of the reachable paths): the smallest, over those configurations and over
+    pairs of arm joints, of the larger of the angle between the two axes (radians) and the distance
+    between the two lines over :data:`AXIS_DISTANCE_SCALE_M`. Two collinear axes (the Panda's and the
+    iiwa's joints 1 and 3 when joint 2 passes 0) turn two joints into one: the arm's self-motion then
+    swings those two joints against each other, and with the hand held by a drawer or a door the
+    joint impedance presses it sideways (a 0.25 m drawer pull from a base where joint 2 crosses 0
+    peaks at 49 N against 5 N from one where it stays at -0.5 rad and below). inf without held
+    samples."""
+    r = world.robots[robot]
+    c = world.client
+    q0 = r.joint_positions()
+    worst = math.inf
+    info = [pb.getJointInfo(r.body, j, physicsClientId=c)[13] for j in r.arm_joints]
+    try:
+        for res in results:
+            path = res.target.paths[res.path] if res.target.paths else ()
+            for q, s in zip(res.configurations, path):
+                if not s.held:
+                    continue
+                r.reset_arm(q)
+                pts, axes = [], []
+                for j, a in zip(r.arm_joints, info):
+                    st = pb.getLinkState(r.body, j, computeForwardKinematics=True, physicsClientId=c)
+                    R = np.array(pb.getMatrixFromQuaternion(st[5])).reshape(3, 3)
+                    v = R @ np.asarray(a, dtype=float)
+                    pts.append(np.array(st[4]))
+                    axes.append(v / max(np.linalg.norm(v), 1e-12))
+                for i in range(len(axes)):
+                    for k in range(i + 1, len(axes)):
+                        ang = math.asin(min(1.0, float(np.linalg.norm(np.cross(axes[i], axes[k])))))
+                        dist = float(np.linalg.norm(np.cross(pts[k] - pts[i], axes[i])))
+                        worst = min(worst, max(ang, dist / AXIS_DISTANCE_SCALE_M))
+    finally:
+        r.reset_arm(q0)
+    return worst
+
+
+def _quality(world: CollisionWorld, robot: str, results: Sequence[TargetResult]) -> tuple[bool, float]:
+    """How well a base that reaches every target suits the task, for ranking (larger is better):
+    ``(held paths keep the joint axes apart (:func:`_axis_separation` at least
+    :data:`AXIS_SEPARATION_MIN`), the smallest manipulability along the paths (:func:`_manipulability`))``."""
+    return (_axis_separation(world, robot, results) >= AXIS_SEPARATION_MIN, _manipulability(world, robot, results))
+
+
 def _manipulability(world: CollisionWorld, robot: str, results: Sequence[TargetResult]) -> float:
     """The smallest Yoshikawa manipulability ``sqrt(det(J J^T))`` of the TCP (6 x n Jacobian) over every
     configuration of the reachable paths: low near a singularity (an arm stretched straight, a wrist
@@ -1324,13 +1375,15 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
             n_ok = sum(x.ok for x in done)
             # among bases that reach everything the best conditioned wins (the fewest samples
             # reached decides between the others)
-            quality = _manipulability(world, robot, done) if ok else float(sum(x.reached for x in done))
+            quality = _quality(world, robot, done) if ok else float(sum(x.reached for x in done))
             if best is None or (ok, n_ok, quality) > best[:3]:
                 best = (ok, n_ok, quality, T, done)
             if progress is not None:
                 progress(checked, f"{checked} candidates checked")
             if ok:
-                found += 1
+                # only a well-conditioned base counts toward the few compared (an ill-conditioned one
+                # is kept as the fallback while the search goes on)
+                found += 1 if quality[0] else 0
                 if first_found is None:
                     first_found = checked
             if first_found is not None and (found >= QUALITY_SUCCESSES or checked - first_found >= QUALITY_EXTRA_CHECKS):
