@@ -108,7 +108,7 @@ class CheckReachability(ManipulationBehaviour):
         suggest = bool(self.param("suggest_base"))
 
         def job(world: Any) -> Any:
-            from ..collision.reachability import base_frame, check_for_task, find_base
+            from ..collision.reachability import base_frame, check_for_task, find_base_relaxing
             from ..sim.base_placement import surface_under
             from ..sim.reach_targets import targets_for
 
@@ -120,8 +120,10 @@ class CheckReachability(ManipulationBehaviour):
             T = base_frame(world, robot)
             placement = None
             if suggest and not all(r.ok for r in results):
-                placement = find_base(world, robot, targets_for(request.with_margin(), scene, object_pose=world.object_pose),
-                                      surface_under(world, scene, robot), seed=seed)
+                placement = find_base_relaxing(
+                    world, robot, lambda probe: targets_for(request.with_margin() if probe else request, scene,
+                                                            object_pose=world.object_pose),
+                    surface_under(world, scene, robot), seed=seed)
             return targets, results, T, placement
 
         try:

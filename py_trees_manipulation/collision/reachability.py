@@ -63,7 +63,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["ReachSample", "ReachTarget", "SampleResult", "TargetResult", "ReachChecker", "MountingSurface",
            "BasePlacement", "WristBounds", "find_base", "wrist_bounds", "base_pose_at", "base_frame", "set_base_frame",
-           "base_overlap", "check_for_task", "search_checker", "arm_mirror", "ArmMirror", "POSITION_TOLERANCE_M", "ORIENTATION_TOLERANCE_RAD"]
+           "base_overlap", "check_for_task", "search_checker", "find_base_relaxing", "RELAX_STEPS", "arm_mirror", "ArmMirror", "POSITION_TOLERANCE_M", "ORIENTATION_TOLERANCE_RAD"]
 
 #: IK position error accepted at a sample, metres (the screw follower's own bound)
 POSITION_TOLERANCE_M = 0.005
@@ -98,6 +98,16 @@ SEARCH_JOINT_MARGIN_RAD = 0.05
 #: distinct starting postures a base search follows a path from (``any_posture``; in the order of
 #: :meth:`ReachChecker._check_path`, which :func:`check_for_task` repeats in the tree)
 SEARCH_STARTS = 3
+#: what a base search gives up, step by step, when no base passes with its margins
+#: (:func:`find_base_relaxing`): ``(what is relaxed, IK position tolerance m, held padding m, joint
+#: margin rad, probe beyond the task's motion)``; the last step is the check's own tolerances
+RELAX_STEPS = (
+    ("", SEARCH_TOLERANCE_M, SEARCH_HELD_PADDING_M, SEARCH_JOINT_MARGIN_RAD, True),
+    ("reduced margins (no probe beyond the task's motion, 3.5 mm IK tolerance, joints 0.02 rad from "
+     "their limits, the held arm may brush the world by 2.5 mm)", 0.0035, -0.0025, 0.02, False),
+    ("no margins (the check's own 5 mm IK tolerance, no joint margin, the held arm may brush the world "
+     "by 5 mm)", POSITION_TOLERANCE_M, HELD_PADDING_M, 0.0, False),
+)
 #: two IK solutions closer than this (joint-space distance, radians) are one arm posture (see
 #: :meth:`ReachChecker._distinct_postures`)
 POSTURE_DISTANCE_RAD = 1.0
@@ -280,6 +290,8 @@ class BasePlacement:
         results: the target checks at ``pose``.
         failure: when not ``ok``: why (names the target no base reaches).
         candidates: candidate poses checked (IK and collision). time_s: wall time of the search.
+        relaxed: empty when the pose passed with the search's full margins; else which margins
+            :func:`find_base_relaxing` gave up to find it (:data:`RELAX_STEPS`).
     """
 
     robot: str
@@ -290,6 +302,7 @@ class BasePlacement:
     failure: str = ""
     candidates: int = 0
     time_s: float = 0.0
+    relaxed: str = ""
 
     @property
     def position(self) -> list[float]:
@@ -312,6 +325,8 @@ class BasePlacement:
                                "targets": [r.target.name for r in self.results]}
         if self.pose is not None:
             out.update(self.base_pose_spec())
+        if self.relaxed:
+            out["relaxed"] = self.relaxed
         if not self.ok:
             out["failure"] = self.failure
         return out
@@ -321,7 +336,8 @@ class BasePlacement:
         where = "nowhere" if self.pose is None else (
             f"at ({', '.join(f'{v:.3f}' for v in self.position)}) facing {self.yaw_deg:.1f} deg")
         on = "on the floor" if self.surface.name == "floor" else f"on {self.surface.name!r}"
-        return f"{self.robot} {on} {where} ({self.candidates} candidates, {self.time_s:.1f} s)"
+        relaxed = f"; with {self.relaxed}" if self.relaxed else ""
+        return f"{self.robot} {on} {where} ({self.candidates} candidates, {self.time_s:.1f} s{relaxed})"
 
 
 def base_frame(world: CollisionWorld, name: str) -> Pose:
@@ -1437,3 +1453,40 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
     reason = (f"no base position {where} reaches {failed.target.name} ({checked} candidates checked); "
               f"from the best one, at {_fmt(best[3][:3, 3])}, {failed.describe()}")
     return BasePlacement(robot, False, best[3], surface, explained or best[4], reason, checked, dt)
+
+
+def find_base_relaxing(world: CollisionWorld, robot: str, targets: Callable[[bool], Sequence[ReachTarget]],
+                       surface: MountingSurface, seed: int = 0, **kwargs: Any) -> BasePlacement:
+    """:func:`find_base` with the search's margins, relaxed in steps (:data:`RELAX_STEPS`) when no
+    base passes with them: a base found with fewer margins is better than none, and says which it
+    gave up (:attr:`BasePlacement.relaxed`, in the printed pose and the summary). A search that found
+    no candidate within the arm's reach at all is not repeated (margins do not change that).
+
+    Args:
+        targets: ``targets(probe)``: the task's targets, probed beyond the motion (the request's
+            ``with_margin``) when ``probe``.
+        kwargs: passed to :func:`find_base` (``restore``, ``max_candidates``, ``progress``, ...).
+
+    Returns:
+        The first step's :class:`BasePlacement` that is ``ok``; else the last step's (its failure
+        says the margins were relaxed), candidates and time summed over the steps.
+    """
+    t0 = time.perf_counter()
+    checked = steps = 0
+    last: Optional[BasePlacement] = None
+    for what, tol, held, margin, probe in RELAX_STEPS:
+        steps += 1
+        last = find_base(world, robot, targets(probe), surface, seed=seed, position_tolerance_m=tol,
+                         held_padding_m=held, joint_margin_rad=margin, **kwargs)
+        checked += last.candidates
+        if last.ok:
+            last.relaxed = what
+            break
+        if last.candidates == 0:
+            break
+    assert last is not None
+    last.candidates = checked
+    last.time_s = time.perf_counter() - t0
+    if not last.ok and steps > 1:
+        last.failure += f" (with the search's margins relaxed in {steps - 1} step{'s' if steps > 2 else ''})"
+    return last
