@@ -100,13 +100,14 @@ SEARCH_JOINT_MARGIN_RAD = 0.05
 SEARCH_STARTS = 3
 #: what a base search gives up, step by step, when no base passes with its margins
 #: (:func:`find_base_relaxing`): ``(what is relaxed, IK position tolerance m, held padding m, joint
-#: margin rad, probe beyond the task's motion)``; the last step is the check's own tolerances
+#: margin rad, probe beyond the task's motion, candidates checked at most)``; the last step is the
+#: check's own tolerances
 RELAX_STEPS = (
-    ("", SEARCH_TOLERANCE_M, SEARCH_HELD_PADDING_M, SEARCH_JOINT_MARGIN_RAD, True),
+    ("", SEARCH_TOLERANCE_M, SEARCH_HELD_PADDING_M, SEARCH_JOINT_MARGIN_RAD, True, 120),
     ("reduced margins (no probe beyond the task's motion, 3.5 mm IK tolerance, joints 0.02 rad from "
-     "their limits, the held arm may brush the world by 2.5 mm)", 0.0035, -0.0025, 0.02, False),
+     "their limits, the held arm may brush the world by 2.5 mm)", 0.0035, -0.0025, 0.02, False, 60),
     ("no margins (the check's own 5 mm IK tolerance, no joint margin, the held arm may brush the world "
-     "by 5 mm)", POSITION_TOLERANCE_M, HELD_PADDING_M, 0.0, False),
+     "by 5 mm)", POSITION_TOLERANCE_M, HELD_PADDING_M, 0.0, False, 60),
 )
 #: two IK solutions closer than this (joint-space distance, radians) are one arm posture (see
 #: :meth:`ReachChecker._distinct_postures`)
@@ -128,7 +129,7 @@ APPROACH_COST = 2.0
 #: once a base reaches every target, up to this many more are looked for (at most this many more
 #: full checks) and the best conditioned one is chosen (:func:`_manipulability`)
 QUALITY_SUCCESSES = 3
-QUALITY_EXTRA_CHECKS = 12
+QUALITY_EXTRA_CHECKS = 10
 #: a held path (a lever turned, a door swung, a drawer pulled) is well conditioned when no two
 #: joint axes of the arm come closer than this to being one line (the larger of the angle between
 #: them, radians, and their distance over :data:`AXIS_DISTANCE_SCALE_M`)
@@ -1212,11 +1213,14 @@ def _axis_separation(world: CollisionWorld, robot: str, results: Sequence[Target
     return worst
 
 
-def _quality(world: CollisionWorld, robot: str, results: Sequence[TargetResult]) -> tuple[bool, float]:
+def _quality(world: CollisionWorld, robot: str, results: Sequence[TargetResult]) -> tuple[float, float]:
     """How well a base that reaches every target suits the task, for ranking (larger is better):
-    ``(held paths keep the joint axes apart (:func:`_axis_separation` at least
-    :data:`AXIS_SEPARATION_MIN`), the smallest manipulability along the paths (:func:`_manipulability`))``."""
-    return (_axis_separation(world, robot, results) >= AXIS_SEPARATION_MIN, _manipulability(world, robot, results))
+    ``(how far the held paths keep the joint axes apart (:func:`_axis_separation`), up to
+    :data:`AXIS_SEPARATION_MIN`, beyond which all are alike; the smallest manipulability along the
+    paths (:func:`_manipulability`))``."""
+    # rounded: bases alike within these steps keep their search order (the workspace ranking)
+    return (round(min(_axis_separation(world, robot, results), AXIS_SEPARATION_MIN), 2),
+            round(_manipulability(world, robot, results), 3))
 
 
 def _manipulability(world: CollisionWorld, robot: str, results: Sequence[TargetResult]) -> float:
@@ -1399,7 +1403,7 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
             if ok:
                 # only a well-conditioned base counts toward the few compared (an ill-conditioned one
                 # is kept as the fallback while the search goes on)
-                found += 1 if quality[0] else 0
+                found += 1 if quality[0] >= AXIS_SEPARATION_MIN else 0
                 if first_found is None:
                     first_found = checked
             if first_found is not None and (found >= QUALITY_SUCCESSES or checked - first_found >= QUALITY_EXTRA_CHECKS):
@@ -1474,10 +1478,10 @@ def find_base_relaxing(world: CollisionWorld, robot: str, targets: Callable[[boo
     t0 = time.perf_counter()
     checked = steps = 0
     last: Optional[BasePlacement] = None
-    for what, tol, held, margin, probe in RELAX_STEPS:
+    for what, tol, held, margin, probe, count in RELAX_STEPS:
         steps += 1
         last = find_base(world, robot, targets(probe), surface, seed=seed, position_tolerance_m=tol,
-                         held_padding_m=held, joint_margin_rad=margin, **kwargs)
+                         held_padding_m=held, joint_margin_rad=margin, **{"max_candidates": count, **kwargs})
         checked += last.candidates
         if last.ok:
             last.relaxed = what
