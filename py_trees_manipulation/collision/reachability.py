@@ -33,9 +33,13 @@ distance from the shoulder inside the arm's range and away from its ends; approa
 from the base), then checked in that order: the base and the starting arm clear of fixtures, doors,
 cabinets and objects (the surface it stands on aside) and of a swinging leaf, a quick IK test of each
 target's hardest poses, and the full check with margins (2 mm IK tolerance, no brushing, joints
-0.05 rad from their limits, the probes a request adds beyond the motion). Of the first few bases that
-pass, the best conditioned (:func:`_manipulability`) wins. Deterministic: fixed candidate order, IK
-seeds from ``seed``. Sources: Zacharias et al., "Capturing robot workspace structure: representing
+0.05 rad from their limits, the probes a request adds beyond the motion), each path followed from
+:data:`SEARCH_STARTS` distinct arm postures found from IK seeds and their mirror images
+(:class:`ArmMirror`: a door hinged on the right is the mirror image of one hinged on the left). Of
+the first few bases that pass, the best conditioned (:func:`_quality`: the held motion keeping the
+joint axes apart, then :func:`_manipulability`) wins. When none passes, :func:`find_base_relaxing`
+repeats the search with fewer margins (:data:`RELAX_STEPS`) and says so. Deterministic: fixed
+candidate order, IK seeds from ``seed``. Sources: Zacharias et al., "Capturing robot workspace structure: representing
 robot capabilities" (IROS 2007) and Vahrenkamp et al., "Robot placement based on reachability
 inversion" (ICRA 2013) for ranking base poses by where the task's poses fall in the arm's workspace;
 Yoshikawa, "Manipulability of robotic mechanisms" (IJRR 1985); the check itself is the motion
@@ -416,9 +420,10 @@ class ReachChecker:
             a strict check (the base search) fails there, a lenient one tries other postures; a line
             backing off a contact may not bring any pair closer (the planner allows 2 mm), and the free
             samples keep :data:`SEARCH_EXTRA_PADDING_M` more than the planning padding.
-        max_starts: distinct first-sample solutions a path is followed from (``any_posture``); the
-            base search follows one (the first of the fixed seeds that is clear), which the check in
-            the tree, trying the same seeds first, finds again.
+        max_starts: distinct first-sample solutions a path is followed from (``any_posture``), in
+            the order of :meth:`_distinct_postures`; the base search follows :data:`SEARCH_STARTS`,
+            and the check in the tree (:func:`check_for_task`) repeats that search's check first, so
+            that it finds the same posture.
 
     Raises:
         KeyError: unknown robot.
