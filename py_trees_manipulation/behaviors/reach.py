@@ -108,17 +108,22 @@ class CheckReachability(ManipulationBehaviour):
         suggest = bool(self.param("suggest_base"))
 
         def job(world: Any) -> Any:
-            from ..collision.reachability import ReachChecker, base_frame, find_base
+            from ..collision.reachability import base_frame, check_for_task, find_base_relaxing
             from ..sim.base_placement import surface_under
             from ..sim.reach_targets import targets_for
 
             targets = targets_for(request, scene, object_pose=world.object_pose)
-            results = ReachChecker(world, robot, seed=seed).check_all(targets)
+            # the posture a base search would find (its margins) first, so that a base placed by
+            # base_pose: auto is executed from the posture it was placed for
+            margin = targets_for(request.with_margin(), scene, object_pose=world.object_pose)
+            results = check_for_task(world, robot, targets, margin, seed=seed)
             T = base_frame(world, robot)
             placement = None
             if suggest and not all(r.ok for r in results):
-                placement = find_base(world, robot, targets_for(request.with_margin(), scene, object_pose=world.object_pose),
-                                      surface_under(world, scene, robot), seed=seed)
+                placement = find_base_relaxing(
+                    world, robot, lambda probe: targets_for(request.with_margin() if probe else request, scene,
+                                                            object_pose=world.object_pose),
+                    surface_under(world, scene, robot), seed=seed)
             return targets, results, T, placement
 
         try:

@@ -33,9 +33,13 @@ distance from the shoulder inside the arm's range and away from its ends; approa
 from the base), then checked in that order: the base and the starting arm clear of fixtures, doors,
 cabinets and objects (the surface it stands on aside) and of a swinging leaf, a quick IK test of each
 target's hardest poses, and the full check with margins (2 mm IK tolerance, no brushing, joints
-0.05 rad from their limits, the probes a request adds beyond the motion). Of the first few bases that
-pass, the best conditioned (:func:`_manipulability`) wins. Deterministic: fixed candidate order, IK
-seeds from ``seed``. Sources: Zacharias et al., "Capturing robot workspace structure: representing
+0.05 rad from their limits, the probes a request adds beyond the motion), each path followed from
+:data:`SEARCH_STARTS` distinct arm postures found from IK seeds and their mirror images
+(:class:`ArmMirror`: a door hinged on the right is the mirror image of one hinged on the left). Of
+the first few bases that pass, the best conditioned (:func:`_quality`: the held motion keeping the
+joint axes apart, then :func:`_manipulability`) wins. When none passes, :func:`find_base_relaxing`
+repeats the search with fewer margins (:data:`RELAX_STEPS`) and says so. Deterministic: fixed
+candidate order, IK seeds from ``seed``. Sources: Zacharias et al., "Capturing robot workspace structure: representing
 robot capabilities" (IROS 2007) and Vahrenkamp et al., "Robot placement based on reachability
 inversion" (ICRA 2013) for ranking base poses by where the task's poses fall in the arm's workspace;
 Yoshikawa, "Manipulability of robotic mechanisms" (IJRR 1985); the check itself is the motion
@@ -63,7 +67,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["ReachSample", "ReachTarget", "SampleResult", "TargetResult", "ReachChecker", "MountingSurface",
            "BasePlacement", "WristBounds", "find_base", "wrist_bounds", "base_pose_at", "base_frame", "set_base_frame",
-           "base_overlap", "POSITION_TOLERANCE_M", "ORIENTATION_TOLERANCE_RAD"]
+           "base_overlap", "check_for_task", "search_checker", "find_base_relaxing", "RELAX_STEPS", "arm_mirror", "ArmMirror", "POSITION_TOLERANCE_M", "ORIENTATION_TOLERANCE_RAD"]
 
 #: IK position error accepted at a sample, metres (the screw follower's own bound)
 POSITION_TOLERANCE_M = 0.005
@@ -95,6 +99,23 @@ SEARCH_HELD_PADDING_M = 0.0
 SEARCH_EXTRA_PADDING_M = 0.005
 #: how far from its limits every joint stays along a path found by a base search, radians
 SEARCH_JOINT_MARGIN_RAD = 0.05
+#: distinct starting postures a base search follows a path from (``any_posture``; in the order of
+#: :meth:`ReachChecker._check_path`, which :func:`check_for_task` repeats in the tree)
+SEARCH_STARTS = 3
+#: what a base search gives up, step by step, when no base passes with its margins
+#: (:func:`find_base_relaxing`): ``(what is relaxed, IK position tolerance m, held padding m, joint
+#: margin rad, probe beyond the task's motion, candidates checked at most)``; the last step is the
+#: check's own tolerances
+RELAX_STEPS = (
+    ("", SEARCH_TOLERANCE_M, SEARCH_HELD_PADDING_M, SEARCH_JOINT_MARGIN_RAD, True, 120),
+    ("reduced margins (no probe beyond the task's motion, 3.5 mm IK tolerance, joints 0.02 rad from "
+     "their limits, the held arm may brush the world by 2.5 mm)", 0.0035, -0.0025, 0.02, False, 60),
+    ("no margins (the check's own 5 mm IK tolerance, no joint margin, the held arm may brush the world "
+     "by 5 mm)", POSITION_TOLERANCE_M, HELD_PADDING_M, 0.0, False, 60),
+)
+#: two IK solutions closer than this (joint-space distance, radians) are one arm posture (see
+#: :meth:`ReachChecker._distinct_postures`)
+POSTURE_DISTANCE_RAD = 1.0
 #: base yaws tried at each candidate position, degrees from facing the targets' centre (a robot close
 #: to a door faces it at an angle, its starting arm clear of the leaf), and what turning away costs
 #: in the ranking per 30 deg
@@ -112,7 +133,12 @@ APPROACH_COST = 2.0
 #: once a base reaches every target, up to this many more are looked for (at most this many more
 #: full checks) and the best conditioned one is chosen (:func:`_manipulability`)
 QUALITY_SUCCESSES = 3
-QUALITY_EXTRA_CHECKS = 6
+QUALITY_EXTRA_CHECKS = 10
+#: a held path (a lever turned, a door swung, a drawer pulled) is well conditioned when no two
+#: joint axes of the arm come closer than this to being one line (the larger of the angle between
+#: them, radians, and their distance over :data:`AXIS_DISTANCE_SCALE_M`)
+AXIS_SEPARATION_MIN = 0.35
+AXIS_DISTANCE_SCALE_M = 0.1
 #: IK stops refining below this error (metres, and radians), well inside the tolerances
 IK_THRESHOLD = 5e-4
 
@@ -269,6 +295,8 @@ class BasePlacement:
         results: the target checks at ``pose``.
         failure: when not ``ok``: why (names the target no base reaches).
         candidates: candidate poses checked (IK and collision). time_s: wall time of the search.
+        relaxed: empty when the pose passed with the search's full margins; else which margins
+            :func:`find_base_relaxing` gave up to find it (:data:`RELAX_STEPS`).
     """
 
     robot: str
@@ -279,6 +307,7 @@ class BasePlacement:
     failure: str = ""
     candidates: int = 0
     time_s: float = 0.0
+    relaxed: str = ""
 
     @property
     def position(self) -> list[float]:
@@ -301,6 +330,8 @@ class BasePlacement:
                                "targets": [r.target.name for r in self.results]}
         if self.pose is not None:
             out.update(self.base_pose_spec())
+        if self.relaxed:
+            out["relaxed"] = self.relaxed
         if not self.ok:
             out["failure"] = self.failure
         return out
@@ -310,7 +341,8 @@ class BasePlacement:
         where = "nowhere" if self.pose is None else (
             f"at ({', '.join(f'{v:.3f}' for v in self.position)}) facing {self.yaw_deg:.1f} deg")
         on = "on the floor" if self.surface.name == "floor" else f"on {self.surface.name!r}"
-        return f"{self.robot} {on} {where} ({self.candidates} candidates, {self.time_s:.1f} s)"
+        relaxed = f"; with {self.relaxed}" if self.relaxed else ""
+        return f"{self.robot} {on} {where} ({self.candidates} candidates, {self.time_s:.1f} s{relaxed})"
 
 
 def base_frame(world: CollisionWorld, name: str) -> Pose:
@@ -388,9 +420,10 @@ class ReachChecker:
             a strict check (the base search) fails there, a lenient one tries other postures; a line
             backing off a contact may not bring any pair closer (the planner allows 2 mm), and the free
             samples keep :data:`SEARCH_EXTRA_PADDING_M` more than the planning padding.
-        max_starts: distinct first-sample solutions a path is followed from (``any_posture``); the
-            base search follows one (the first of the fixed seeds that is clear), which the check in
-            the tree, trying the same seeds first, finds again.
+        max_starts: distinct first-sample solutions a path is followed from (``any_posture``), in
+            the order of :meth:`_distinct_postures`; the base search follows :data:`SEARCH_STARTS`,
+            and the check in the tree (:func:`check_for_task`) repeats that search's check first, so
+            that it finds the same posture.
 
     Raises:
         KeyError: unknown robot.
@@ -415,6 +448,7 @@ class ReachChecker:
         self._named = [np.asarray(v, dtype=float) for v in r.model.named_configurations.values()]
         rng = np.random.default_rng(self.seed)
         self._random = list(rng.uniform(r.lower, r.upper, size=(RANDOM_SEEDS, len(r.lower))))
+        self._mirror = arm_mirror(world, robot)
         self._hand = sorted(world.hand_links(robot))
         self._joint_cache: dict[tuple[str, str], int] = {}
         self.ik_calls = 0
@@ -476,18 +510,28 @@ class ReachChecker:
     def seeds_for(self, pose: Pose, with_start: bool = True) -> list[np.ndarray]:
         """IK seeds for a first sample: the start configuration (``with_start``), each named
         configuration with the first joint turned toward the target (and as it is), then
-        :data:`RANDOM_SEEDS` random ones."""
+        :data:`RANDOM_SEEDS` random ones; each followed by its mirror image (:class:`ArmMirror`: the
+        mirror image of the seed the target's own mirror image would get), so that a target and its
+        mirror image (a door hinged on the other side) are searched from mirror-image postures."""
         r = self.loaded
         base = self._base_pose()
         p = np.linalg.solve(base, np.append(pose[:3, 3], 1.0))[:3]
         bearing = math.atan2(p[1], p[0])
+
+        def listed(b: float) -> list[np.ndarray]:
+            out_ = []
+            for q in self._named:
+                turned = q.copy()
+                turned[0] = b
+                out_.append(r.clip_to_limits(turned))
+            return out_ + list(self._named) + list(self._random)
+
         seeds = [self.start] if with_start else []
-        for q in self._named:
-            turned = q.copy()
-            turned[0] = bearing
-            seeds.append(r.clip_to_limits(turned))
-        seeds.extend(self._named)
-        seeds.extend(self._random)
+        if self._mirror is None:
+            seeds.extend(listed(bearing))
+        else:
+            for a, b in zip(listed(bearing), listed(-bearing)):
+                seeds.extend((a, self._mirror(b, r.lower, r.upper)))
         out: list[np.ndarray] = []
         for s in seeds:
             if all(np.max(np.abs(s - o)) > 1e-6 for o in out):
@@ -723,7 +767,7 @@ class ReachChecker:
             if not any_posture and len(clear) >= self.max_starts:
                 break
         if any_posture:
-            clear.sort(key=lambda c: -self._limit_margin(c.q))
+            clear = self._distinct_postures(clear)
         for sol in clear[:self.max_starts]:
             self._set_joints(first.joints)
             reached, qs, fail = self._follow(path, sol.q, explain)
@@ -739,6 +783,23 @@ class ReachChecker:
                                        hit, self._hit_text(hit))
         return 0, [], SampleResult(first.label, False, best_ik.q, best_ik.position_error_m,
                                    best_ik.orientation_error_rad, reason=self._ik_text(best_ik))
+
+    def _distinct_postures(self, clear: list[IKSolution]) -> list[IKSolution]:
+        """``clear`` in the order the starts are followed: the one farthest from the joint limits
+        first (a comfortable posture follows a path furthest), then, each time, the farthest from the
+        limits of those at least :data:`POSTURE_DISTANCE_RAD` from every one taken (another elbow,
+        shoulder or wrist: a 7-joint arm's solutions near each other are one posture moved along its
+        self-motion), then the rest. So a door hinged on the right gets the mirror images of the
+        postures one hinged on the left gets."""
+        rest = sorted(clear, key=lambda c: -self._limit_margin(c.q))
+        out: list[IKSolution] = []
+        while rest:
+            far = next((i for i, c in enumerate(rest)
+                        if all(np.linalg.norm(c.q - o.q) >= POSTURE_DISTANCE_RAD for o in out)), None)
+            if far is None:
+                break
+            out.append(rest.pop(far))
+        return out + rest
 
     def sweep_hit(self, targets: Sequence[ReachTarget]) -> Optional[str]:
         """What of the robot's base a moving articulated body hits at the targets' joint positions
@@ -779,7 +840,7 @@ class ReachChecker:
 
     def _roughly(self, pose: Pose) -> bool:
         """IK from up to five seeds, two refinements each, reaches ``pose`` within 2 cm and 0.2 rad."""
-        for seed in self.seeds_for(pose, with_start=False)[:5]:
+        for seed in self.seeds_for(pose, with_start=False)[:10 if self._mirror is not None else 5]:
             sol = self._ik(pose, [seed], iterations=2)
             if sol.position_error_m <= 0.02 and sol.orientation_error_rad <= 0.2:
                 return True
@@ -818,6 +879,45 @@ class ReachChecker:
         return out
 
 
+def search_checker(world: CollisionWorld, robot: str, seed: int = 0, start: Optional[Sequence[float]] = None,
+                   position_tolerance_m: float = SEARCH_TOLERANCE_M, held_padding_m: float = SEARCH_HELD_PADDING_M,
+                   joint_margin_rad: float = SEARCH_JOINT_MARGIN_RAD) -> ReachChecker:
+    """The :class:`ReachChecker` a base search checks each candidate with (its margins, strict,
+    :data:`SEARCH_STARTS` postures)."""
+    return ReachChecker(world, robot, seed=seed, start=start, position_tolerance_m=position_tolerance_m,
+                        held_padding_m=held_padding_m, joint_margin_rad=joint_margin_rad, strict=True,
+                        max_starts=SEARCH_STARTS)
+
+
+def check_for_task(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
+                   margin_targets: Optional[Sequence[ReachTarget]] = None, seed: int = 0) -> list[TargetResult]:
+    """The check a task runs before it moves (``CheckReachability``): each target as
+    :meth:`ReachChecker.check` does, except that a target whose arm posture the task takes from the
+    check (``any_posture``) is first checked the way a base search checks it (:func:`search_checker`
+    on ``margin_targets``, the same targets with the search's margins): when that passes, its posture
+    is the one reported (the configurations of the margin path), so a base placed by
+    ``base_pose: auto`` is executed from the posture the search found; else the plain check decides.
+
+    Args:
+        targets: the task's targets. margin_targets: the same, with margins (same order), or None.
+
+    Returns:
+        One :class:`TargetResult` per target of ``targets``.
+    """
+    plain = ReachChecker(world, robot, seed=seed)
+    strict = search_checker(world, robot, seed=seed, start=plain.start) if margin_targets is not None else None
+    out = []
+    for i, t in enumerate(targets):
+        if strict is not None and t.any_posture:
+            res = strict.check(margin_targets[i], explain=False)
+            if res.ok:
+                out.append(TargetResult(t, True, res.path, len(t.paths[res.path]), None, res.configurations,
+                                        res.tried))
+                continue
+        out.append(plain.check(t))
+    return out
+
+
 # ================================================================================================
 # Where to stand
 # ================================================================================================
@@ -851,6 +951,105 @@ def base_overlap(world: CollisionWorld, robot: str, ignore: Sequence[str] = (),
                 return (f"{world.link_name(body, j)} would overlap {world.names.get(other, other)} "
                         f"({d * 1000:.0f} mm, padding {world.padding_m * 1000:.0f} mm)")
     return None
+
+
+@dataclass(frozen=True)
+class ArmMirror:
+    """The arm's mirror symmetry about its base's x-z plane: ``q' = signs * q + offsets`` puts every
+    arm link where the mirror image (base-frame y negated) of ``q`` puts it, and the TCP in the
+    mirror image of its pose (approach z and finger line y mirrored, x = y cross z). A door hinged
+    on the right is the mirror image of one hinged on the left, so an IK seed and its mirror image
+    make the search treat both alike (:meth:`ReachChecker.seeds_for`). For the Panda: joints 1, 3,
+    5 and 7 negated and joint 7 turned a further -90 deg (its hand sits 45 deg about the flange).
+
+    Attributes:
+        signs: (n,) +1 or -1 per arm joint. offsets: (n,) radians added after the signs.
+    """
+
+    signs: np.ndarray
+    offsets: np.ndarray
+
+    def __call__(self, q: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+        """The mirror image of configuration ``q`` (radians), wrapped by 2 pi into the limits where
+        that fits, then clipped."""
+        m = self.signs * np.asarray(q, dtype=float) + self.offsets
+        for k in range(len(m)):
+            for turn in (-2 * math.pi, 2 * math.pi):
+                if not lower[k] <= m[k] <= upper[k] and lower[k] <= m[k] + turn <= upper[k]:
+                    m[k] += turn
+        return np.clip(m, lower, upper)
+
+
+_MIRROR_CACHE: dict[tuple, Optional[ArmMirror]] = {}
+
+
+def arm_mirror(world: CollisionWorld, robot: str) -> Optional[ArmMirror]:
+    """The :class:`ArmMirror` of ``robot``'s model (cached per model), found numerically: the joint
+    sign pattern that mirrors every arm link origin and the TCP position over three random
+    configurations (1 mm), then the last joint's offset that mirrors the TCP orientation (the same
+    within 0.01 rad for all three). None when the arm has no such symmetry."""
+    import itertools
+
+    r = world.robots[robot]
+    key = (r.model.name, r.model.urdf_path, tuple(r.model.tcp_position), tuple(r.model.tcp_orientation))
+    if key in _MIRROR_CACHE:
+        return _MIRROR_CACHE[key]
+    c, body = world.client, r.body
+    q0 = r.joint_positions()
+    B = base_frame(world, robot)
+    Binv = np.linalg.inv(B)
+    M = np.diag([1.0, -1.0, 1.0])
+    n = len(r.arm_joints)
+    lo, hi = r.lower, r.upper
+    rng = np.random.default_rng(1)
+    # configurations whose mirror image (odd joints negated) stays inside symmetric limits
+    mid = np.minimum(np.abs(lo), np.abs(hi)) * 0.8
+    qs = [rng.uniform(np.where(mid > 0.05, -mid, lo), np.where(mid > 0.05, mid, hi)) for _ in range(3)]
+
+    def frames(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        r.reset_arm(q)
+        pts = []
+        for j in r.arm_joints:
+            st = pb.getLinkState(body, j, computeForwardKinematics=True, physicsClientId=c)
+            pts.append(Binv[:3, :3] @ np.array(st[4]) + Binv[:3, 3])
+        T = Binv @ r.tcp_pose()
+        pts.append(T[:3, 3])
+        return np.array(pts), T[:3, :3]
+
+    out: Optional[ArmMirror] = None
+    try:
+        ref = [frames(q) for q in qs]
+        for signs in itertools.product((1.0, -1.0), repeat=n):
+            s = np.array(signs)
+            if not all(np.max(np.abs(frames(s * q)[0] - (M @ P.T).T)) < 1e-3 for q, (P, _) in zip(qs, ref)):
+                continue
+            # the last joint's offset: the TCP turns about that joint's axis (fixed in the TCP frame)
+            R1 = frames(s * qs[0])[1]
+            dq = np.zeros(n)
+            dq[-1] = 0.1
+            w = _rotvec(R1.T @ frames(s * qs[0] + dq)[1])
+            axis = w / max(np.linalg.norm(w), 1e-12)
+            offs = []
+            for q, (_, R) in zip(qs, ref):
+                e = _rotvec(frames(s * q)[1].T @ (M @ R @ np.diag([-1.0, 1.0, 1.0])))
+                offs.append(float(np.dot(e, axis)) if np.linalg.norm(np.cross(e, axis)) < 1e-2 else math.nan)
+            if all(math.isfinite(o) and abs(math.remainder(o - offs[0], 2 * math.pi)) < 1e-2 for o in offs):
+                offsets = np.zeros(n)
+                offsets[-1] = offs[0]
+                out = ArmMirror(s, offsets)
+                break
+        return out
+    finally:
+        r.reset_arm(q0)
+        _MIRROR_CACHE[key] = out
+
+
+def _rotvec(R: np.ndarray) -> np.ndarray:
+    """The rotation vector (axis times angle, radians) of a rotation matrix."""
+    from transforms3d.axangles import mat2axangle
+
+    ax, ang = mat2axangle(R, unit_thresh=1e-4)
+    return np.asarray(ax, dtype=float) * ang
 
 
 @dataclass(frozen=True)
@@ -978,6 +1177,55 @@ def _workspace_cost(T_base: Pose, targets: Sequence[ReachTarget], wrists: list, 
             return math.inf
         total += best
     return total
+
+
+def _axis_separation(world: CollisionWorld, robot: str, results: Sequence[TargetResult]) -> float:
+    """How far the arm stays from having two joint axes on one line while the hand holds a handle
+    (the ``held`` samples of the reachable paths): the smallest, over those configurations and over
+    pairs of arm joints, of the larger of the angle between the two axes (radians) and the distance
+    between the two lines over :data:`AXIS_DISTANCE_SCALE_M`. Two collinear axes (the Panda's and the
+    iiwa's joints 1 and 3 when joint 2 passes 0) turn two joints into one: the arm's self-motion then
+    swings those two joints against each other, and with the hand held by a drawer or a door the
+    joint impedance presses it sideways (a 0.25 m drawer pull from a base where joint 2 crosses 0
+    peaks at 49 N against 5 N from one where it stays at -0.5 rad and below). inf without held
+    samples."""
+    r = world.robots[robot]
+    c = world.client
+    q0 = r.joint_positions()
+    worst = math.inf
+    info = [pb.getJointInfo(r.body, j, physicsClientId=c)[13] for j in r.arm_joints]
+    try:
+        for res in results:
+            path = res.target.paths[res.path] if res.target.paths else ()
+            for q, s in zip(res.configurations, path):
+                if not s.held:
+                    continue
+                r.reset_arm(q)
+                pts, axes = [], []
+                for j, a in zip(r.arm_joints, info):
+                    st = pb.getLinkState(r.body, j, computeForwardKinematics=True, physicsClientId=c)
+                    R = np.array(pb.getMatrixFromQuaternion(st[5])).reshape(3, 3)
+                    v = R @ np.asarray(a, dtype=float)
+                    pts.append(np.array(st[4]))
+                    axes.append(v / max(np.linalg.norm(v), 1e-12))
+                for i in range(len(axes)):
+                    for k in range(i + 1, len(axes)):
+                        ang = math.asin(min(1.0, float(np.linalg.norm(np.cross(axes[i], axes[k])))))
+                        dist = float(np.linalg.norm(np.cross(pts[k] - pts[i], axes[i])))
+                        worst = min(worst, max(ang, dist / AXIS_DISTANCE_SCALE_M))
+    finally:
+        r.reset_arm(q0)
+    return worst
+
+
+def _quality(world: CollisionWorld, robot: str, results: Sequence[TargetResult]) -> tuple[float, float]:
+    """How well a base that reaches every target suits the task, for ranking (larger is better):
+    ``(how far the held paths keep the joint axes apart (:func:`_axis_separation`), up to
+    :data:`AXIS_SEPARATION_MIN`, beyond which all are alike; the smallest manipulability along the
+    paths (:func:`_manipulability`))``."""
+    # rounded: bases alike within these steps keep their search order (the workspace ranking)
+    return (round(min(_axis_separation(world, robot, results), AXIS_SEPARATION_MIN), 2),
+            round(_manipulability(world, robot, results), 3))
 
 
 def _manipulability(world: CollisionWorld, robot: str, results: Sequence[TargetResult]) -> float:
@@ -1125,9 +1373,8 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
             if hit_arm is not None:
                 overlap.append(f"the arm where it starts: {hit_arm.describe()}")
                 continue
-            ck = ReachChecker(world, robot, seed=seed, start=q_start, position_tolerance_m=position_tolerance_m,
-                              held_padding_m=held_padding_m, joint_margin_rad=joint_margin_rad, strict=True,
-                              max_starts=1)
+            ck = search_checker(world, robot, seed=seed, start=q_start, position_tolerance_m=position_tolerance_m,
+                                held_padding_m=held_padding_m, joint_margin_rad=joint_margin_rad)
             # cheap first: the base clear of what swings (a door leaf), each target's hardest poses by IK
             hit_sweep = ck.sweep_hit(targets)
             if hit_sweep is not None:
@@ -1153,13 +1400,15 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
             n_ok = sum(x.ok for x in done)
             # among bases that reach everything the best conditioned wins (the fewest samples
             # reached decides between the others)
-            quality = _manipulability(world, robot, done) if ok else float(sum(x.reached for x in done))
+            quality = _quality(world, robot, done) if ok else float(sum(x.reached for x in done))
             if best is None or (ok, n_ok, quality) > best[:3]:
                 best = (ok, n_ok, quality, T, done)
             if progress is not None:
                 progress(checked, f"{checked} candidates checked")
             if ok:
-                found += 1
+                # only a well-conditioned base counts toward the few compared (an ill-conditioned one
+                # is kept as the fallback while the search goes on)
+                found += 1 if quality[0] >= AXIS_SEPARATION_MIN else 0
                 if first_found is None:
                     first_found = checked
             if first_found is not None and (found >= QUALITY_SUCCESSES or checked - first_found >= QUALITY_EXTRA_CHECKS):
@@ -1213,3 +1462,40 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
     reason = (f"no base position {where} reaches {failed.target.name} ({checked} candidates checked); "
               f"from the best one, at {_fmt(best[3][:3, 3])}, {failed.describe()}")
     return BasePlacement(robot, False, best[3], surface, explained or best[4], reason, checked, dt)
+
+
+def find_base_relaxing(world: CollisionWorld, robot: str, targets: Callable[[bool], Sequence[ReachTarget]],
+                       surface: MountingSurface, seed: int = 0, **kwargs: Any) -> BasePlacement:
+    """:func:`find_base` with the search's margins, relaxed in steps (:data:`RELAX_STEPS`) when no
+    base passes with them: a base found with fewer margins is better than none, and says which it
+    gave up (:attr:`BasePlacement.relaxed`, in the printed pose and the summary). A search that found
+    no candidate within the arm's reach at all is not repeated (margins do not change that).
+
+    Args:
+        targets: ``targets(probe)``: the task's targets, probed beyond the motion (the request's
+            ``with_margin``) when ``probe``.
+        kwargs: passed to :func:`find_base` (``restore``, ``max_candidates``, ``progress``, ...).
+
+    Returns:
+        The first step's :class:`BasePlacement` that is ``ok``; else the last step's (its failure
+        says the margins were relaxed), candidates and time summed over the steps.
+    """
+    t0 = time.perf_counter()
+    checked = steps = 0
+    last: Optional[BasePlacement] = None
+    for what, tol, held, margin, probe, count in RELAX_STEPS:
+        steps += 1
+        last = find_base(world, robot, targets(probe), surface, seed=seed, position_tolerance_m=tol,
+                         held_padding_m=held, joint_margin_rad=margin, **{"max_candidates": count, **kwargs})
+        checked += last.candidates
+        if last.ok:
+            last.relaxed = what
+            break
+        if last.candidates == 0:
+            break
+    assert last is not None
+    last.candidates = checked
+    last.time_s = time.perf_counter() - t0
+    if not last.ok and steps > 1:
+        last.failure += f" (with the search's margins relaxed in {steps - 1} step{'s' if steps > 2 else ''})"
+    return last

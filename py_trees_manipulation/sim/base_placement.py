@@ -5,7 +5,8 @@ runs before the simulator loads the robot, in a collision world of the scene
 (:class:`~py_trees_manipulation.collision.world.CollisionWorld`): it collects the task's targets
 (:mod:`.reach_targets`: the ``CheckReachability`` nodes of the tree, else everything the scene has:
 every door, every cabinet, the target object's grasps) and searches a base pose with
-:func:`~py_trees_manipulation.collision.reachability.find_base`.
+:func:`~py_trees_manipulation.collision.reachability.find_base` (its margins relaxed in steps when no
+base passes with them: :func:`~py_trees_manipulation.collision.reachability.find_base_relaxing`).
 
 **The mounting surface** is given by ``surface`` (``floor``, or a fixture's name: the base stands on
 the top of that fixture's bounding box, its origin kept inside the top inset by the base's own
@@ -26,7 +27,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import pybullet as pb
 
-from ..collision.reachability import BasePlacement, MountingSurface, base_frame, find_base, set_base_frame
+from ..collision.reachability import BasePlacement, MountingSurface, base_frame, find_base_relaxing, set_base_frame
 from .reach_targets import ReachRequest, requests_for_robot, targets_for
 
 __all__ = ["place_robots", "mounting_surface", "surface_under"]
@@ -127,14 +128,18 @@ def place_robots(scene: Any, requests: Optional[Sequence[ReachRequest]] = None, 
             if spec.base_auto is None:
                 continue
             mine = requests_for_robot(list(requests or ()), spec.name, first) or [ReachRequest()]
-            targets = []
-            for req in mine:
-                targets.extend(targets_for(req.with_margin(), scene, object_pose=world.object_pose))
+
+            def targets(probe: bool, mine: list = mine) -> list:
+                out = []
+                for req in mine:
+                    out.extend(targets_for(req.with_margin() if probe else req, scene, object_pose=world.object_pose))
+                return out
+
             # the surface is chosen with the robot at a neutral place (its footprint measured there)
             world.set_base_pq(spec.name, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))
             surface = mounting_surface(world, scene, spec.name, spec.base_auto.surface, mine)
             world.set_base_pq(spec.name, _PARKED, (0.0, 0.0, 0.0, 1.0))
-            placement = find_base(world, spec.name, targets, surface, seed=seed, restore=False)
+            placement = find_base_relaxing(world, spec.name, targets, surface, seed=seed, restore=False)
             placements[spec.name] = placement
             if placement.pose is not None:
                 set_base_frame(world, spec.name, placement.pose)

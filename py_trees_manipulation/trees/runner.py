@@ -400,7 +400,7 @@ def verdict_line(summary: dict[str, Any]) -> str:
         if "position" in bp and bp.get("ok", True):
             line += (f"\n  base_pose auto: {robot} on {'the floor' if bp.get('surface') == 'floor' else repr(bp.get('surface'))}"
                      f" at position {bp['position']}, rpy_deg {bp['rpy_deg']} ({bp.get('candidates', 0)} candidates, "
-                     f"{bp.get('search_time_s', 0):.1f} s)")
+                     f"{bp.get('search_time_s', 0):.1f} s" + (f"; with {bp['relaxed']}" if bp.get("relaxed") else "") + ")")
     fb = s.get("failed_behaviour")
     if fb:
         line += f"\n  failed: {fb['type']} '{fb['name']}'" + (f" ({fb['location']})" if fb.get("location") else "") + f": {fb['feedback']}"

@@ -10,7 +10,8 @@ import pytest
 
 import py_trees_manipulation.sim  # noqa: F401  (scene sections)
 from py_trees_manipulation.collision.reachability import (
-    MountingSurface, ReachChecker, base_frame, base_pose_at, find_base, set_base_frame, wrist_bounds)
+    AXIS_SEPARATION_MIN, RELAX_STEPS, MountingSurface, ReachChecker, _axis_separation, arm_mirror, base_frame, base_pose_at,
+    check_for_task, find_base, find_base_relaxing, set_base_frame, wrist_bounds)
 from py_trees_manipulation.collision.world import CollisionWorld
 from py_trees_manipulation.sim.base_placement import mounting_surface, place_robots, surface_under
 from py_trees_manipulation.sim.reach_targets import ReachRequest, door_target, drawer_target, targets_for
@@ -179,6 +180,103 @@ def test_find_base_finds_a_base_the_check_accepts_and_is_deterministic():
     set_base_frame(w, "arm", a.pose)
     try:
         assert all(r.ok for r in ReachChecker(w, "arm").check_all(targets_for(DOOR_62, sc)))
+    finally:
+        w.close()
+
+
+@pytest.mark.parametrize("model", ["franka_panda", "kuka_iiwa_wsg50"])
+def test_the_arm_mirror_puts_every_link_and_the_tcp_at_the_mirror_image(model):
+    sc = door_scene(model=model)
+    w = CollisionWorld.from_scene(sc)
+    try:
+        m = arm_mirror(w, "arm")
+        assert m is not None
+        assert list(m.signs) == [-1, 1, -1, 1, -1, 1, -1]          # joints 1, 3, 5, 7 turn the other way
+        if model == "franka_panda":                                  # its hand sits 45 deg about the flange:
+            assert math.remainder(m.offsets[-1] + math.pi / 2, 2 * math.pi) == pytest.approx(0, abs=1e-3)
+        r = w.robots["arm"]
+        M = np.diag([1.0, -1.0, 1.0])
+        for q in ([0.3, -0.5, 0.2, -1.8, 0.4, 1.9, 0.1], [-0.8, 0.4, -0.3, -1.2, -0.6, 1.5, -0.9]):
+            r.reset_arm(q)
+            T = r.tcp_pose()
+            r.reset_arm(m(np.array(q), r.lower, r.upper))
+            Tm = r.tcp_pose()
+            assert Tm[:3, 3] == pytest.approx(M @ T[:3, 3], abs=1e-6)
+            # the mirror image of a gripper pose: approach z and finger line y mirrored, x = y cross z
+            assert Tm[:3, :3] == pytest.approx(M @ T[:3, :3] @ np.diag([-1.0, 1.0, 1.0]), abs=1e-6)
+    finally:
+        w.close()
+
+
+def test_a_right_hinged_door_gets_the_mirror_image_of_the_left_hinged_doors_base():
+    """The 0.6 m right-hinged door once found no base (the search followed one posture, from seeds
+    that were not mirror-symmetric); now left and right give mirror-image bases, and the check
+    passes from either."""
+    found = {}
+    for hinge in ("left", "right"):
+        sc = door_scene(0.6, hinge)
+        w = CollisionWorld.from_scene(sc)
+        try:
+            p = find_base(w, "arm", targets_for(DOOR_62.with_margin(), sc), MountingSurface("floor"))
+            assert p.ok, p.failure
+            found[hinge] = (p.position, p.yaw_deg)
+            set_base_frame(w, "arm", p.pose)
+            assert all(r.ok for r in check_for_task(w, "arm", targets_for(DOOR_62, sc),
+                                                    targets_for(DOOR_62.with_margin(), sc)))
+        finally:
+            w.close()
+    (pl, yl), (pr, yr) = found["left"], found["right"]
+    assert pr == pytest.approx([pl[0], -pl[1], 0.0], abs=1e-4) and yr == pytest.approx(-yl)
+
+
+def test_axis_separation_is_small_where_two_joint_axes_are_one_line():
+    """The Panda's joints 1 and 3 are one line when joint 2 is 0: a held path through it ranks low."""
+    from py_trees_manipulation.collision.reachability import ReachSample, ReachTarget, TargetResult
+
+    sc = door_scene()
+    w = CollisionWorld.from_scene(sc)
+    try:
+        sample = ReachSample("held", np.eye(4), held=True)
+        t = ReachTarget("t", ((sample,),))
+
+        def sep(q):
+            return _axis_separation(w, "arm", [TargetResult(t, True, 0, 1, None, [np.array(q)])])
+
+        assert sep([0, 0.0, 0, -1.8, 0, 2.0, 0.8]) < 0.01
+        assert sep([0, -0.1, 0, -1.9, 0, 2.0, 0.8]) < AXIS_SEPARATION_MIN    # ranks below
+        assert sep([0, -0.6, 0, -2.4, 0, 2.0, 0.8]) >= AXIS_SEPARATION_MIN   # well apart
+        free = ReachTarget("t", ((ReachSample("free", np.eye(4)),),))
+        assert _axis_separation(w, "arm", [TargetResult(free, True, 0, 1, None, [np.zeros(7)])]) == math.inf
+    finally:
+        w.close()
+
+
+def test_the_search_relaxes_its_margins_in_steps_and_says_so():
+    """A 1.9 m lever (no position reaches it) is not searched again with fewer margins; the relaxed
+    steps are tried when a search checked candidates and none passed (no probe then)."""
+    sc = door_scene(0.8, handle_height=1.9)
+    w = CollisionWorld.from_scene(sc)
+    probes = []
+    try:
+        def targets(probe):
+            probes.append(probe)
+            return targets_for(DOOR_62.with_margin() if probe else DOOR_62, sc)
+
+        p = find_base_relaxing(w, "arm", targets, MountingSurface("floor"))
+        assert not p.ok and probes == [True] and "relaxed" not in p.failure
+    finally:
+        w.close()
+    # a door the full margins cannot place from a few candidates, the check's own tolerances can
+    sc = door_scene(0.6)
+    w = CollisionWorld.from_scene(sc)
+    try:
+        strict = find_base(w, "arm", targets_for(DOOR_62.with_margin(), sc), MountingSurface("floor"),
+                           joint_margin_rad=1.0, max_candidates=3)
+        assert not strict.ok
+        assert RELAX_STEPS[0][0] == "" and len(RELAX_STEPS) == 3 and not RELAX_STEPS[-1][4]
+        p = find_base_relaxing(w, "arm", lambda probe: targets_for(DOOR_62.with_margin() if probe else DOOR_62, sc),
+                               MountingSurface("floor"))
+        assert p.ok and p.relaxed == "" and "relaxed" not in p.summary()
     finally:
         w.close()
 
