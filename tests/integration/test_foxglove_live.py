@@ -43,6 +43,7 @@ async def _client(url: str, proc: subprocess.Popen) -> dict:
     async with websockets.connect(url, subprotocols=["foxglove.sdk.v1"], max_size=None) as ws:
         assert ws.subprotocol == "foxglove.sdk.v1"
         subscribed: dict[int, str] = {}
+        pending: list = []
         decoder = None
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and len(got["tf"]) < 20:
@@ -67,6 +68,14 @@ async def _client(url: str, proc: subprocess.Popen) -> dict:
                                 decoder = _decoder(ch)
                     if subs:
                         await ws.send(json.dumps({"op": "subscribe", "subscriptions": subs}))
+                        pending.extend(subs)
+                elif msg["op"] == "status" and (m := re.search(r"unknown channel: (\d+)", msg.get("message", ""))):
+                    # the server refused a subscription to a channel it had just advertised (seen once
+                    # in a full-suite run): ask for that one again
+                    again = [sub for sub in pending if sub["channelId"] == int(m.group(1))]
+                    if again:
+                        await asyncio.sleep(0.1)
+                        await ws.send(json.dumps({"op": "subscribe", "subscriptions": again}))
                 continue
             opcode = frame[0]
             if opcode != 1:
