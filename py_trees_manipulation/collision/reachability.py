@@ -983,6 +983,12 @@ class ArmMirror:
 _MIRROR_CACHE: dict[tuple, Optional[ArmMirror]] = {}
 
 
+def _model_key(r: Any) -> tuple:
+    """What a per-model cache (:func:`arm_mirror`, :func:`wrist_bounds`) is keyed by: the model, its
+    URDF and its TCP."""
+    return (r.model.name, r.model.urdf_path, tuple(r.model.tcp_position), tuple(r.model.tcp_orientation))
+
+
 def arm_mirror(world: CollisionWorld, robot: str) -> Optional[ArmMirror]:
     """The :class:`ArmMirror` of ``robot``'s model (cached per model), found numerically: the joint
     sign pattern that mirrors every arm link origin and the TCP position over three random
@@ -991,7 +997,7 @@ def arm_mirror(world: CollisionWorld, robot: str) -> Optional[ArmMirror]:
     import itertools
 
     r = world.robots[robot]
-    key = (r.model.name, r.model.urdf_path, tuple(r.model.tcp_position), tuple(r.model.tcp_orientation))
+    key = _model_key(r)
     if key in _MIRROR_CACHE:
         return _MIRROR_CACHE[key]
     c, body = world.client, r.body
@@ -1085,7 +1091,7 @@ def wrist_bounds(world: CollisionWorld, robot: str, samples: int = 4096) -> Opti
     """The :class:`WristBounds` of ``robot``'s model (cached per model), or None when its shoulder
     is not on the first joint's axis (then no such filter applies)."""
     r = world.robots[robot]
-    key = (r.model.name, r.model.urdf_path, tuple(r.model.tcp_position), tuple(r.model.tcp_orientation))
+    key = _model_key(r)
     if key in _WRIST_CACHE:
         return _WRIST_CACHE[key]
     c, body = world.client, r.body
