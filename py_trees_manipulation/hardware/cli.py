@@ -55,8 +55,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     faults: dict[str, set[str]] = {}
     for f in args.fault:
         kind, _, action = f.partition(":")
-        if kind not in ("reject", "malformed") or not action:
-            print(f"ptm: --fault {f!r}: use reject:ACTION or malformed:ACTION", file=sys.stderr)
+        if kind not in ("reject", "malformed", "sensor_loss") or not action:
+            print(f"ptm: --fault {f!r}: use reject:ACTION, malformed:ACTION or sensor_loss:ACTION", file=sys.stderr)
             return 2
         faults.setdefault(kind, set()).add(action)
     try:
@@ -111,7 +111,9 @@ def register(sub: Any) -> None:
     p.add_argument("--rate", type=float, default=1.0, help="sim seconds per wall second (default 1: real time)")
     p.add_argument("--seed", type=int, default=None, help="random seed (overrides scene.seed)")
     p.add_argument("--fault", action="append", default=[], metavar="KIND:ACTION",
-                   help="inject a fault for tests: reject:ACTION (reject its goals), malformed:ACTION (malformed results)")
+                   help="inject a fault for tests: reject:ACTION (reject its goals), malformed:ACTION (malformed results), "
+                        "sensor_loss:ACTION (the left fingertip array reads all zeros from 0.5 s after each goal of "
+                        "ACTION starts: the robot's gripper controller must abort it)")
     p.add_argument("--ros-version", choices=["1", "2", "both"], default="both",
                    help="the ROS the stand-in plays: 1 (no send_action_goal, as rosbridge for ROS 1), 2, or both "
                         "(default; /rosapi/get_ros_version is then not served, like an older rosapi)")

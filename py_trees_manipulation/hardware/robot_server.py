@@ -47,7 +47,9 @@ a robot's joint trajectory controller does; the client plans and times them (col
 The simulator runs in the server's own thread, at ``rate`` times real time (every sim call
 happens on that thread: PyBullet is not thread-safe). Fault injection for tests: ``faults`` maps
 ``"reject"`` / ``"malformed"`` to action names whose goals are rejected / whose results are sent
-malformed.
+malformed, and ``"sensor_loss"`` to gripper actions during whose goals the left fingertip array
+goes to all zeros (0.5 s after the goal starts; the simulated controller aborts the goal, as the
+robot's must).
 """
 
 from __future__ import annotations
@@ -149,6 +151,8 @@ class _ActionServer:
             self._finish(sg, GoalStatus.REJECTED, None, f"invalid goal: {e}")
             return
         sg.handle = self.resource.send_goal(self.action, goal)
+        if self.action in self.server.faults.get("sensor_loss", ()):
+            self.server.inject_sensor_loss(self.resource)
         self.update()
 
     # ---- ROS 2 actions over rosbridge v2 (send_action_goal / action_feedback / action_result) ----
@@ -167,6 +171,8 @@ class _ActionServer:
             self._finish2(sg, GoalStatus.REJECTED, None, f"invalid goal: {e}")
             return
         sg.handle = self.resource.send_goal(self.action, goal)
+        if self.action in self.server.faults.get("sensor_loss", ()):
+            self.server.inject_sensor_loss(self.resource)
         self.update()
 
     def on_cancel2(self, rid: str) -> None:
@@ -260,7 +266,8 @@ class RobotStandIn:
         host, port: where to listen; port 0 picks a free one (see :attr:`port` after start).
         rate: sim seconds per wall second (1.0: real time).
         publish_hz: joint states, TCP and object poses per wall second.
-        faults: ``{"reject": {action, ...}, "malformed": {action, ...}}`` (tests).
+        faults: ``{"reject": {action, ...}, "malformed": {action, ...}, "sensor_loss": {action, ...}}``
+            (tests; see the module docstring).
         verbose: print served goals to stdout (``goal <ns> <id>``), flushed.
         ros_version: the ROS a real bridge would run: ``1`` (``send_action_goal`` is an unknown
             operation, as on rosbridge_suite for ROS 1), ``2``, or None (both protocols, and no
@@ -385,6 +392,19 @@ class RobotStandIn:
         return None
 
     # ---- outgoing ----------------------------------------------------------------------------------
+    def inject_sensor_loss(self, gripper: Any, after_s: float = 0.5) -> None:
+        """Make ``gripper``'s left fingertip array read all zeros from ``after_s`` sim seconds on
+        (a ``tactile.faults`` dropout, jsk_robot#977), for the ``sensor_loss`` fault."""
+        from ..sim.sections.tactile import SensorFault
+
+        ext = self.sim.extensions.get("tactile")
+        g = ext.grippers.get(getattr(gripper, "name", "")) if ext is not None else None
+        if g is None:
+            self.log(f"sensor_loss: {getattr(gripper, 'name', gripper)!r} has no simulated fingertip arrays")
+            return
+        g.faults.append(SensorFault(at_s=self.sim.now() + after_s, finger="left", kind="dropout"))
+        self.log(f"sensor_loss: left fingertip of {gripper.name!r} reads 0 from {self.sim.now() + after_s:.3f} s")
+
     def log(self, text: str) -> None:
         if self.verbose:
             print(text, flush=True)

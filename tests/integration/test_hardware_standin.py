@@ -208,6 +208,26 @@ def test_fragile_grasp_over_rosbridge_matches_the_sim(standin, tmp_path, protoco
     assert all(gid.startswith("send_action_goal:" + ns if protocol == "ros2" else "ptm_") for ns, gid in served)
 
 
+def test_a_fingertip_lost_during_the_hold_aborts_the_goal_over_rosbridge(standin, tmp_path, fragile_sim):
+    """Issue 15 on hardware: the robot's gripper controller aborts an active SlipServo goal when a
+    fingertip array goes to all zeros (the stand-in's ``sensor_loss`` fault: the left array reads 0
+    from 0.5 s into the goal); the client's behaviour fails with the controller's reason, and the
+    egg is not squeezed harder for it."""
+    task, _ = fragile_sim
+    s = standin(str(task), "--fault", "sensor_loss:slip_servo")
+    proc, hw = ptm_run(str(task), s.robot_file(tmp_path), tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert hw["status"] == "FAILURE" and hw["backend"] == "hardware"
+    fb = hw["failed_behaviour"]
+    assert (fb["name"], fb["type"]) == ("hold", "SlipServo"), fb
+    assert "left fingertip sensor lost during the hold (all cells read 0)" in fb["feedback"], fb
+    m = hw["metrics"]
+    assert m["crushed"] is False and m["object_dropped"] is False
+    assert m["sensor_losses"] == 1
+    assert 0.5 < m["max_fingertip_force_n"] < 5.0   # the egg's crush force: never exceeded after the loss
+    assert "Traceback" not in proc.stderr
+
+
 def test_standin_killed_mid_action_fails_cleanly_and_keeps_the_log(standin, tmp_path):
     s = standin()
     # the pregrasp (MoveToPose) is planned in the client and sent as the second trajectory
