@@ -28,7 +28,6 @@ import statistics
 import time
 
 import numpy as np
-import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCENE = os.path.join(HERE, "..", "examples", "pick_from_clutter.yaml")
@@ -40,9 +39,10 @@ def build_world():
     from py_trees_manipulation.collision.world import CollisionWorld
     from py_trees_manipulation.sim.scene import parse_scene
 
-    with open(SCENE) as f:
-        scene = yaml.safe_load(f)["scene"]
-    return CollisionWorld.from_scene(parse_scene(scene, base_dir=os.path.dirname(SCENE)))
+    from py_trees_manipulation.trees.loader import load_task
+
+    task = load_task(SCENE)  # the scene with the task's ${parameters} substituted
+    return CollisionWorld.from_scene(parse_scene(task.scene, base_dir=os.path.dirname(SCENE)))
 
 
 def queries(checker, lower, upper, n: int, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
