@@ -712,6 +712,10 @@ class SimWorld:
 #: way in the cylinder's frame: Bullet's cylinder contact), away from the grasp chosen for it.
 FIXTURE_ROLLING_FRICTION_M = 2.5e-4
 
+#: a movable object that starts deeper than this inside a fixture or another object is a scene
+#: mistake the run reports before it starts (m); resting contact and pose noise stay well below it
+START_PENETRATION_M = 0.01
+
 class SimBackend:
     """PyBullet backend (see the module docstring).
 
@@ -774,6 +778,7 @@ class SimBackend:
             failed = [p for p in self.base_placements.values() if not p.ok]
             if failed:
                 self.preflight_failure = "; ".join(f"base_pose auto of {p.robot!r}: {p.failure}" for p in failed)
+        self._placement_failure = self.preflight_failure
         self.rng = np.random.default_rng(self.seed)
         self.realtime = realtime
         self.gui = gui
@@ -846,8 +851,34 @@ class SimBackend:
         if self.gui:
             pb.configureDebugVisualizer(pb.COV_ENABLE_RENDERING, 1, physicsClientId=c)
             pb.resetDebugVisualizerCamera(1.4, 50, -30, [0.4, 0.0, 0.6], physicsClientId=c)
+        self._check_start_overlaps()
         self._settle()
         self._init_metrics()
+
+    def _check_start_overlaps(self) -> None:
+        """Set :attr:`preflight_failure` when a movable object starts more than
+        :data:`START_PENETRATION_M` inside a fixture or another object: physics would throw it out
+        when the scene settles (a box placed by its base height, where a primitive's pose is its
+        centre, falls through the table). The message names both bodies, the depth and the height
+        that clears it."""
+        c = self.client
+        placed = [(f.name, self._bodies[f.name]) for f in self.scene.fixtures if f.name in self._bodies]
+        movable = {o.name for o in self.scene.objects if not o.fixed}
+        found = []
+        for o in self.scene.objects:
+            body = self._objects.get(o.name)
+            if body is not None and o.name in movable:
+                for other, ob in placed:
+                    pts = pb.getClosestPoints(body, ob, 0.0, physicsClientId=c)
+                    depth = -min((pt[8] for pt in pts), default=0.0)
+                    if depth > START_PENETRATION_M:
+                        z = pb.getBasePositionAndOrientation(body, physicsClientId=c)[0][2]
+                        found.append(f"object {o.name!r} starts {depth * 100:.1f} cm inside {other!r}: raise it to "
+                                     f"z = {z + depth + 0.001:.3f} m (a primitive's pose is its centre, a URDF "
+                                     "object's pose its frame)")
+            if body is not None:
+                placed.append((o.name, body))
+        self.preflight_failure = "; ".join(x for x in (self._placement_failure, *found) if x) or None
 
     def _settle(self) -> None:
         # Let objects come to rest before the clock starts (not counted in now()). The pre-step hooks
@@ -1180,6 +1211,7 @@ class SimBackend:
         for ext in self.extensions.values():
             if ext is not None:
                 ext.reset_run()
+        self._check_start_overlaps()
         self._settle()
         self._init_metrics()
         return True

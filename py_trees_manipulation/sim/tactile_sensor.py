@@ -133,8 +133,12 @@ Metrics:
   of the controller's slip flag.
 - ``sensor_losses``: fingertip sensor losses the controllers acted on.
 - With a target object: ``place_impact_n`` (peak normal force between the target and any non-robot
-  body after the gripper lifted it, N; the static weight of a set-down object is included, so a
-  gentle place reads about ``m g``, a drop many times that); ``pad_force_imbalance_n`` (the largest
+  body after the gripper lifted it, N, over single 1 ms physics steps; the static weight of a
+  set-down object is included). PyBullet's contacts are rigid, so the peak is the impulse of the
+  touch-down spread over one step and grows with the speed the object arrives at, whatever force
+  guard stops the arm after it: a 0.2 kg mug set down at 0.05 m/s reads about 120 N, at 0.01 m/s
+  about 50 N, the PR2 place (Release on table contact) about 12 N; compare runs with it, not with
+  ``m g``); ``pad_force_imbalance_n`` (the largest
   |left - right| pad force on the target, over samples where both pads touch it, averaged over one
   frame period, N: for a held object it is what its acceleration and a table contact explain, a
   few newtons; a palm pressing the object into the table while one finger pushes it shows tens);
