@@ -1164,7 +1164,8 @@ class ExecuteRegraspPlan(_RegraspBase):
 
     def _resting_faces(self) -> dict[str, str]:
         """The face each object of the placement goal rests on now (measured), or 'nothing' when it
-        touches no surface or is tilted more than 20 degrees off any face."""
+        touches no surface or is tilted more than 20 degrees off any face ('nothing (it hangs on
+        panda/wsg50_right_finger)' when it touches only a robot: stuck to an open finger)."""
         from ..geometry.grasps import placements_for_object, tilt_deg
 
         scene = {o.name: o for o in getattr(getattr(self.backend, "scene", None), "objects", ())}
@@ -1173,13 +1174,17 @@ class ExecuteRegraspPlan(_RegraspBase):
         for o in self._faces:
             faces = placements_for_object(scene[o]) if o in scene else []
             T = np.asarray(self.backend.world.object_pose(o), dtype=float)
-            touching = [c for c in self.backend.world.contacts(o) if c.body_b not in robots]
+            every = self.backend.world.contacts(o)
+            touching = [c for c in every if c.body_b not in robots]
             best, best_tilt = "nothing", 180.0
             for p in faces:
                 t = tilt_deg(T @ invert(p.pose))  # 0 when T is p.pose turned about the vertical
                 if t < best_tilt:
                     best, best_tilt = p.face, t
             out[o] = best if (touching and best_tilt < 20.0) else "nothing"
+            held_by = sorted({f"{c.body_b}/{c.link_b}" for c in every if c.body_b in robots})
+            if out[o] == "nothing" and held_by and not touching:
+                out[o] = f"nothing (it hangs on {', '.join(held_by)})"
         return out
 
     def _step_failed(self, step: RegraspStep, reason: str) -> Status:
