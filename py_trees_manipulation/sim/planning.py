@@ -62,6 +62,18 @@ def _fmt(v: Any) -> str:
 # ================================================================================================
 # Executions
 # ================================================================================================
+def _done_within(future: concurrent.futures.Future, timeout: Optional[float]) -> bool:
+    """Wait up to ``timeout`` seconds (wall; None: as long as it takes) for ``future``; True when it
+    is done (with a result or an exception: the caller reads which)."""
+    try:
+        future.result(timeout=timeout)
+    except concurrent.futures.TimeoutError:
+        return False
+    except Exception:
+        return True
+    return True
+
+
 class _Planning(_Execution):
     """A goal being planned on the worker thread. ``holds_clock``: the backend steps no physics
     while it runs; :meth:`resolve` swaps in the trajectory execution (or aborts the goal).
@@ -108,15 +120,7 @@ class _Planning(_Execution):
         """Start the plan if it is not yet (``timeout`` None: on this thread), and wait up to
         ``timeout`` seconds (wall; None: until it is done) for it; True when it is done."""
         self.start(now=timeout is None)
-        if self.future is None:
-            return True
-        try:
-            self.future.result(timeout=timeout)
-        except concurrent.futures.TimeoutError:
-            return False
-        except Exception:
-            return True
-        return True
+        return self.future is None or _done_within(self.future, timeout)
 
     def resolve(self) -> None:
         """The plan is done: start executing it, or abort the goal with the reason."""
@@ -265,13 +269,7 @@ class _Query:
 
     def wait(self, timeout: Optional[float]) -> bool:
         """Wait up to ``timeout`` seconds (wall; None: as long as it takes); True when answered."""
-        try:
-            self.future.result(timeout=timeout)
-        except concurrent.futures.TimeoutError:
-            return False
-        except Exception:
-            return True
-        return True
+        return _done_within(self.future, timeout)
 
     def resolve(self) -> None:
         """Answer the handle: SUCCEEDED with what the query returned, or ABORTED with why not."""
