@@ -261,15 +261,9 @@ class FoxgloveLive:
 
     def wait(self) -> None:
         """Block until Ctrl-C (swallowed) or :meth:`close`, then close."""
-        import time
+        from .server import wait_until_closed
 
-        try:
-            while not self._closed:
-                time.sleep(0.2)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            self.close()
+        wait_until_closed(lambda: self._closed, self.close)
 
     def close(self) -> None:
         """Unadvertise the channels and stop the server (idempotent)."""

@@ -36,7 +36,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 from urllib.parse import parse_qs, urlparse
 
 from py_trees_manipulation.viewer.snapshot import SnapshotBuilder, shared_builder, to_jsonable
@@ -105,6 +105,18 @@ class _BoundedHTTPServer(ThreadingHTTPServer):
 
 def _static_bytes(name: str) -> bytes:
     return resources.files("py_trees_manipulation.viewer").joinpath("static", name).read_bytes()
+
+
+def wait_until_closed(closed: Callable[[], bool], close: Callable[[], None], poll_s: float = 0.2) -> None:
+    """Block until ``closed()`` is true or Ctrl-C (KeyboardInterrupt is swallowed), then ``close()``:
+    how ``ptm run --viewer`` and ``--foxglove`` keep their servers up after a run."""
+    try:
+        while not closed():
+            time.sleep(poll_s)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        close()
 
 
 class ViewerServer:
@@ -192,13 +204,7 @@ class ViewerServer:
     # -- lifetime ----------------------------------------------------------------------------
     def wait(self) -> None:
         """Block until Ctrl-C (KeyboardInterrupt is swallowed) or :meth:`close`, then close."""
-        try:
-            while not self._closed:
-                time.sleep(0.2)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            self.close()
+        wait_until_closed(lambda: self._closed, self.close)
 
     def close(self) -> None:
         """Stop serving (idempotent); open event streams end."""
