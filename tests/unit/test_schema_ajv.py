@@ -32,7 +32,10 @@ pytestmark = [
 
 def _ajv(schema_path, docs):
     if not os.path.isdir(os.path.join(JS, "node_modules", "ajv")):
-        pytest.fail("ajv is not installed: run `npm ci --prefix tests/js` (.ci/run does)")
+        why = "ajv is not installed: run `npm ci --prefix tests/js` (.ci/run does)"
+        if os.environ.get("PTM_REQUIRE_AJV"):  # .ci/run installs it and sets this: a failure there
+            pytest.fail(why)
+        pytest.skip(why)
     proc = subprocess.run([NODE, os.path.join(JS, "check_schema.mjs"), str(schema_path), *map(str, docs)],
                           capture_output=True, text=True, timeout=120)
     assert proc.stdout, proc.stderr
