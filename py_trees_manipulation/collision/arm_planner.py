@@ -530,7 +530,7 @@ class ArmMotionPlanner:
         line = _Interpolation(T0, target)
         for i in range(1, n_wp + 1):
             pose_i = line.at(float(s_wp[i]))
-            sol = solve_ik(r, pose_i, [q_prev], iterations=3)
+            sol = solve_ik(r, pose_i, [q_prev], iterations=3, local=True)
             if sol.position_error_m > req.position_tolerance_m:
                 raise MotionPlanningError(
                     f"the straight line to {_fmt(target[:3, 3])} leaves the reachable space "

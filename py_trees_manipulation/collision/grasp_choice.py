@@ -251,7 +251,7 @@ def _line(ctx: _Context, c: GraspCandidate) -> Optional[tuple[str, str]]:
     for i in range(1, n + 1):
         T = np.array(b, dtype=float)
         T[:3, 3] = a[:3, 3] + (b[:3, 3] - a[:3, 3]) * (i / n)
-        sol = solve_ik(r, T, [q], iterations=3)
+        sol = solve_ik(r, T, [q], iterations=3, local=True)
         if not _within(sol, ctx.tolerance):
             return f"it leaves the reachable space {dist * i / n:.3f} m along it", "out of reach"
         if float(np.max(np.abs(sol.q - q))) > MAX_JOINT_JUMP_RAD:
