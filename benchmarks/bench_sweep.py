@@ -168,8 +168,11 @@ def goal_sweep(runs: int, workers: int, seed: int) -> int:
     print(f"  projection with {workers} whole cores: runs' CPU s / {workers} = {sum(cpu) / workers / 60:.1f} min")
     for pid, ss in sorted(samples.items(), key=lambda kv: kv[1][0][0]):
         rss = [r for _, r in ss]
+        # the curve: the first sample, then the largest RSS of each fifth of the worker's life
+        fifths = [max(rss[len(rss) * k // 5:max(len(rss) * (k + 1) // 5, len(rss) * k // 5 + 1)]) for k in range(5)]
         print(f"  worker {pid}: RSS {rss[0]:.0f} MiB at {ss[0][0]:.0f} s -> {rss[-1]:.0f} MiB at {ss[-1][0]:.0f} s, "
-              f"max {max(rss):.0f} MiB (goal: flat, < 300 MiB)")
+              f"max {max(rss):.0f} MiB (goal: flat, < 300 MiB); max per fifth of the sweep "
+              f"{' / '.join(f'{v:.0f}' for v in fifths)} MiB")
     return 0
 
 

@@ -126,10 +126,11 @@ class PlanningWorker:
 
         return self._submit(job, now), cancel
 
-    def run(self, fn: Callable[[Any, Callable[[], bool]], Any], apply: Callable[[Any], None]) -> tuple[
-            concurrent.futures.Future, threading.Event]:
+    def run(self, fn: Callable[[Any, Callable[[], bool]], Any], apply: Callable[[Any], None],
+            now: bool = False) -> tuple[concurrent.futures.Future, threading.Event]:
         """Run a geometric query ``fn(world, cancelled)`` on the worker after ``apply(world)`` synced the
-        scene (grasp choice, regrasp checks: IK and collision checks in the same world, one thread).
+        scene (grasp choice, regrasp checks: IK and collision checks in the same world, one thread);
+        ``now``: on the calling thread when the worker has nothing in flight (as :meth:`submit`).
 
         Returns:
             ``(future, cancel)``: the future's result is what ``fn`` returned, or a :class:`PlanFailure`
@@ -151,7 +152,7 @@ class PlanningWorker:
             except Exception as e:  # pragma: no cover - a bug: report it, do not hang the caller
                 return PlanFailure(f"{type(e).__name__}: {e}", time.perf_counter() - t0)
 
-        return self._submit(job), cancel
+        return self._submit(job, now), cancel
 
     def _submit(self, job: Callable[[], Any], now: bool = False) -> concurrent.futures.Future:
         self._inflight = [f for f in self._inflight if not f.done()]

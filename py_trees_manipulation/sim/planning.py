@@ -258,18 +258,36 @@ class _ClearanceMonitor:
 
 class _Query:
     """A geometric query (:meth:`SimMotionPlanning.query`) on the planning worker: it holds the sim
-    clock (``SimBackend.clock_holders``) until it is answered, as a motion being planned does."""
+    clock (``SimBackend.clock_holders``) until it is answered, as a motion being planned does.
 
-    def __init__(self, ext: "SimMotionPlanning", handle: GoalHandle, future: concurrent.futures.Future,
-                 cancel: threading.Event):
+    Like :class:`_Planning`, it runs when the backend first waits for it (:meth:`wait`), not when
+    it is asked in the middle of a tick: with a wait as long as it takes (the default) on the
+    backend's own thread, so the tick never shares the interpreter with the worker (a grasp choice
+    started inside ``ChooseGrasp.initialise`` made that tick 20 ms long); with a bounded wait on the
+    worker. Its inputs (the scene snapshot) are taken when it is asked, so the answer is the same."""
+
+    def __init__(self, ext: "SimMotionPlanning", handle: GoalHandle,
+                 submit: Callable[..., tuple[concurrent.futures.Future, threading.Event]]):
         self.ext = ext
         self.handle = handle
-        self.future = future
-        self.cancel_flag = cancel
+        self._submit = submit
+        self.future: Optional[concurrent.futures.Future] = None
+        self.cancel_flag = threading.Event()  # set before it started: it never starts
+        self._worker_cancel: Optional[threading.Event] = None
+
+    def start(self, now: bool = False) -> None:
+        """Hand the query to the worker (once; not after a cancel); ``now``: run it on this thread
+        when the worker is idle (:meth:`~py_trees_manipulation.collision.worker.PlanningWorker.run`)."""
+        if self.future is None and not self.cancel_flag.is_set():
+            self.future, self._worker_cancel = self._submit(now=now)
+            if self.cancel_flag.is_set():
+                self._worker_cancel.set()
 
     def wait(self, timeout: Optional[float]) -> bool:
-        """Wait up to ``timeout`` seconds (wall; None: as long as it takes); True when answered."""
-        return _done_within(self.future, timeout)
+        """Start it if it is not yet (``timeout`` None: on this thread) and wait up to ``timeout``
+        seconds (wall; None: as long as it takes); True when answered (or cancelled before it started)."""
+        self.start(now=timeout is None)
+        return self.future is None or _done_within(self.future, timeout)
 
     def resolve(self) -> None:
         """Answer the handle: SUCCEEDED with what the query returned, or ABORTED with why not."""
@@ -278,7 +296,7 @@ class _Query:
         holders = self.ext.backend.clock_holders
         if self in holders:
             holders.remove(self)
-        if self.handle.done:
+        if self.handle.done or self.future is None:
             return
         outcome = self.future.result()
         if isinstance(outcome, PlanFailure):
@@ -288,6 +306,8 @@ class _Query:
 
     def cancel(self, handle: GoalHandle) -> None:
         self.cancel_flag.set()
+        if self._worker_cancel is not None:
+            self._worker_cancel.set()
         holders = self.ext.backend.clock_holders
         if self in holders:
             holders.remove(self)
@@ -372,8 +392,8 @@ class SimMotionPlanning:
         snap = self.snapshot()
         queries: list[_Query] = []
         handle = GoalHandle("planning_query", label, on_cancel=lambda h: queries[0].cancel(h))
-        future, cancel = self.worker.run(fn, lambda world: self.apply(snap))
-        q = _Query(self, handle, future, cancel)
+        worker = self.worker
+        q = _Query(self, handle, lambda now=False: worker.run(fn, lambda world: self.apply(snap), now=now))
         queries.append(q)
         handle.set_active()
         self.backend.clock_holders.append(q)
@@ -585,6 +605,8 @@ class SimMotionPlanning:
             for q in list(b.clock_holders):
                 if isinstance(q, _Query):
                     q.cancel_flag.set()
+                    if q._worker_cancel is not None:
+                        q._worker_cancel.set()
                     b.clock_holders.remove(q)
                     if not q.handle.done:
                         q.handle.set_preempted(None, "the backend was closed")
