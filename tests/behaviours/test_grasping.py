@@ -162,3 +162,23 @@ def test_load_time_checks_name_the_grasp_and_the_object(tmp_path):
     assert any("ChooseGrasp.grasps: object 'mug' has no grasp or handle 'mug/handle'" in m for m in msgs), msgs
     assert any("ChooseGrasp.object: object 'duck' (URDF 'duck_vhacd.urdf') has no known grasps" in m for m in msgs), msgs
     assert len(msgs) == 2   # the pregrasp key ChooseGrasp writes is known to the data-flow check
+
+
+def test_the_grasp_choice_runs_at_the_backends_wait_not_inside_the_tick(backend):
+    """``ChooseGrasp.initialise`` only asks: the query starts when ``advance`` first waits for it (on
+    the backend's thread when the wait is unbounded), so the tick never shares the interpreter with
+    the planning worker; the answer comes one tick later, as before."""
+    from py_trees_manipulation.sim.planning import _Query
+
+    py_trees.blackboard.Blackboard.set("/mug_pose", backend.world.object_pose("mug"))
+    node = ChooseGrasp(object="mug", object_pose="{mug_pose}")
+    tree = py_trees.trees.BehaviourTree(root=node)
+    tree.setup(backend=backend)
+    tree.tick()
+    assert node.status == Status.RUNNING
+    (query,) = [q for q in backend.clock_holders if isinstance(q, _Query)]
+    assert query.future is None  # asked, not started
+    backend.advance(1 / 30)
+    assert query.future is not None and query.future.done() and not backend.clock_holders
+    tree.tick()
+    assert node.status == Status.SUCCESS, node.feedback_message
