@@ -54,6 +54,9 @@ def pq_of_valid_pose(T: Pose) -> tuple[np.ndarray, np.ndarray]:
 #: 2-5 (30-50 us). Near a singularity the larger steps are caught by the FK check, the joint limits
 #: and the callers' joint-jump checks.
 DLS_JOINT_DAMPING = 0.01
+#: ``solve_ik(local=True)`` takes its continuation step only when no joint moves further than this
+#: (rad): beyond it the step left the seed's branch and the null-space search decides
+LOCAL_MAX_STEP_RAD = 0.1
 
 
 def solve_ik(robot: "LoadedRobot", target: Pose, seeds: Sequence[Sequence[float]], iterations: int = 6,
@@ -69,7 +72,7 @@ def solve_ik(robot: "LoadedRobot", target: Pose, seeds: Sequence[Sequence[float]
 
     ``local=True`` is for continuation along a path (each seed a solution a few millimetres away):
     one plain damped-least-squares call from the first seed comes first, and its solution is
-    returned when it is within the joint limits, the thresholds, and 0.1 rad of the seed (the
+    returned when it is within the joint limits, the thresholds, and ``LOCAL_MAX_STEP_RAD`` of the seed (the
     nearest solution, as the null-space steps would give); otherwise the search above runs.
 
     Args:
@@ -104,14 +107,18 @@ def solve_ik(robot: "LoadedRobot", target: Pose, seeds: Sequence[Sequence[float]
         return s.position_error_m + 0.05 * s.orientation_error_rad
 
     damping = [DLS_JOINT_DAMPING] * len(sh.movable_joints)
+
+    def dls() -> Sequence[float]:
+        """One plain damped-least-squares call from the arm's current joints."""
+        return pb.calculateInverseKinematics(sh.body, sh.tcp_link, pos_l, orn, jointDamping=damping,
+                                             maxNumIterations=50, residualThreshold=1e-7, physicsClientId=sh.client)
+
     if local:
         q0 = sh.clip_to_limits(seeds[0])
         reset_arm(q0)
-        sol = pb.calculateInverseKinematics(sh.body, sh.tcp_link, pos_l, orn, jointDamping=damping,
-                                            maxNumIterations=50, residualThreshold=1e-7, physicsClientId=sh.client)
-        raw = sh.arm_from_ik(sol)
+        raw = sh.arm_from_ik(dls())
         q = sh.clip_to_limits(raw)
-        if np.array_equal(q, raw) and float(np.max(np.abs(q - q0))) < 0.1:
+        if np.array_equal(q, raw) and float(np.max(np.abs(q - q0))) < LOCAL_MAX_STEP_RAD:
             reset_arm(q)
             cand = IKSolution(q, *sh.tcp_errors(target))
             if cand.position_error_m < threshold_m and cand.orientation_error_rad < threshold_m:
@@ -128,9 +135,7 @@ def solve_ik(robot: "LoadedRobot", target: Pose, seeds: Sequence[Sequence[float]
                     jointRanges=sh.ik_ranges, restPoses=rest, maxNumIterations=50, residualThreshold=1e-6,
                     physicsClientId=sh.client)
             else:
-                sol = pb.calculateInverseKinematics(sh.body, sh.tcp_link, pos_l, orn, jointDamping=damping,
-                                                    maxNumIterations=50, residualThreshold=1e-7,
-                                                    physicsClientId=sh.client)
+                sol = dls()
             q = sh.clip_to_limits(sh.arm_from_ik(sol))
             reset_arm(q)
             cand = IKSolution(q, *sh.tcp_errors(target))

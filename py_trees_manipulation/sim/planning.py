@@ -272,16 +272,20 @@ class _Query:
         self.handle = handle
         self._submit = submit
         self.future: Optional[concurrent.futures.Future] = None
-        self.cancel_flag = threading.Event()  # set before it started: it never starts
-        self._worker_cancel: Optional[threading.Event] = None
+        self.cancel_flag: Optional[threading.Event] = None
+        self._stopped = False
 
     def start(self, now: bool = False) -> None:
-        """Hand the query to the worker (once; not after a cancel); ``now``: run it on this thread
+        """Hand the query to the worker (once; not after :meth:`stop`); ``now``: run it on this thread
         when the worker is idle (:meth:`~py_trees_manipulation.collision.worker.PlanningWorker.run`)."""
-        if self.future is None and not self.cancel_flag.is_set():
-            self.future, self._worker_cancel = self._submit(now=now)
-            if self.cancel_flag.is_set():
-                self._worker_cancel.set()
+        if self.future is None and not self._stopped:
+            self.future, self.cancel_flag = self._submit(now=now)
+
+    def stop(self) -> None:
+        """Never start it, or make ``cancelled()`` true for the running query."""
+        self._stopped = True
+        if self.cancel_flag is not None:
+            self.cancel_flag.set()
 
     def wait(self, timeout: Optional[float]) -> bool:
         """Start it if it is not yet (``timeout`` None: on this thread) and wait up to ``timeout``
@@ -305,9 +309,7 @@ class _Query:
             self.handle.set_succeeded(outcome, "answered")
 
     def cancel(self, handle: GoalHandle) -> None:
-        self.cancel_flag.set()
-        if self._worker_cancel is not None:
-            self._worker_cancel.set()
+        self.stop()
         holders = self.ext.backend.clock_holders
         if self in holders:
             holders.remove(self)
@@ -604,9 +606,7 @@ class SimMotionPlanning:
                     ex.cancel()
             for q in list(b.clock_holders):
                 if isinstance(q, _Query):
-                    q.cancel_flag.set()
-                    if q._worker_cancel is not None:
-                        q._worker_cancel.set()
+                    q.stop()
                     b.clock_holders.remove(q)
                     if not q.handle.done:
                         q.handle.set_preempted(None, "the backend was closed")
