@@ -393,8 +393,10 @@ class MoveAlongArc(BackendAction):
 
     def on_feedback(self, feedback: Any) -> None:
         if isinstance(feedback, FollowScrewFeedback):
-            self.feedback_message = (f"{self._fmt(feedback.theta_reached)} of {self._fmt(self._theta)}, "
-                                     f"wrist {feedback.wrist_force_n:.1f} N")
+            self.defer_feedback_message(self._describe, feedback)
+
+    def _describe(self, feedback: FollowScrewFeedback) -> str:
+        return f"{self._fmt(feedback.theta_reached)} of {self._fmt(self._theta)}, wrist {feedback.wrist_force_n:.1f} N"
 
     def on_success(self, result: Any) -> Status:
         if not isinstance(result, FollowScrewResult):

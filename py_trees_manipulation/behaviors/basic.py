@@ -48,6 +48,9 @@ class Running(ManipulationBehaviour):
         return Status.RUNNING
 
 
+_SECONDS_LEFT = "{:.2f} s left"
+
+
 class Wait(ManipulationBehaviour):
     """RUNNING for ``duration_s`` of backend time, then SUCCESS.
 
@@ -68,7 +71,7 @@ class Wait(ManipulationBehaviour):
         if left <= 1e-9:
             self.feedback_message = "done waiting"
             return Status.SUCCESS
-        self.feedback_message = f"{left:.2f} s left"
+        self.defer_feedback_message(_SECONDS_LEFT.format, left)
         return Status.RUNNING
 
 

@@ -77,7 +77,7 @@ class _GripperSensorAction(BackendAction):
         data = getattr(feedback, "data", None)
         if data is not None:
             self.write_output("data_key", data)
-            self.feedback_message = self.describe(data)
+            self.defer_feedback_message(self.describe, data)
 
     def describe(self, data: Any) -> str:
         rt = getattr(data, "rtstate", None)

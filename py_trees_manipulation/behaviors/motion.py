@@ -76,6 +76,10 @@ def _compose_target(b: BackendAction, target: np.ndarray) -> np.ndarray:
     return T
 
 
+def _describe_gap(feedback: Pr2GripperCommandResult) -> str:
+    return f"gap {feedback.position * 1000:.1f} mm, effort {feedback.effort:.1f} N"
+
+
 def _fmt_xyz(T: np.ndarray) -> str:
     # Python floats: formatting a NumPy scalar costs several times more (this runs at every tick)
     return "({:.3f}, {:.3f}, {:.3f})".format(*T[:3, 3].tolist())
@@ -155,16 +159,18 @@ class MoveToPose(BackendAction):
         if target is None:
             raise ValueError("no target pose")
         self._target = _compose_target(self, target)
-        return MoveToPoseGoal(pose=self._target, velocity_scaling=self.params["velocity_scaling"],
-                              position_tolerance_m=self.params["position_tolerance_m"],
+        return MoveToPoseGoal(pose=self._target, velocity_scaling=self.param("velocity_scaling"),
+                              position_tolerance_m=self.param("position_tolerance_m"),
                               planner=self.params["planner"], planning_time_s=self.param("planning_time_s"),
                               acceleration_scaling=self.param("acceleration_scaling"),
                               allowed_contacts=_allowed_contacts(self))
 
     def on_feedback(self, feedback: Any) -> None:
         if isinstance(feedback, MotionFeedback):
-            self.feedback_message = (_planning_feedback(feedback)
-                                     or f"tcp {feedback.distance_m:.3f} m from target {_fmt_xyz(self._target)}")
+            self.defer_feedback_message(self._describe, feedback)
+
+    def _describe(self, feedback: MotionFeedback) -> str:
+        return _planning_feedback(feedback) or f"tcp {feedback.distance_m:.3f} m from target {_fmt_xyz(self._target)}"
 
     def on_success(self, result: Any) -> Status:
         err = result.position_error_m if isinstance(result, MotionResult) else float("nan")
@@ -231,14 +237,17 @@ class MoveCartesian(BackendAction):
             T_obj = np.asarray(world.object_pose(held), dtype=float)   # KeyError: no such object
             # (name, TCP at the start, object position in the TCP frame then)
             self._held = (held, T_start, (np.linalg.inv(T_start) @ np.append(T_obj[:3, 3], 1.0))[:3])
-        return MoveCartesianGoal(pose=T, speed_mps=self.params["speed_mps"], max_force_n=self.params["max_force_n"],
-                                 position_tolerance_m=self.params["position_tolerance_m"],
+        return MoveCartesianGoal(pose=T, speed_mps=self.param("speed_mps"), max_force_n=self.param("max_force_n"),
+                                 position_tolerance_m=self.param("position_tolerance_m"),
                                  allowed_contacts=_allowed_contacts(self))
 
     def on_feedback(self, feedback: Any) -> None:
         if isinstance(feedback, MotionFeedback):
-            self.feedback_message = (_planning_feedback(feedback).replace("planning (line)", "checking the line")
-                                     or f"tcp {feedback.distance_m:.3f} m from {_fmt_xyz(self._target)}")
+            self.defer_feedback_message(self._describe, feedback)
+
+    def _describe(self, feedback: MotionFeedback) -> str:
+        return (_planning_feedback(feedback).replace("planning (line)", "checking the line")
+                or f"tcp {feedback.distance_m:.3f} m from {_fmt_xyz(self._target)}")
 
     def _slipped(self) -> str:
         """Why the held object did not come along (``""`` while it does, or without ``held_object``)."""
@@ -250,7 +259,7 @@ class MoveCartesian(BackendAction):
         p_obj = np.asarray(self.backend.world.object_pose(name), dtype=float)[:3, 3]
         expected = (T_tcp @ np.append(p_rel, 1.0))[:3]       # where it would be, carried rigidly
         drift = float(np.linalg.norm(p_obj - expected))
-        if drift <= self.params["slip_tolerance_m"]:
+        if drift <= self.param("slip_tolerance_m"):
             return ""
         p_start = (T_start @ np.append(p_rel, 1.0))[:3]
         tcp_moved = float(np.linalg.norm(T_tcp[:3, 3] - T_start[:3, 3]))
@@ -259,11 +268,11 @@ class MoveCartesian(BackendAction):
             return (f"{name} slipped out of the gripper: it came {max(came, 0.0):.3f} m of the TCP's {tcp_moved:.3f} m "
                     f"(left {drift:.3f} m behind; not lifted)")
         return (f"{name} slipped {drift:.3f} m in the gripper during the motion (slip_tolerance_m "
-                f"{self.params['slip_tolerance_m']:g})")
+                f"{self.param('slip_tolerance_m'):g})")
 
     def update(self) -> Status:
         h = self.handle
-        if self._goal_error is None and h is not None and not h.done and getattr(self, "_held", None) is not None:
+        if getattr(self, "_held", None) is not None and self._goal_error is None and h is not None and not h.done:
             why = self._slipped()
             if why:
                 h.cancel()
@@ -318,15 +327,17 @@ class MoveJoints(BackendAction):
         if len(positions) != n:
             raise ValueError(f"the arm has {n} joints, got {len(positions)} positions")
         self._label = name or "joint target"
-        return MoveJointsGoal(positions=list(positions), velocity_scaling=self.params["velocity_scaling"],
+        return MoveJointsGoal(positions=list(positions), velocity_scaling=self.param("velocity_scaling"),
                               planner=self.params["planner"], planning_time_s=self.param("planning_time_s"),
                               acceleration_scaling=self.param("acceleration_scaling"),
                               allowed_contacts=_allowed_contacts(self))
 
     def on_feedback(self, feedback: Any) -> None:
         if isinstance(feedback, MotionFeedback):
-            self.feedback_message = (_planning_feedback(feedback)
-                                     or f"moving to {self._label}: {100 * feedback.progress:.0f}%")
+            self.defer_feedback_message(self._describe, feedback)
+
+    def _describe(self, feedback: MotionFeedback) -> str:
+        return _planning_feedback(feedback) or f"moving to {self._label}: {100 * feedback.progress:.0f}%"
 
     def on_success(self, result: Any) -> Status:
         self.feedback_message = f"at {self._label}"
@@ -392,7 +403,7 @@ class GripperCommand(BackendAction):
 
     def on_feedback(self, feedback: Any) -> None:
         if isinstance(feedback, Pr2GripperCommandResult):
-            self.feedback_message = f"gap {feedback.position * 1000:.1f} mm, effort {feedback.effort:.1f} N"
+            self.defer_feedback_message(_describe_gap, feedback)
 
     def on_success(self, result: Any) -> Status:
         return self._judge(result)

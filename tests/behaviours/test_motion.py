@@ -158,3 +158,47 @@ def test_unknown_resource_is_a_setup_error():
     tree = py_trees.trees.BehaviourTree(root=node)
     with pytest.raises(BehaviourSetupError, match=r"no arm named 'kuka'; the backend has \['panda'\]"):
         tree.setup(backend=FakeBackend())
+
+
+def test_the_running_feedback_message_is_formatted_when_read_and_shows_the_latest_feedback(monkeypatch):
+    from py_trees_manipulation.behaviors import motion
+    from py_trees_manipulation.msgs.motion import MotionFeedback
+
+    formatted = []
+    real = motion._fmt_xyz
+    monkeypatch.setattr(motion, "_fmt_xyz", lambda T: formatted.append(1) or real(T))
+    b = FakeBackend()
+    b.arms["panda"].script("move_to_pose", Script(duration_s=1.0, feedback=lambda g, t: MotionFeedback(np.eye(4), 0.2 - 0.1 * t)))
+    node = MoveToPose(target=[0.4, 0, 0.3])
+    tree = py_trees.trees.BehaviourTree(root=node)
+    tree.setup(backend=b)
+    for _ in range(5):  # five ticks nobody reads: nothing formatted
+        tree.tick()
+        b.advance(0.1)
+    tree.tick()
+    assert formatted == []
+    assert node.feedback_message == "tcp 0.150 m from target (0.400, 0.000, 0.300)"  # 0.5 s in
+    assert node.feedback_message == "tcp 0.150 m from target (0.400, 0.000, 0.300)"
+    assert len(formatted) == 1  # once per published feedback, however often it is read
+    node.feedback_message = "set by hand"  # a plain assignment replaces a pending one
+    assert node.feedback_message == "set by hand"
+
+
+class _Reads(MoveJoints):
+    """An override whose super().update() reads a parameter from the blackboard."""
+
+    def update(self):
+        self.param("velocity_scaling")
+        return super().update()
+
+
+def test_a_blackboard_read_that_fails_inside_an_overrides_super_call_fails_the_behaviour_with_the_reason():
+    b = FakeBackend()
+    b.arms["panda"].script("move_joints", Script(duration_s=0.2))
+    node = _Reads(configuration="ready", velocity_scaling="{speed}")
+    status, ticks = run(node, b)
+    assert status == Status.FAILURE and ticks == 1
+    assert node.feedback_message == "blackboard key 'speed' (parameter 'velocity_scaling') has no value yet"
+    py_trees.blackboard.Blackboard.set("/speed", 0.3)
+    status, _ = run(node, b)
+    assert status == Status.SUCCESS  # the reason of the last activation does not linger
