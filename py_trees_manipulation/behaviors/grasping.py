@@ -31,7 +31,7 @@ from py_trees.common import Status
 from ..backend import BackendError, planning_service, resolve_resource
 from ..msgs.actions import GoalHandle, GoalStatus
 from .base import BehaviourSetupError, ManipulationBehaviour
-from .params import REQUIRED, Param
+from .params import REQUIRED, BlackboardRef, Param
 
 
 def _scene_object(scene: Any, name: str) -> Any:
@@ -173,6 +173,16 @@ class ChooseGrasp(ManipulationBehaviour):
             raise BehaviourSetupError(
                 f"{self.name}: ChooseGrasp needs the backend's collision world: the simulator, or the hardware "
                 "backend with the task file's scene (robots named like the robot file's arms)")
+        # the grasp set of a literal object and grasp list, built once here rather than in the tick
+        # (the mug's 14 grasps: about 0.6 ms); a "{key}" object or grasp list is read at each activation
+        self._grasp_set: Optional[tuple[Any, Any, list[Any]]] = None
+        obj, names = self.params.get("object"), self.params.get("grasps")
+        if not isinstance(obj, BlackboardRef) and not isinstance(names, BlackboardRef):
+            try:
+                self._grasp_set = (obj, names, object_grasp_set(planning_service(self.backend).scene, obj,
+                                                                _grasp_names(names)))
+            except (KeyError, ValueError):
+                pass  # said when it runs, as with a "{key}" object
 
     def initialise(self) -> None:
         self._handle = None
@@ -186,7 +196,12 @@ class ChooseGrasp(ManipulationBehaviour):
             object_pose = np.array(self.param("object_pose"), dtype=float)
             place = self.param("place_pose")
             places = [] if isinstance(place, str) or place is None else [np.array(place, dtype=float)]
-            grasps = object_grasp_set(svc.scene, obj, _grasp_names(self.params.get("grasps")))
+            names = self.params.get("grasps")
+            cached = getattr(self, "_grasp_set", None)
+            if cached is not None and cached[0] == obj and cached[1] == names:
+                grasps = cached[2]
+            else:
+                grasps = object_grasp_set(svc.scene, obj, _grasp_names(names))
         except (KeyError, ValueError) as e:
             self._error = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
             return

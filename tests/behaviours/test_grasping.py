@@ -170,12 +170,21 @@ def test_the_grasp_choice_runs_at_the_backends_wait_not_inside_the_tick(backend)
     the planning worker; the answer comes one tick later, as before."""
     from py_trees_manipulation.sim.planning import _Query
 
+    from py_trees_manipulation.behaviors import grasping
+
     py_trees.blackboard.Blackboard.set("/mug_pose", backend.world.object_pose("mug"))
     node = ChooseGrasp(object="mug", object_pose="{mug_pose}")
     tree = py_trees.trees.BehaviourTree(root=node)
     tree.setup(backend=backend)
-    tree.tick()
+    built = []
+    real = grasping.object_grasp_set
+    grasping.object_grasp_set = lambda *a, **k: built.append(a) or real(*a, **k)
+    try:
+        tree.tick()
+    finally:
+        grasping.object_grasp_set = real
     assert node.status == Status.RUNNING
+    assert built == []  # a literal object's grasp set was built at setup, not in the tick
     (query,) = [q for q in backend.clock_holders if isinstance(q, _Query)]
     assert query.future is None  # asked, not started
     backend.advance(1 / 30)
