@@ -184,15 +184,18 @@ def test_the_running_feedback_message_is_formatted_when_read_and_shows_the_lates
     assert node.feedback_message == "set by hand"
 
 
-class _Reads(MoveJoints):
-    """An override whose super().update() reads a parameter from the blackboard."""
+def test_a_blackboard_read_that_fails_in_a_subclass_override_fails_the_behaviour_with_the_reason(monkeypatch):
+    from py_trees_manipulation.behaviors import registry
 
-    def update(self):
-        self.param("velocity_scaling")
-        return super().update()
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))  # the class below stays out of it
 
+    class _Reads(MoveJoints):
+        """A user subclass whose update override reads a parameter, then calls super()."""
 
-def test_a_blackboard_read_that_fails_inside_an_overrides_super_call_fails_the_behaviour_with_the_reason():
+        def update(self):
+            self.param("velocity_scaling")
+            return super().update()
+
     b = FakeBackend()
     b.arms["panda"].script("move_joints", Script(duration_s=0.2))
     node = _Reads(configuration="ready", velocity_scaling="{speed}")
