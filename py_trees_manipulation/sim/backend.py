@@ -63,7 +63,7 @@ from ..collision.ik import IKSolution, solve_ik
 from ..collision.ik import pq_of_valid_pose as _pq_of_valid_pose  # noqa: F401  (tests/unit/test_sim_paths.py)
 from ..conventions import quat_wxyz_from_xyzw, quat_xyzw_from_wxyz
 from ..geometry.poses import Pose, check_pose, pose_from_pq, pq_from_pose, translation_distance
-from ..msgs.actions import GoalHandle
+from ..msgs.actions import GoalHandle, GoalStatus
 from ..msgs.motion import MotionFeedback, MotionResult, Pr2GripperCommand, Pr2GripperCommandResult
 from .robots import MODELS, LoadedRobot
 from .scene import ObjectSpec, RobotSpec, SceneSpec, parse_scene
@@ -128,6 +128,7 @@ class _SimResource:
         self.name = name
         self._servers: dict[str, Callable[[Any, GoalHandle], Optional[_Execution]]] = {}
         self._active: Optional[_Execution] = None
+        self._incoming: list[tuple[Callable[[Any, GoalHandle], Optional[_Execution]], GoalHandle]] = []
 
     @property
     def backend(self) -> "SimBackend":
@@ -152,11 +153,14 @@ class _SimResource:
         self._servers[action] = server
 
     def send_goal(self, action: str, goal: Any) -> GoalHandle:
-        """Start ``action`` with ``goal``; never blocks.
+        """Send ``goal`` to ``action``'s server; never blocks, and does no work in the caller's tick.
 
-        Returns a :class:`GoalHandle`: ACTIVE while running; REJECTED for an unknown action or an
-        invalid goal; it may already be ABORTED (e.g. a target out of reach). Preempts the goal
-        running on this resource.
+        Returns a :class:`GoalHandle`, PENDING until the backend next runs (``advance``, ``step``,
+        :meth:`SimBackend.accept_goals`), as a goal sent to a real action server is: the server then
+        takes it (validates it, prepares the motion, preempts the goal running on this resource) and
+        it is ACTIVE while it runs, REJECTED for an invalid goal, or already ABORTED (e.g. a target
+        out of reach). No physics step passes in between: the goal starts on the same step as if
+        it had been taken at once. An unknown action is REJECTED at once.
 
         Raises:
             BackendError: the backend is closed.
@@ -173,18 +177,27 @@ class _SimResource:
             hint = f"; did you mean {close[0]!r}?" if close else f"; it serves {sorted(self._servers)}"
             handle.set_rejected(f"{self.kind} {self.name!r} has no action {action!r}{hint}")
             return handle
-        self.preempt(f"preempted by a new {action!r} goal")
-        try:
-            execution = server(self, handle)
-        except (TypeError, ValueError) as e:
-            handle.set_rejected(f"invalid {action} goal: {e}")
-            return handle
-        if execution is not None and not handle.done:
-            handle.set_active()
-            self._active = execution
-            backend._dirty = True
-            execution.publish_feedback()
+        self._incoming.append((server, handle))
+        backend._incoming.append(self)
         return handle
+
+    def _accept(self) -> None:
+        """The server takes the goals sent since the backend last ran, in order (a later one preempts)."""
+        incoming, self._incoming = self._incoming, []
+        for server, handle in incoming:
+            if handle.done:  # cancelled while PENDING
+                continue
+            self.preempt(f"preempted by a new {handle.action!r} goal")
+            try:
+                execution = server(self, handle)
+            except (TypeError, ValueError) as e:
+                handle.set_rejected(f"invalid {handle.action} goal: {e}")
+                continue
+            if execution is not None and not handle.done:
+                handle.set_active()
+                self._active = execution
+                self.backend._dirty = True
+                execution.publish_feedback()
 
     def preempt(self, text: str = "preempted") -> None:
         """Stop the running goal (PREEMPTED with ``text``) and hold still. No-op when idle."""
@@ -199,6 +212,8 @@ class _SimResource:
     def _on_cancel(self, handle: GoalHandle) -> None:
         if self._active is not None and self._active.handle is handle:
             self.preempt("cancelled")
+        elif handle.status == GoalStatus.PENDING:
+            handle.set_recalled()  # never taken by the server
         else:
             handle.set_preempted(None, "cancelled")
 
@@ -801,6 +816,8 @@ class SimBackend:
         #: ``motion_planning`` extension): objects with ``wait(timeout) -> bool`` and ``resolve()``,
         #: which removes itself from this list
         self.clock_holders: list[Any] = []
+        #: resources with goals sent since the backend last ran (see ``_SimResource.send_goal``)
+        self._incoming: list[Any] = []
         self._target: Optional[str] = None
         self._bodies: dict[str, int] = {}
         self._objects: dict[str, int] = {}
@@ -1072,11 +1089,21 @@ class SimBackend:
             r._active is not None and getattr(r._active, "holds_clock", False)
             for r in (*self.arms.values(), *self.grippers.values()))
 
+    def accept_goals(self) -> None:
+        """Let the servers take the goals sent since the backend last ran (they are PENDING until
+        then; ``advance`` and ``step`` do this first). No physics step passes. Idempotent."""
+        incoming = self._incoming
+        while incoming:
+            incoming.pop(0)._accept()
+
     def step(self, n: int = 1) -> None:
-        """Run ``n`` physics steps (controllers, ``stepSimulation``, post-step hooks). Waits first
-        for any motion still being planned (sim time does not pass while planning)."""
+        """Run ``n`` physics steps (controllers, ``stepSimulation``, post-step hooks). Takes the goals
+        sent since the last call, then waits for any motion still being planned (sim time does not
+        pass while planning)."""
         if self.closed:
             raise BackendError("the backend is closed")
+        if self._incoming:
+            self.accept_goals()
         self._release_clock(timeout=None)
         c = self.client
         step_sim = pb.stepSimulation
@@ -1111,6 +1138,8 @@ class SimBackend:
             raise ValueError(f"dt must be >= 0 s, got {dt}")
         if self.closed:
             raise BackendError("the backend is closed")
+        if self._incoming:
+            self.accept_goals()
         if not self._release_clock(timeout=self.clock_hold_wait_s):
             # an action still prepares (a motion being planned): no sim time passes meanwhile
             for r in (*self.arms.values(), *self.grippers.values()):
@@ -1177,6 +1206,10 @@ class SimBackend:
             ex, r._active = r._active, None
             if ex is not None:
                 ex.handle.set_preempted(None, "the backend was reset")
+            for _, h in r._incoming:
+                h.set_recalled("the backend was reset before taking the goal")
+            r._incoming = []
+        self._incoming = []
         for g in self.grippers.values():
             g.controller = None
         # the objects go (last loaded first, so that loading them again in scene order hands out
@@ -1341,6 +1374,10 @@ class SimBackend:
             if ex is not None:
                 r._active = None
                 ex.handle.set_preempted(None, "the backend was closed")
+            for _, h in r._incoming:
+                h.set_recalled("the backend was closed before taking the goal")
+            r._incoming = []
+        self._incoming = []
         for ext in getattr(self, "extensions", {}).values():
             fn = getattr(ext, "close", None)
             if callable(fn):

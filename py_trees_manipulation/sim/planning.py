@@ -264,7 +264,8 @@ class _Query:
     it is asked in the middle of a tick: with a wait as long as it takes (the default) on the
     backend's own thread, so the tick never shares the interpreter with the worker (a grasp choice
     started inside ``ChooseGrasp.initialise`` made that tick 20 ms long); with a bounded wait on the
-    worker. Its inputs (the scene snapshot) are taken when it is asked, so the answer is the same."""
+    worker. Its input, the scene snapshot, is read when it starts: before any physics step since it
+    was asked, so the state is the one it was asked in, and the tick does not pay for reading it."""
 
     def __init__(self, ext: "SimMotionPlanning", handle: GoalHandle,
                  submit: Callable[..., tuple[concurrent.futures.Future, threading.Event]]):
@@ -376,7 +377,8 @@ class SimMotionPlanning:
 
     def query(self, fn: Callable[[Any, Callable[[], bool]], Any], label: str = "query") -> GoalHandle:
         """Run ``fn(world, cancelled)`` on the planning worker, in the collision world synced to the
-        true state now (bodies, joints, held objects), and answer the returned handle with its value.
+        true state (bodies, joints, held objects; read when the backend next runs, before any physics
+        step: the state it was asked in), and answer the returned handle with its value.
 
         Sim time does not pass while the query runs: it holds the clock (``SimBackend.clock_holders``)
         as a motion being planned does, and the next :meth:`SimBackend.advance` waits for it (up to
@@ -391,11 +393,15 @@ class SimMotionPlanning:
                 sync resets (joints, poses, attachments).
             label: what the handle's ``goal`` says (for logs).
         """
-        snap = self.snapshot()
         queries: list[_Query] = []
         handle = GoalHandle("planning_query", label, on_cancel=lambda h: queries[0].cancel(h))
         worker = self.worker
-        q = _Query(self, handle, lambda now=False: worker.run(fn, lambda world: self.apply(snap), now=now))
+
+        def submit(now: bool = False) -> tuple[concurrent.futures.Future, threading.Event]:
+            snap = self.snapshot()  # at the backend's first wait: no physics step since it was asked
+            return worker.run(fn, lambda world: self.apply(snap), now=now)
+
+        q = _Query(self, handle, submit)
         queries.append(q)
         handle.set_active()
         self.backend.clock_holders.append(q)

@@ -141,7 +141,9 @@ def test_extension_frames_metrics_and_unreachable_screw():
         assert "body" not in str(sim.world.body_names()) and {"door", "cab"} <= set(sim.world.body_names())
         # a 1.5 m straight pull leaves the Panda's reach: ABORTED at planning, with where and why
         h = sim.arms["panda"].send_goal("follow_screw", FollowScrewGoal(Screw.translation([1, 0, 0]), 1.5))
+        sim.accept_goals()
         assert h.status.name == "ABORTED"
         assert "leaves the reachable space" in h.text and "of 1.5 m" in h.text
         h = sim.arms["panda"].send_goal("follow_screw", "not a goal")
+        sim.accept_goals()
         assert h.status.name == "REJECTED" and "FollowScrewGoal" in h.text

@@ -49,6 +49,7 @@ def around():
         arm = sim.arms["panda"]
         q0 = arm.joint_positions()
         h = arm.send_goal("move_to_pose", MoveToPoseGoal(BEHIND_WALL, planner="straight"))
+        sim.accept_goals()  # the server takes it (it is PENDING until the backend runs)
         first = (h.status, h.feedback.phase if h.feedback else None)
         run(sim, h)
         sim.advance(0.5)
@@ -154,9 +155,13 @@ def test_behaviours_show_planning_and_refuse_unknown_planners(tmp_path):
 
         def on_end(self, run, summary): pass
 
-    result = run_task(load_task(str(task)), RunOptions(display=False, observers=[Spy()]))
+    loaded = load_task(str(task))
+    with SimBackend(loaded.scene, base_dir=str(tmp_path)) as sim:
+        sim.clock_hold_wait_s = 0.0  # the tree ticks on while the motion is planned (as in the viewer)
+        result = run_task(loaded, RunOptions(display=False, observers=[Spy()]), backend=sim)
     assert result.summary["status"] == "SUCCESS", result.summary.get("failed_behaviour")
-    assert seen[0].startswith("planning (RRTConnect)")
+    assert seen[0] == "move_to_pose goal sent"  # the server takes it when the backend next runs
+    assert seen[1].startswith("planning (RRTConnect)")
     assert result.summary["metrics"]["min_clearance_m"] >= PADDING
     bad = tmp_path / "bad.yaml"
     bad.write_text(task.read_text().replace("planner: RRTConnect", "planner: RRTConect"))

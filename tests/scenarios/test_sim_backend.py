@@ -97,6 +97,8 @@ def test_unreachable_target_is_aborted_with_reason(sim):
     arm = sim.arms["panda"]
     q0 = arm.joint_positions()
     h = arm.send_goal("move_to_pose", MoveToPoseGoal(pose([1.3, 0.0, TABLE_TOP + 0.3])))
+    assert h.status == GoalStatus.PENDING  # sent: the server takes it when the backend next runs
+    sim.accept_goals()
     assert h.status == GoalStatus.ACTIVE  # checked and planned on the worker while sim time stands still
     t0 = sim.now()
     sim.advance(1 / 30)
@@ -211,6 +213,8 @@ def test_new_goal_preempts_the_running_one(sim):
     first = arm.send_goal("move_to_pose", MoveToPoseGoal(pose([0.3, 0.35, TABLE_TOP + 0.2])))
     sim.advance(0.2)
     second = arm.send_goal("move_joints", MoveJointsGoal(arm.named_configurations["ready"]))
+    assert first.status == GoalStatus.ACTIVE and second.status == GoalStatus.PENDING
+    sim.accept_goals()  # no physics step: the first stopped on the step the second starts
     assert first.status == GoalStatus.PREEMPTED and "move_joints" in first.text
     assert run(sim, second).status == GoalStatus.SUCCEEDED
     np.testing.assert_allclose(arm.joint_positions(), arm.named_configurations["ready"], atol=5e-3)
@@ -219,13 +223,22 @@ def test_new_goal_preempts_the_running_one(sim):
 def test_invalid_goals_are_rejected(sim):
     arm = sim.arms["panda"]
     h = arm.send_goal("move_joint", MoveJointsGoal([0.0] * 7))
-    assert h.status == GoalStatus.REJECTED and "did you mean 'move_joints'" in h.text
+    assert h.status == GoalStatus.REJECTED and "did you mean 'move_joints'" in h.text  # at once: no such server
     h = arm.send_goal("move_joints", MoveJointsGoal([0.0, 0.0, 0.0, 0.5, 0.0, 1.0, 0.0]))  # joint 4 <= 0
+    sim.accept_goals()
     assert h.status == GoalStatus.REJECTED and "panda_joint4 target 0.5000 rad is outside" in h.text
     h = arm.send_goal("move_joints", MoveJointsGoal([0.0] * 6))
+    sim.accept_goals()
     assert h.status == GoalStatus.REJECTED and "7 joint angles" in h.text
     h = sim.grippers["panda"].send_goal("gripper_action", Pr2GripperCommand(position=0.1))
+    sim.accept_goals()
     assert h.status == GoalStatus.REJECTED and "0.08" in h.text
+    q0 = arm.joint_positions()
+    h = arm.send_goal("move_joints", MoveJointsGoal([q0[0] + 0.5, *q0[1:]]))
+    h.cancel()  # before the server took it: RECALLED, never run
+    sim.advance(0.2)
+    assert h.status == GoalStatus.RECALLED
+    np.testing.assert_allclose(arm.joint_positions(), q0, atol=1e-6)  # held still, not 0.5 rad away
 
 
 def test_force_guard_stops_on_contact(sim):

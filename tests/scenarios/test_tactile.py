@@ -428,6 +428,7 @@ def test_tactile_telemetry_and_rejection_of_wrong_goal_types():
         assert tel["mode"] == "GRIPPER_ACTION"
         assert {"left_fingertip_force_n", "right_fingertip_force_n", "force_setpoint_n", "gap_m"} <= set(tel)
         h = sim.grippers["panda"].send_goal("force_servo", gs.PR2GripperGrabGoal())
+        sim.accept_goals()
         assert h.status.name == "REJECTED" and "PR2GripperForceServoGoal" in h.text
         # closing on nothing: FindContact aborts at the 3 mm drop position
         h = sim.grippers["panda"].send_goal("find_contact", gs.PR2GripperFindContactCommand())
