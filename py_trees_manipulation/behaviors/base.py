@@ -274,7 +274,10 @@ class BackendAction(ManipulationBehaviour):
         self.resource: Any = None
         self.handle: Optional[GoalHandle] = None
         self._start_s = 0.0
+        self._timeout_s: Optional[float] = None
         self._goal_error: Optional[str] = None
+        self._abort_reason: Optional[str] = None
+        self._feedback_key = self.params.get("feedback_key")
 
     @classmethod
     def all_params(cls) -> dict[str, Param]:
@@ -327,17 +330,26 @@ class BackendAction(ManipulationBehaviour):
         return self.fail(f"{self.ACTION} goal rejected: {text}")
 
     def on_timeout(self) -> Status:
-        return self.fail(f"{self.ACTION} timed out after {self.params['timeout_s']:g} s")
+        return self.fail(f"{self.ACTION} timed out after {self._timeout_s:g} s")
+
+    def abort_goal(self, reason: str) -> None:
+        """From :meth:`on_feedback`: cancel the running goal; this tick ends FAILURE with ``reason``
+        as the feedback message (a check of the behaviour's own failed, e.g. the held object slipped)."""
+        self._abort_reason = reason
+        if self.handle is not None:
+            self.handle.cancel()
 
     # ---- lifecycle ----------------------------------------------------------------------------
     def initialise(self) -> None:
         self.handle = None
         self._goal_error = None
+        self._abort_reason = None
         if self.resource is None:
             self._goal_error = "not set up with a backend (call tree.setup(backend=...))"
             return
         self._start_s = self.now()
         try:
+            self._timeout_s = self.param("timeout_s")
             goal = self.make_goal()
         except (ValueError, KeyError) as e:
             self._goal_error = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
@@ -354,14 +366,19 @@ class BackendAction(ManipulationBehaviour):
         assert h is not None
         st = h.status
         if st in (GoalStatus.PENDING, GoalStatus.ACTIVE, GoalStatus.PREEMPTING, GoalStatus.RECALLING):
-            timeout = self.params.get("timeout_s")
+            timeout = self._timeout_s
             if timeout is not None and self.now() - self._start_s > timeout:
                 h.cancel()
                 status = self.on_timeout()
                 self._write_outputs(h.result)
                 return status
             self.on_feedback(h.feedback)
-            self._write_outputs(None)
+            if self._abort_reason is not None:  # on_feedback gave the goal up
+                status = self.fail(self._abort_reason)
+                self._write_outputs(None)
+                return status
+            if self._feedback_key:
+                self.write_output("feedback_key", self.feedback_message)
             return Status.RUNNING
         if st == GoalStatus.SUCCEEDED:
             status = self.on_success(h.result)

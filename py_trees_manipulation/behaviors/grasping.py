@@ -68,6 +68,11 @@ def object_grasp_set(scene: Any, obj: str, names: Optional[list[str]] = None) ->
     return select_grasps(grasps, names, obj) if names else grasps
 
 
+def _describe_choice(choice: Any) -> str:
+    c = choice.chosen
+    return f"{c.grasp.name}: joint distance {c.joint_distance_rad:.2f} rad ({choice.summary()})"
+
+
 class ChooseGrasp(ManipulationBehaviour):
     """Choose a grasp of an object from its grasp set, checked in the backend's collision world.
 
@@ -240,8 +245,7 @@ class ChooseGrasp(ManipulationBehaviour):
         self.write_output("width_key", float(c.grasp.width_m))
         self.write_output("grasp_name_key", c.grasp.name)
         py_trees.blackboard.Blackboard.set("/metrics/chosen_grasp", c.grasp.name)  # the summary's metrics
-        self.feedback_message = (f"{c.grasp.name}: joint distance {c.joint_distance_rad:.2f} rad "
-                                 f"({choice.summary()})")
+        self.defer_feedback_message(_describe_choice, choice)
         return Status.SUCCESS
 
     def terminate(self, new_status: Status) -> None:

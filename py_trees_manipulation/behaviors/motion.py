@@ -174,8 +174,11 @@ class MoveToPose(BackendAction):
 
     def on_success(self, result: Any) -> Status:
         err = result.position_error_m if isinstance(result, MotionResult) else float("nan")
-        self.feedback_message = f"reached {_fmt_xyz(self._target)} (error {err * 1000:.1f} mm)"
+        self.defer_feedback_message(self._describe_reached, err)
         return Status.SUCCESS
+
+    def _describe_reached(self, err: float) -> str:
+        return f"reached {_fmt_xyz(self._target)} (error {err * 1000:.1f} mm)"
 
 
 class MoveCartesian(BackendAction):
@@ -241,7 +244,14 @@ class MoveCartesian(BackendAction):
                                  position_tolerance_m=self.param("position_tolerance_m"),
                                  allowed_contacts=_allowed_contacts(self))
 
+    _held: Any = None
+
     def on_feedback(self, feedback: Any) -> None:
+        if self._held is not None:  # checked at every tick until the motion ends
+            why = self._slipped()
+            if why:
+                self.abort_goal(why)
+                return
         if isinstance(feedback, MotionFeedback):
             self.defer_feedback_message(self._describe, feedback)
 
@@ -251,7 +261,7 @@ class MoveCartesian(BackendAction):
 
     def _slipped(self) -> str:
         """Why the held object did not come along (``""`` while it does, or without ``held_object``)."""
-        held = getattr(self, "_held", None)
+        held = self._held
         if held is None:
             return ""
         name, T_start, p_rel = held
@@ -270,26 +280,17 @@ class MoveCartesian(BackendAction):
         return (f"{name} slipped {drift:.3f} m in the gripper during the motion (slip_tolerance_m "
                 f"{self.param('slip_tolerance_m'):g})")
 
-    def update(self) -> Status:
-        h = self.handle
-        if getattr(self, "_held", None) is not None and self._goal_error is None and h is not None and not h.done:
-            why = self._slipped()
-            if why:
-                h.cancel()
-                status = self.fail(why)
-                self._write_outputs(None)
-                return status
-        return super().update()
-
     def on_success(self, result: Any) -> Status:
         why = self._slipped()
         if why:
             return self.fail(why)
-        if isinstance(result, MotionResult) and result.stopped_on_contact:
-            self.feedback_message = f"stopped on contact at {_fmt_xyz(result.tcp_pose)}"
-        else:
-            self.feedback_message = f"reached {_fmt_xyz(self._target)}"
+        self.defer_feedback_message(self._describe_reached, result)
         return Status.SUCCESS
+
+    def _describe_reached(self, result: Any) -> str:
+        if isinstance(result, MotionResult) and result.stopped_on_contact:
+            return f"stopped on contact at {_fmt_xyz(result.tcp_pose)}"
+        return f"reached {_fmt_xyz(self._target)}"
 
 
 class MoveJoints(BackendAction):
