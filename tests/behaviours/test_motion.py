@@ -83,6 +83,16 @@ def test_execution_timeout_cancels_the_active_goal():
     assert b.arms["panda"].cancels == [("move_cartesian", GoalStatus.ACTIVE)]
 
 
+def test_a_timeout_from_the_blackboard_is_read_when_the_goal_is_sent():
+    b = FakeBackend()
+    b.arms["panda"].script("move_cartesian", Script(outcome="hang"))
+    py_trees.blackboard.Blackboard.set("/lift_timeout", 0.5)
+    node = MoveCartesian(delta=[0, 0, 0.1], timeout_s="{lift_timeout}")
+    status, ticks = run(node, b)
+    assert status == Status.FAILURE and 16 <= ticks <= 17  # 0.5 s at 30 Hz
+    assert node.feedback_message == "move_cartesian timed out after 0.5 s"
+
+
 @pytest.mark.parametrize("pending_s", [0.0, 10.0])
 def test_preemption_cancels_the_goal_even_before_acknowledgement(pending_s):
     b = FakeBackend()
