@@ -151,7 +151,7 @@ class ManipulationBehaviour(py_trees.behaviour.Behaviour):
         self.params: dict[str, Any] = type(self).coerce_params(params)
         self.backend: Any = None
         self.blackboard = self.attach_blackboard_client(name=self.name)
-        decl = type(self).all_params()
+        decl = self._param_decl = type(self).all_params()  # param() coerces "{key}" values with it
         for key, value in self.params.items():
             if isinstance(value, BlackboardRef):
                 self.blackboard.register_key(key=_bb_key(value.key), access=Access.READ)
@@ -185,7 +185,7 @@ class ManipulationBehaviour(py_trees.behaviour.Behaviour):
             except KeyError:
                 raise BlackboardReadError(f"blackboard key {value.key!r} (parameter {key!r}) has no value yet") from None
             try:
-                return type(self).all_params()[key].coerce_value(raw)
+                return self._param_decl[key].coerce_value(raw)
             except ParamError as e:
                 raise BlackboardReadError(f"blackboard key {value.key!r} for parameter {key!r}: {e}", e.hint) from None
         return value
