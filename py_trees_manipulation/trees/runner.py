@@ -260,8 +260,9 @@ def run_task(task: TaskSpec, options: Optional[RunOptions] = None, backend: Any 
                     culprit = tree.root.tip()  # what was still running
                 if culprit is not None:
                     summary["failed_behaviour"] = _node_info(culprit)
-                    reason = summary.get("error") if status_name == "FAILURE" else None
-                    if reason and reason not in (culprit.feedback_message or ""):  # stopped by the backend
+                    # stopped by the backend (FAILURE) or by the run's time limit (TIMEOUT): say so
+                    reason = summary.get("error") if status_name in ("FAILURE", "TIMEOUT") else None
+                    if reason and reason not in (culprit.feedback_message or ""):
                         fb = culprit.feedback_message
                         summary["failed_behaviour"]["feedback"] = reason + (f" (it reported: {fb})" if fb else "")
             if tree is not None and tree.root.status == Status.RUNNING:

@@ -53,7 +53,9 @@ def test_timeout_is_exit_1_with_the_running_behaviour_named():
     r = run_task(load_task(PICK), RunOptions(display=False, timeout_s=1.0))
     assert r.exit_code == 1 and r.summary["status"] == "TIMEOUT"
     assert r.summary["sim_time_s"] == pytest.approx(1.0, abs=0.05)
-    assert r.summary["failed_behaviour"]["name"]
+    fb = r.summary["failed_behaviour"]
+    assert fb["name"] == "grasp/pregrasp"  # still moving to the pregrasp pose after 1 s
+    assert fb["feedback"].startswith("timed out after 1 s of backend time (it reported: tcp ")
 
 
 @pytest.mark.parametrize("fmt", ["ascii", "unicode", "dot"])
