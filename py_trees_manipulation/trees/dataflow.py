@@ -39,7 +39,7 @@ from ..behaviors import registry
 from ..behaviors.params import BlackboardRef, ParamError
 from .errors import Loc, did_you_mean
 from .locyaml import to_plain
-from .spec import NodeSpec
+from .spec import IncludeInfo, NodeSpec
 
 #: decorators whose SUCCESS implies their child's SUCCESS (Condition: only with status SUCCESS)
 _PASSES_SUCCESS = {"PassThrough", "Timeout", "Retry", "Repeat", "OneShot", "StatusToBlackboard",
@@ -96,6 +96,7 @@ class _Flow:
     def __init__(self, report: Callable[[Loc, str, str], None]):
         self.report = report
         self.writers: dict[str, list[NodeSpec]] = {}
+        self.includes: list[IncludeInfo] = []  # the includes around the node being checked, outermost first
 
     def index(self, root: NodeSpec) -> None:
         for n in root.walk():
@@ -105,6 +106,16 @@ class _Flow:
     # state: key -> _Source of the value sure to be there
     def run(self, node: NodeSpec, state: dict[str, _Source]) -> tuple[dict[str, _Source], dict[str, _Source]]:
         """(keys sure to be written after ``node`` SUCCEEDED, after it ran at all (any status))."""
+        if not node.includes:
+            return self._run(node, state)
+        depth = len(self.includes)
+        self.includes.extend(reversed(node.includes))  # node.includes is innermost first
+        try:
+            return self._run(node, state)
+        finally:
+            del self.includes[depth:]
+
+    def _run(self, node: NodeSpec, state: dict[str, _Source]) -> tuple[dict[str, _Source], dict[str, _Source]]:
         if node.category == "behaviour":
             self._check_reads(node, state)
             after = dict(state)
@@ -176,7 +187,27 @@ class _Flow:
                        else "no key is written before this node")
             hint = f"{hint} ({listing})" if hint else listing
             self.report(loc, f"{node.type}.{param} reads blackboard key {key!r}, but {why}",
-                        hint + f"; or set it under 'blackboard:' (--set blackboard.{key}=...)")
+                        hint + f"; or set it under 'blackboard:' (--set blackboard.{key}=...)"
+                        + self._named_by_include(node, param, key, written))
+
+    def _named_by_include(self, node: NodeSpec, param: str, key: str, written: list[str]) -> str:
+        """Where an included node's key was named, when a ``"{${P}}"`` parameter took it from the
+        include's parameter ``P``: the fix belongs there, in the including file."""
+        source = node.param_sources.get(param)
+        if source is None or source[0] != "pointer":
+            return ""
+        name = source[1]
+        for inc in reversed(self.includes):
+            if name in inc.parameters:
+                given = inc.given_locs.get(name)
+                where = (f"given at {given}" if given is not None
+                         else f"its default in {inc.file}")
+                import difflib
+
+                close = difflib.get_close_matches(key, written, n=1, cutoff=0.6)
+                return (f"; {key!r} is the include's parameter {name!r} ({where}, the include at {inc.loc}): "
+                        f"name there a key the tree writes, e.g. 'with: {{{name}: {close[0] if close else '...'}}}'")
+        return ""
 
 
 def _meet(outs: list[dict[str, _Source]], base: dict[str, _Source]) -> dict[str, _Source]:

@@ -706,5 +706,5 @@ def _parse_include(data: LocDict, ctx: _Ctx, prefix: str) -> Optional[NodeSpec]:
     if node is not None:
         given_sources = {k: ctx.param_sources[(id(with_), k)] for k in with_ if (id(with_), k) in ctx.param_sources}
         node.includes.append(IncludeInfo(display, name, {k: v for k, v in params.items() if v is not _MISSING},
-                                         given_sources))
+                                         given_sources, loc=iloc, given_locs=given_locs))
     return node

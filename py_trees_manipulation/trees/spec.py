@@ -16,6 +16,8 @@ class IncludeInfo:
         file: the included file, as displayed in messages (relative to the task file's folder).
         name: the include's ``name`` (None: its nodes' names get no prefix).
         parameters: the included file's parameters with their values (``with:`` or defaults).
+        loc: where the ``include:`` stands in the including file; ``given_locs``: where each
+            ``with:`` parameter is given there (messages about an included node point at them).
     """
 
     file: str
@@ -23,6 +25,8 @@ class IncludeInfo:
     parameters: dict[str, Any] = field(default_factory=dict)
     given_sources: dict[str, tuple[str, str]] = field(default_factory=dict)  # with: values that were "${P}" of
     # the enclosing include's parameter P (as NodeSpec.param_sources)
+    loc: Optional[Loc] = None
+    given_locs: dict[str, Loc] = field(default_factory=dict)
 
 
 @dataclass

@@ -73,6 +73,42 @@ def test_keys_written_earlier_in_a_sequence_through_includes_and_nested_substitu
     load_task(path, ["blackboard.pause=0.5"])  # --set blackboard.KEY sets it
 
 
+def test_a_key_named_by_an_include_points_at_the_include_that_names_it(tmp_path):
+    # the reader is in the included file, but the wrong key was given in the including one: the
+    # message names that line (the `with:` key) and the key to give instead
+    write(tmp_path, "sub.yaml", """
+        parameters: {pose_key: null}
+        tree:
+          MoveToPose: {name: reach, target: "{${pose_key}}"}
+    """)
+    path = write(tmp_path, "t.yaml", """
+        tree:
+          Sequence:
+            children:
+              - GetObjectPose: {object: mug, output_key: mug_pose}
+              - include: sub.yaml
+                with: {pose_key: mugpose}
+    """)
+    (p,) = problems(path)
+    assert p.startswith(f"{tmp_path}/sub.yaml:3:29: MoveToPose.target reads blackboard key 'mugpose'"), p
+    assert p.endswith(f"'mugpose' is the include's parameter 'pose_key' (given at {path}:6:16, the include at "
+                      f"{path}:5:18): name there a key the tree writes, e.g. 'with: {{pose_key: mug_pose}}'"), p
+
+
+def test_a_key_from_an_includes_default_says_so(tmp_path):
+    write(tmp_path, "sub.yaml", """
+        parameters: {pose_key: target_pose}
+        tree:
+          MoveToPose: {name: reach, target: "{${pose_key}}"}
+    """)
+    path = write(tmp_path, "t.yaml", """
+        tree:
+          include: sub.yaml
+    """)
+    (p,) = problems(path)
+    assert f"'target_pose' is the include's parameter 'pose_key' (its default in {tmp_path}/sub.yaml" in p, p
+
+
 def test_selector_and_parallel_siblings_may_not_have_run(tmp_path):
     path = write(tmp_path, "t.yaml", """
         tree:
