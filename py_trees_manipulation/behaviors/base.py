@@ -194,7 +194,13 @@ class ManipulationBehaviour(py_trees.behaviour.Behaviour):
         """Write ``value`` to the blackboard key named by the ``key`` parameter ``param_key`` (if set)."""
         target = self.params.get(param_key)
         if target:
-            self.blackboard.set(_bb_key(target), value, overwrite=True)
+            key = _bb_key(target)
+            if py_trees.blackboard.Blackboard.activity_stream is None and "." not in key:
+                # write access was registered at construction, and no activity stream (the viewer's)
+                # records the write: the client's set() would add only its checks (issue 19)
+                py_trees.blackboard.Blackboard.storage[key] = value
+            else:
+                self.blackboard.set(key, value, overwrite=True)
 
     def fail(self, message: str) -> Status:
         """Set the feedback message to ``message`` and return FAILURE."""

@@ -218,7 +218,10 @@ class ChooseGrasp(ManipulationBehaviour):
         def query(world: Any, cancelled: Any) -> Any:
             from ..collision.grasp_choice import choose_grasp
 
-            return choose_grasp(world, robot, obj, object_pose, grasps, cancelled=cancelled, **kw)
+            choice = choose_grasp(world, robot, obj, object_pose, grasps, cancelled=cancelled, **kw)
+            # the one-line summary and the run log's record, formatted here on the planning worker
+            # rather than in the tick that reads the answer
+            return choice, choice.summary(), choice.as_dict()
 
         self.feedback_message = f"checking {len(grasps)} grasps of {obj}"
         self._handle = svc.query(query, label=f"grasp choice for {obj}")
@@ -232,12 +235,12 @@ class ChooseGrasp(ManipulationBehaviour):
             return Status.RUNNING
         if h.status != GoalStatus.SUCCEEDED:
             return self.fail(f"grasp choice failed: {h.text or h.status.name}")
-        choice = h.result
+        choice, summary, record = h.result
         self.write_output("choice_key", choice)
-        self._event(choice)
+        self._event(choice, summary, record)
         obj = self.param("object")
         if choice.chosen is None:
-            return self.fail(f"no feasible grasp of {obj}: {choice.summary()}")
+            return self.fail(f"no feasible grasp of {obj}: {summary}")
         c = choice.chosen
         self.write_output("grasp_pose_key", c.grasp_pose)
         self.write_output("pregrasp_pose_key", c.pregrasp_pose)
@@ -252,9 +255,9 @@ class ChooseGrasp(ManipulationBehaviour):
         if new_status == Status.INVALID and self._handle is not None and not self._handle.done:
             self._handle.cancel()
 
-    def _event(self, choice: Any) -> None:
+    def _event(self, choice: Any, summary: str, record: dict[str, Any]) -> None:
         emit = getattr(self.backend, "emit_event", None)
         if callable(emit):
             text = (f"{self.name}: {choice.chosen.grasp.name} for {choice.object}" if choice.chosen
-                    else f"{self.name}: no feasible grasp of {choice.object}") + f" ({choice.summary()})"
-            emit(f"grasp/{choice.robot}", text, grasp_choice=choice.as_dict())
+                    else f"{self.name}: no feasible grasp of {choice.object}") + f" ({summary})"
+            emit(f"grasp/{choice.robot}", text, grasp_choice=record)

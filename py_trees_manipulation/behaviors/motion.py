@@ -224,7 +224,9 @@ class MoveCartesian(BackendAction):
         delta = self.param("delta")
         if (target is None) == (delta is None):
             raise ValueError("give exactly one of 'target' and 'delta'")
-        T_start = np.array(self.resource.tcp_pose(), dtype=float)
+        held = self.param("held_object")
+        # the TCP is read only when the goal needs it (a delta, a held object's place in the hand)
+        T_start = np.array(self.resource.tcp_pose(), dtype=float) if delta is not None or held is not None else None
         if target is not None:
             T = _compose_target(self, target)
         else:
@@ -232,7 +234,6 @@ class MoveCartesian(BackendAction):
             T[:3, 3] += np.asarray(delta, dtype=float)
         self._target = T
         self._held: Any = None
-        held = self.param("held_object")
         if held is not None:
             world = getattr(self.backend, "world", None)
             if world is None:

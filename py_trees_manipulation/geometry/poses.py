@@ -116,6 +116,8 @@ def pose_from_spec(spec: Any) -> Pose:
     Raises:
         ValueError: for any other shape, naming what was received.
     """
+    if type(spec) is np.ndarray and spec.shape == (4, 4):  # a pose a behaviour wrote: the common case
+        return check_pose(spec)
     if isinstance(spec, Mapping):
         unknown = set(spec) - {"position", "orientation", "rpy_deg", "rpy"}
         if unknown:

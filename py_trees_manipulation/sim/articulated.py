@@ -34,8 +34,8 @@ from typing import Any, Optional
 import numpy as np
 import pybullet as pb
 
-from py_trees_manipulation.conventions import quat_wxyz_from_xyzw
-from py_trees_manipulation.geometry.poses import Pose, pose_from_pq
+from py_trees_manipulation.geometry.poses import Pose
+from py_trees_manipulation.sim.pb_pose import pose_from_pybullet
 from py_trees_manipulation.sim.assets import (
     DOOR_HINGE_JOINT,
     DRAWER_JOINT,
@@ -75,7 +75,7 @@ def link_pose(body_id: int, link_index: int, physics_client_id: int = 0) -> Pose
     else:
         state = pb.getLinkState(body_id, link_index, computeForwardKinematics=True, physicsClientId=c)
         pos, orn = state[4], state[5]
-    return pose_from_pq(pos, quat_wxyz_from_xyzw(orn))
+    return pose_from_pybullet(pos, orn)
 
 
 class ArticulatedObject:

@@ -61,10 +61,11 @@ import pybullet_data
 from ..backend import BackendError
 from ..collision.ik import IKSolution, solve_ik
 from ..collision.ik import pq_of_valid_pose as _pq_of_valid_pose  # noqa: F401  (tests/unit/test_sim_paths.py)
-from ..conventions import quat_wxyz_from_xyzw, quat_xyzw_from_wxyz
+from ..conventions import quat_xyzw_from_wxyz
 from ..geometry.poses import Pose, check_pose, pose_from_pq, pq_from_pose, translation_distance
 from ..msgs.actions import GoalHandle, GoalStatus
 from ..msgs.motion import MotionFeedback, MotionResult, Pr2GripperCommand, Pr2GripperCommandResult
+from .pb_pose import pose_from_pybullet
 from .robots import MODELS, LoadedRobot
 from .scene import ObjectSpec, RobotSpec, SceneSpec, parse_scene
 
@@ -678,7 +679,7 @@ class SimWorld:
         """
         b = self._backend
         p, q = pb.getBasePositionAndOrientation(self._object_id(name), physicsClientId=b.client)
-        return pose_from_pq(p, quat_wxyz_from_xyzw(q))
+        return pose_from_pybullet(p, q)
 
     def object_velocity(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """(linear m/s (3,), angular rad/s (3,)) of the object's base, world frame."""

@@ -21,10 +21,10 @@ from typing import Iterator, Optional, Sequence
 import numpy as np
 import pybullet as pb
 
-from ..conventions import quat_wxyz_from_xyzw
-from ..geometry.poses import Pose, invert, pose_from_pq
+from ..geometry.poses import Pose, invert
 from ..robots import RobotDescription, stock_description, stock_models
 from ..robots.urdf import parse_urdf
+from .pb_pose import pose_from_pybullet
 
 RobotModel = RobotDescription
 """The simulator's name for a robot description (kept for the code that reads ``robot.model``)."""
@@ -190,7 +190,7 @@ class LoadedRobot:
         else:
             st = pb.getLinkState(self.body, link, computeForwardKinematics=True, physicsClientId=self.client)
             p, q = st[4], st[5]
-        return pose_from_pq(p, quat_wxyz_from_xyzw(q))
+        return pose_from_pybullet(p, q)
 
     def tcp_pose(self) -> Pose:
         """(4, 4) TCP pose, world frame, metres."""

@@ -42,3 +42,28 @@ def test_translation_distance():
     a = poses.pose_from_xyz_rpy([0, 0, 0])
     b = poses.pose_from_xyz_rpy([0.3, 0.4, 0])
     assert poses.translation_distance(a, b) == pytest.approx(0.5)
+
+
+def test_a_pybullet_pose_read_is_the_same_transform_as_pose_from_pq():
+    from py_trees_manipulation.sim.pb_pose import pose_from_pybullet
+
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        q = rng.normal(size=4)
+        q /= np.linalg.norm(q)   # (x, y, z, w), as PyBullet gives it
+        p = rng.uniform(-1, 1, 3)
+        np.testing.assert_allclose(pose_from_pybullet(tuple(p), tuple(q)),
+                                   poses.pose_from_pq(p, quat_wxyz_from_xyzw(q)), atol=1e-12)
+    # a quarter turn about z, 1 m up: x goes to y
+    T = pose_from_pybullet((0.0, 0.0, 1.0), (0.0, 0.0, math.sqrt(0.5), math.sqrt(0.5)))
+    np.testing.assert_allclose(T @ [1, 0, 0, 1], [0, 1, 1, 1], atol=1e-12)
+
+
+def test_an_array_pose_from_the_blackboard_is_checked():
+    T = poses.pose_from_xyz_rpy([0.5, 0, 0.6], [0, 0, 0.3])
+    assert poses.pose_from_spec(T) is T   # a (4, 4) float array is used as it is
+    bad = T.copy()
+    bad[3, 0] = 1.0
+    with pytest.raises(ValueError, match="last row"):
+        poses.pose_from_spec(bad)
+    np.testing.assert_allclose(poses.pose_from_spec(T.tolist()), T)

@@ -196,3 +196,32 @@ def test_a_child_added_or_moved_between_ticks_shows_in_the_next_snapshot():
     assert third["Extra"]["parent"] == third["Grasp"]["id"]
     assert third["Grasp"]["children"][-1] == third["Extra"]["id"]
     assert third["Extra"]["id"] not in third["Pick"]["children"]
+
+
+def test_an_output_write_is_in_the_activity_stream_only_when_the_viewer_records_one():
+    # write_output skips the blackboard client's checks when no activity stream records the write
+    # (issue 19); with the viewer's stream on, the write must still show as the client's
+    from py_trees_manipulation.behaviors.base import ManipulationBehaviour
+    from py_trees_manipulation.behaviors.params import Param
+
+    class Writer(ManipulationBehaviour):
+        ABSTRACT = True  # not registered: a test behaviour
+        PARAMS = {"output_key": Param("key", None, "where to write")}
+
+        def update(self):
+            return py_trees.common.Status.SUCCESS
+
+    Blackboard = py_trees.blackboard.Blackboard
+    w = Writer(name="writer", output_key="grasp_width")
+    w.write_output("output_key", 0.042)
+    assert Blackboard.get("/grasp_width") == 0.042
+    Blackboard.enable_activity_stream(maximum_size=100)
+    try:
+        w.write_output("output_key", 0.05)
+        items = [(a.key, a.activity_type, a.client_name, a.current_value) for a in Blackboard.activity_stream.data]
+    finally:
+        Blackboard.disable_activity_stream()
+    assert items == [("/grasp_width", "WRITE", "writer", 0.05)]
+    assert Blackboard.get("/grasp_width") == 0.05
+    assert Writer(name="nothing").write_output("output_key", 1.0) is None  # no key given: nothing written
+    assert set(Blackboard.storage) == {"/grasp_width"}
