@@ -226,7 +226,7 @@ class MoveCartesian(BackendAction):
             raise ValueError("give exactly one of 'target' and 'delta'")
         held = self.param("held_object")
         # the TCP is read only when the goal needs it (a delta, a held object's place in the hand)
-        T_start = np.array(self.resource.tcp_pose(), dtype=float) if delta is not None or held is not None else None
+        T_start = np.asarray(self.resource.tcp_pose(), dtype=float) if delta is not None or held is not None else None
         if target is not None:
             T = _compose_target(self, target)
         else:

@@ -28,6 +28,16 @@ def _object_pose(b: ManipulationBehaviour, name: str) -> np.ndarray:
         raise KeyError(f"no object named {name!r}; the scene has {sorted(world.object_names())}") from None
 
 
+def _describe_at(arg: tuple[str, list[float]]) -> str:
+    name, (x, y, z) = arg
+    return f"{name} at ({x:.3f}, {y:.3f}, {z:.3f})"
+
+
+def _describe_lifted(arg: tuple[str, float, float]) -> str:
+    name, lift, need = arg
+    return f"{name} lifted {lift:.3f} m (>= {need:.3f} m)"
+
+
 class GetObjectPose(ManipulationBehaviour):
     """Read an object's pose and write it to the blackboard.
 
@@ -71,7 +81,7 @@ class GetObjectPose(ManipulationBehaviour):
                                       [0.0, 0.0, np.radians(self._rng.normal(0.0, sy)) if sy > 0 else 0.0])
             T = noise @ T if sp > 0 else T @ noise
         self.write_output("output_key", T)
-        self.feedback_message = f"{name} at ({T[0, 3]:.3f}, {T[1, 3]:.3f}, {T[2, 3]:.3f})"
+        self.defer_feedback_message(_describe_at, (name, T[:3, 3].tolist()))
         return Status.SUCCESS
 
 
@@ -112,7 +122,7 @@ class ObjectLifted(ManipulationBehaviour):
         lift = z - self._z0
         need = self.param("min_height_m")
         if lift >= need:
-            self.feedback_message = f"{name} lifted {lift:.3f} m (>= {need:.3f} m)"
+            self.defer_feedback_message(_describe_lifted, (name, lift, need))
             return Status.SUCCESS
         return self.fail(f"{name} lifted only {lift:.3f} m (needs {need:.3f} m)")
 
