@@ -731,6 +731,10 @@ FIXTURE_ROLLING_FRICTION_M = 2.5e-4
 #: a movable object that starts deeper than this inside a fixture or another object is a scene
 #: mistake the run reports before it starts (m); resting contact and pose noise stay well below it
 START_PENETRATION_M = 0.01
+#: a movable object that falls further than this while the scene settles was placed in the air, a
+#: scene mistake reported before the run starts (m); an object placed a little above its support
+#: (what settling is for; a test drops a box from 7.5 cm) is not reported
+START_FALL_M = 0.10
 
 class SimBackend:
     """PyBullet backend (see the module docstring).
@@ -902,10 +906,58 @@ class SimBackend:
         # Let objects come to rest before the clock starts (not counted in now()). The pre-step hooks
         # run too: articulated objects (door latch and handle spring) need them every step.
         c = self.client
+        start = self._start_heights()
         for _ in range(int(round(self.scene.settle_s * self.physics_hz))):
             for h in self._pre_hooks:
                 h(self)
             pb.stepSimulation(physicsClientId=c)
+        falls = self._start_falls(start)
+        if falls:
+            self.preflight_failure = "; ".join(x for x in (self.preflight_failure, *falls) if x)
+
+    def _start_heights(self) -> dict[str, tuple[float, float, str]]:
+        """For each movable object before settling: (base z, m; the gap under its lowest point to
+        the first body below, m, ``inf`` for none; that body's name). The gap is the least of five
+        vertical rays from under its bounding box (the centre and the corners)."""
+        c = self.client
+        out: dict[str, tuple[float, float, str]] = {}
+        for o in self.scene.objects:
+            body = self._objects.get(o.name)
+            if body is None or o.fixed:
+                continue
+            lo, hi = pb.getAABB(body, -1, physicsClientId=c)
+            for link in range(pb.getNumJoints(body, physicsClientId=c)):
+                a, b = pb.getAABB(body, link, physicsClientId=c)
+                lo, hi = np.minimum(lo, a), np.maximum(hi, b)
+            x0, y0, z_lo = float(lo[0]), float(lo[1]), float(lo[2]) - 1e-4
+            x1, y1 = float(hi[0]), float(hi[1])
+            xy = [((x0 + x1) / 2, (y0 + y1) / 2), (x0, y0), (x0, y1), (x1, y0), (x1, y1)]
+            hits = pb.rayTestBatch([(x, y, z_lo) for x, y in xy], [(x, y, z_lo - 10.0) for x, y in xy],
+                                   physicsClientId=c)
+            gap, under = math.inf, ""
+            for h in hits:
+                if h[0] >= 0 and h[0] != body and 10.0 * h[2] < gap:
+                    gap, under = 10.0 * h[2], self._names.get(h[0], f"body {h[0]}")
+            z = pb.getBasePositionAndOrientation(body, physicsClientId=c)[0][2]
+            out[o.name] = (float(z), gap, under)
+        return out
+
+    def _start_falls(self, start: dict[str, tuple[float, float, str]]) -> list[str]:
+        """The objects that fell more than :data:`START_FALL_M` while the scene settled: placed in
+        the air (hanging on something, they do not fall and are not reported). Each message says
+        how far it fell, what is under it and the height that puts it there."""
+        c = self.client
+        found = []
+        for name, (z0, gap, under) in start.items():
+            z1 = pb.getBasePositionAndOrientation(self._objects[name], physicsClientId=c)[0][2]
+            if z0 - z1 <= START_FALL_M:
+                continue
+            where = (f"its lowest point starts {gap:.3f} m above {under!r}: lower it to z = {z0 - gap + 0.001:.3f} m "
+                     "(a primitive's pose is its centre, a URDF object's pose its frame)" if math.isfinite(gap)
+                     else "there is nothing under it: put it on a fixture (a table) or another object")
+            found.append(f"object {name!r} fell {z0 - z1:.3f} m while the scene settled "
+                         f"(settle_s {self.scene.settle_s:g}): {where}")
+        return found
 
     def _load_urdf(self, path: str, p: np.ndarray, q: np.ndarray, fixed: bool, scale: float = 1.0,
                    what: str = "", client: Optional[int] = None) -> int:
