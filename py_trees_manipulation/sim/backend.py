@@ -735,6 +735,8 @@ START_PENETRATION_M = 0.01
 #: scene mistake reported before the run starts (m); an object placed a little above its support
 #: (what settling is for; a test drops a box from 7.5 cm) is not reported
 START_FALL_M = 0.10
+#: how a scene places an object, said with the height that fixes a start overlap or a fall
+_POSE_IS = "(a primitive's pose is its centre, a URDF object's pose its frame)"
 
 class SimBackend:
     """PyBullet backend (see the module docstring).
@@ -896,8 +898,7 @@ class SimBackend:
                     if depth > START_PENETRATION_M:
                         z = pb.getBasePositionAndOrientation(body, physicsClientId=c)[0][2]
                         found.append(f"object {o.name!r} starts {depth * 100:.1f} cm inside {other!r}: raise it to "
-                                     f"z = {z + depth + 0.001:.3f} m (a primitive's pose is its centre, a URDF "
-                                     "object's pose its frame)")
+                                     f"z = {z + depth + 0.001:.3f} m {_POSE_IS}")
             if body is not None:
                 placed.append((o.name, body))
         self.preflight_failure = "; ".join(x for x in (self._placement_failure, *found) if x) or None
@@ -953,7 +954,7 @@ class SimBackend:
             if z0 - z1 <= START_FALL_M:
                 continue
             where = (f"its lowest point starts {gap:.3f} m above {under!r}: lower it to z = {z0 - gap + 0.001:.3f} m "
-                     "(a primitive's pose is its centre, a URDF object's pose its frame)" if math.isfinite(gap)
+                     f"{_POSE_IS}" if math.isfinite(gap)
                      else "there is nothing under it: put it on a fixture (a table) or another object")
             found.append(f"object {name!r} fell {z0 - z1:.3f} m while the scene settled "
                          f"(settle_s {self.scene.settle_s:g}): {where}")
