@@ -14,15 +14,21 @@ keys; ``error_msg`` is always the feedback message on failure.
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Optional
+from typing import Any, Callable, ClassVar, Iterator, Optional
 
 import py_trees
+from py_trees import logging as _pt_logging
 from py_trees.common import Access, Status
 
 from ..backend import BackendError, resolve_resource
 from ..msgs.actions import GoalHandle, GoalStatus
 from .params import BlackboardReadError, BlackboardRef, Param, ParamError
 from .registry import register
+
+
+_RUNNING = Status.RUNNING
+_STATUSES = frozenset(Status)
+_DEBUG_OFF = _pt_logging.Level.INFO  # py_trees logs a tick's debug line below this level
 
 
 class BehaviourSetupError(RuntimeError):
@@ -67,18 +73,43 @@ class ManipulationBehaviour(py_trees.behaviour.Behaviour):
     _feedback_text: str = ""
     _feedback_describe: Optional[Callable[[Any], str]] = None
     _feedback_arg: Any = None
-    _read_error: Optional[str] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if not cls.__dict__.get("ABSTRACT", False):
-            # the hooks py_trees calls on this class (its own or inherited), guarded once: an
-            # abstract base's hooks run inside them, through super()
-            for hook in ("initialise", "update"):
-                fn = getattr(cls, hook)
-                if not getattr(fn, "_guards_reads", False):
-                    setattr(cls, hook, _guard_reads(fn, hook))
             register(cls)
+
+    def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
+        """py_trees' :meth:`~py_trees.behaviour.Behaviour.tick` (initialise when not RUNNING, update,
+        stop on a final status, yield self), with one difference: a ``"{key}"`` parameter that cannot
+        be read (:class:`~.params.BlackboardReadError` escaping ``initialise`` or ``update``) makes
+        the behaviour FAIL with the reason as its feedback message instead of raising through the
+        tree. It also formats py_trees' per-tick debug line only when debug logging is on (py_trees
+        builds it at every tick). Written once here rather than as wrappers around every class's
+        hooks: a leaf's visit is one generator and its hooks (issue 19)."""
+        if _pt_logging.level < _DEBUG_OFF:
+            self.logger.debug(f"{self.__class__.__name__}.tick()")
+        read_error = None
+        if self.status is not _RUNNING:
+            try:
+                self.initialise()
+            except BlackboardReadError as e:
+                read_error = str(e)
+        if read_error is None:
+            try:
+                new_status = self.update()
+            except BlackboardReadError as e:
+                read_error = str(e)
+        if read_error is not None:
+            self.feedback_message = read_error
+            new_status = Status.FAILURE
+        elif new_status not in _STATUSES:
+            self.logger.error(f"A behaviour returned an invalid status, setting to INVALID [{new_status}][{self.name}]")
+            new_status = Status.INVALID
+        if new_status is not _RUNNING:
+            self.stop(new_status)
+        self.status = new_status
+        yield self
 
     @property
     def feedback_message(self) -> str:  # type: ignore[override]
@@ -181,7 +212,13 @@ class ManipulationBehaviour(py_trees.behaviour.Behaviour):
         if isinstance(value, BlackboardRef):
             bb_key = _bb_key(value.key)
             try:
-                raw = self.blackboard.get(bb_key)
+                if py_trees.blackboard.Blackboard.activity_stream is None and "." not in bb_key:
+                    # read access was registered at construction, no remapping, and no activity
+                    # stream (the viewer's) records the read: the client's get() would add only its
+                    # checks (issue 19; the mirror of write_output)
+                    raw = py_trees.blackboard.Blackboard.storage[bb_key]
+                else:
+                    raw = self.blackboard.get(bb_key)
             except KeyError:
                 raise BlackboardReadError(f"blackboard key {value.key!r} (parameter {key!r}) has no value yet") from None
             try:
@@ -206,44 +243,6 @@ class ManipulationBehaviour(py_trees.behaviour.Behaviour):
         """Set the feedback message to ``message`` and return FAILURE."""
         self.feedback_message = message
         return Status.FAILURE
-
-
-def _guard_reads(fn: Callable[..., Any], hook: str) -> Callable[..., Any]:
-    """``initialise`` or ``update`` of a subclass, made so that a ``"{key}"`` parameter that cannot
-    be read (:class:`BlackboardReadError` escaping it) makes the behaviour FAIL with the reason as
-    its feedback message instead of raising through the tree: ``initialise`` keeps the reason, the
-    ``update`` of the same tick returns FAILURE with it. Only the hook py_trees called (the most
-    derived) handles it; an override's ``super()`` call lets it through, as a plain method would.
-    (A wrapper around py_trees' ``tick`` generator did the same at 1.6 us of a leaf's 6 us visit.)"""
-    if hook == "initialise":
-        def initialise(self: ManipulationBehaviour) -> None:
-            self._read_error = None
-            try:
-                fn(self)
-            except BlackboardReadError as e:
-                if type(self).initialise is not initialise:
-                    raise
-                self._read_error = str(e)
-        wrapped = initialise
-    else:
-        def update(self: ManipulationBehaviour) -> Status:
-            if self._read_error is not None:
-                self.feedback_message, self._read_error = self._read_error, None
-                return Status.FAILURE
-            try:
-                return fn(self)
-            except BlackboardReadError as e:
-                if type(self).update is not update:
-                    raise
-                self.feedback_message = str(e)
-                return Status.FAILURE
-        wrapped = update
-    wrapped.__name__ = fn.__name__
-    wrapped.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
-    wrapped.__doc__ = fn.__doc__
-    wrapped.__wrapped__ = fn  # type: ignore[attr-defined]
-    wrapped._guards_reads = True  # type: ignore[attr-defined]
-    return wrapped
 
 
 def _bb_key(key: str) -> str:

@@ -23,9 +23,9 @@ def check_pose(pose: Any) -> Pose:
     arr = np.asarray(pose, dtype=np.float64)
     if arr.shape != (4, 4):
         raise ValueError(f"pose must have shape (4, 4), got {arr.shape}")
-    r = arr[3]
-    if abs(r[0]) > 1e-8 or abs(r[1]) > 1e-8 or abs(r[2]) > 1e-8 or abs(r[3] - 1.0) > 1e-8:  # np.allclose is ~50 us
-        raise ValueError(f"pose last row must be [0, 0, 0, 1], got {arr[3].tolist()}")
+    r0, r1, r2, r3 = arr[3].tolist()  # Python floats: np.allclose is ~50 us, NumPy scalars several us
+    if abs(r0) > 1e-8 or abs(r1) > 1e-8 or abs(r2) > 1e-8 or abs(r3 - 1.0) > 1e-8:
+        raise ValueError(f"pose last row must be [0, 0, 0, 1], got {[r0, r1, r2, r3]}")
     return arr
 
 

@@ -208,3 +208,32 @@ def test_a_read_that_fails_at_run_time_fails_the_behaviour_with_the_reason():
     tree.tick()
     assert wait.status == py_trees.common.Status.FAILURE
     assert wait.feedback_message == "blackboard key 'd' for parameter 'duration_s': expected a number in s, got 'abc'"
+
+
+def test_our_tick_keeps_py_trees_contract_for_an_invalid_status_and_its_debug_line(capsys):
+    """ManipulationBehaviour.tick replaces py_trees' (read guards, no per-tick debug formatting):
+    a status that is not a Status still becomes INVALID, and with py_trees' debug logging on the
+    tick's debug line is still printed."""
+    from py_trees_manipulation.behaviors.basic import Wait
+    from py_trees_manipulation.testing.fake_backend import FakeBackend
+
+    class Odd(Wait):
+        ABSTRACT = True  # a test class: not registered
+
+        def update(self):
+            return "done"
+
+    py_trees.blackboard.Blackboard.clear()
+    node = Odd(name="odd", duration_s=1.0)
+    node.setup(backend=FakeBackend())
+    level = py_trees.logging.level
+    py_trees.logging.level = py_trees.logging.Level.DEBUG
+    try:
+        node.tick_once()
+    finally:
+        py_trees.logging.level = level
+    assert node.status == py_trees.common.Status.INVALID
+    out = capsys.readouterr().out
+    assert "Odd.tick()" in out
+    node.tick_once()
+    assert "Odd.tick()" not in capsys.readouterr().out  # at the default level nothing is formatted

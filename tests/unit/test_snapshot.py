@@ -225,3 +225,32 @@ def test_an_output_write_is_in_the_activity_stream_only_when_the_viewer_records_
     assert Blackboard.get("/grasp_width") == 0.05
     assert Writer(name="nothing").write_output("output_key", 1.0) is None  # no key given: nothing written
     assert set(Blackboard.storage) == {"/grasp_width"}
+
+
+def test_a_parameter_read_is_in_the_activity_stream_only_when_the_viewer_records_one():
+    # param() reads the storage directly when no activity stream records the read (issue 19); with
+    # the viewer's stream on, the read must still show as the client's, with the value it read
+    from py_trees_manipulation.behaviors.base import ManipulationBehaviour
+    from py_trees_manipulation.behaviors.params import BlackboardReadError, Param
+
+    class Reader(ManipulationBehaviour):
+        ABSTRACT = True  # not registered: a test behaviour
+        PARAMS = {"width_m": Param("float", None, "a width", unit="m")}
+
+        def update(self):
+            return py_trees.common.Status.SUCCESS
+
+    Blackboard = py_trees.blackboard.Blackboard
+    Blackboard.clear()
+    r = Reader(name="reader", width_m="{grasp_width}")
+    with pytest.raises(BlackboardReadError, match="'grasp_width' .* has no value yet"):
+        r.param("width_m")
+    Blackboard.set("/grasp_width", 0.042)
+    assert r.param("width_m") == 0.042
+    Blackboard.enable_activity_stream(maximum_size=100)
+    try:
+        assert r.param("width_m") == 0.042
+        items = [(a.key, a.activity_type, a.client_name, a.current_value) for a in Blackboard.activity_stream.data]
+    finally:
+        Blackboard.disable_activity_stream()
+    assert items == [("/grasp_width", "READ", "reader", 0.042)]
