@@ -315,16 +315,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--main-tree", metavar="ID", help="for XML files with several trees and no main_tree_to_execute")
     p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("render", help="draw a task tree (no simulator needed)")
+    p = sub.add_parser("render", help="draw a task tree (no simulator needed)",
+                       description="Draw a task file's tree from the YAML alone (includes expanded, parameters "
+                                   "substituted); nothing is simulated.",
+                       epilog="Examples:\n  ptm render examples/pick_and_lift.yaml                 (unicode, printed)\n"
+                              "  ptm render examples/regrasp.yaml --format svg -o regrasp.svg\n"
+                              "  ptm render examples/pick_and_lift.yaml --format dot --blackboard -o tree.dot\n"
+                              "svg and png need Graphviz (apt-get install graphviz); dot, ascii and unicode do not.\n"
+                              "Exit codes: 0 drawn, 2 invalid input (the file's problems, as ptm validate reports them).",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help="task file (YAML)")
-    p.add_argument("--format", default="unicode", choices=["ascii", "unicode", "dot", "svg", "png"])
+    p.add_argument("--format", default="unicode", choices=["ascii", "unicode", "dot", "svg", "png"],
+                   help="text to the terminal (ascii, unicode: the default), Graphviz source (dot) or an image "
+                        "(svg, png)")
     p.add_argument("-o", "--output", help="output file (default: FILE stem + format; text formats print)")
     p.add_argument("--blackboard", action="store_true", help="also draw blackboard keys (dot/svg/png)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help=set_help)
     p.set_defaults(func=cmd_render)
 
-    p = sub.add_parser("behaviours", aliases=["behaviors"], help="list behaviours, composites and decorators with their parameters")
-    p.add_argument("name", nargs="?", help="show only this one")
+    p = sub.add_parser("behaviours", aliases=["behaviors"], help="list behaviours, composites and decorators with their parameters",
+                       description="The behaviours, composites and decorators this installation has (plugins "
+                                   "included), each with its parameters: type, unit, default and what it does.",
+                       epilog="Examples:\n  ptm behaviours                      every one, with its parameters\n"
+                              "  ptm behaviours MoveCartesian        one\n"
+                              "  ptm behaviours --format markdown    the README's table\n"
+                              "Exit codes: 0, 2 no such behaviour (with the closest name).",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("name", nargs="?", help="show only this one (e.g. MoveCartesian, Sequence, Retry)")
     p.add_argument("--format", choices=["text", "markdown"], default="text",
                    help="markdown: the README's behaviour table (generated from the registry)")
     p.set_defaults(func=cmd_behaviours)

@@ -1,5 +1,5 @@
-"""Every subcommand contributed by viewer/cli.py, scenarios/cli.py and interop/cli.py has a
-description and an example in its help, and states each default once."""
+"""Every subcommand contributed by viewer/cli.py, scenarios/cli.py and interop/cli.py, and cli.py's
+render and behaviours, has a description and an example in its help, and states each default once."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from py_trees_manipulation.cli import build_parser
 
-COMMANDS = ["view", "report", "test", "sweep", "schema", "convert", "docs", "robots"]
+COMMANDS = ["view", "report", "test", "sweep", "schema", "convert", "docs", "robots", "render", "behaviours"]
 
 
 def _subparser(name: str) -> argparse.ArgumentParser:
