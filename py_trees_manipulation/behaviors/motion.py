@@ -128,6 +128,9 @@ class MoveToPose(BackendAction):
         velocity_scaling, acceleration_scaling: fractions of the joint limits, (0, 1].
         position_tolerance_m: accepted final TCP error, metres.
         planner: ``auto``, ``straight`` or an OMPL planner (module notes). planning_time_s: its budget.
+        ik_seed: joint positions, radians, arm order, tried first for the target's IK (default: the
+            arm's configuration now, then ``ready``): picks the branch the arm ends in, e.g. the
+            configuration a plan checked (``ExecuteRegraspPlan`` passes its plan's).
 
     Blackboard:
         reads the keys named in ``{...}`` parameters; writes ``result_key``
@@ -152,6 +155,8 @@ class MoveToPose(BackendAction):
         "position_tolerance_m": Param("float", 0.01, "accepted final TCP position error", unit="m", min=0.0001, max=0.5),
         **_PLANNING_PARAMS,
         "allowed_contacts": _ALLOWED,
+        "ik_seed": Param("float_list", None, "joint positions tried first for the target's IK: the arm takes the "
+                         "solution nearest them when it is collision-free (a branch: elbow up, wrist turned)", unit="rad"),
     }
 
     def make_goal(self) -> MoveToPoseGoal:
@@ -163,7 +168,7 @@ class MoveToPose(BackendAction):
                               position_tolerance_m=self.param("position_tolerance_m"),
                               planner=self.params["planner"], planning_time_s=self.param("planning_time_s"),
                               acceleration_scaling=self.param("acceleration_scaling"),
-                              allowed_contacts=_allowed_contacts(self))
+                              allowed_contacts=_allowed_contacts(self), ik_seed=self.param("ik_seed"))
 
     def on_feedback(self, feedback: Any) -> None:
         if isinstance(feedback, MotionFeedback):

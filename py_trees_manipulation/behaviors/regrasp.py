@@ -27,7 +27,7 @@ and the planner behaviours are not sim-only. Format (poses: ``{position, orienta
           mug: {}                      # no handles: every handle of its grasp set (geometry/grasps.py)
           can: {handles: [can/side]}   # a list: these handles of its grasp set
         environment_contacts: [table/top]   # the top of body "table"
-        placements: {grid_spacing_m: 0.10, yaws_deg: [0], max_points: 20, spot: true}   # or false
+        placements: {grid_spacing_m: 0.10, yaws_deg: [0, 90, 180, 270], max_points: 20, spot: true}   # or false
         rules:                         # optional, HPP semantics (first match wins, full regex)
           - {grippers: [".*"], handles: [".*"], link: true}
 
@@ -716,6 +716,10 @@ def plan_in_world(world: Any, cfg: RegraspConfig, start: Any, goal: Any,
     Placements: where each free object lies now, the description's ``contacts``, the spot it lies on
     with its other faces and a grid on every ``environment_contacts`` surface (``placements:``). A
     gripper that holds a handle at the start holds it by the grasp measured now (``"<handle>/as held"``).
+    The grid is searched at the objects' own yaws first (``placements.yaws_deg[0]``); only when no
+    plan passes the checks are the turned yaws added and the search run again: the common plan pays
+    nothing for them (four yaws make the graph four times larger), and an object is turned only to
+    bring round a handle the arm cannot take as it lies.
 
     Args:
         world: the :class:`~py_trees_manipulation.collision.world.CollisionWorld`.
@@ -731,6 +735,22 @@ def plan_in_world(world: Any, cfg: RegraspConfig, start: Any, goal: Any,
             does not rest on a surface, an unknown handle or face in the goal), naming it.
         NoPlanError: no plan passes the checks; the text lists the pruned transitions and why.
     """
+    settings = cfg.placements
+    if len(settings.yaws_deg) > 1:
+        import dataclasses
+
+        try:
+            own_yaw = dataclasses.replace(settings, yaws_deg=tuple(settings.yaws_deg[:1]))
+            return _plan_in_world(world, cfg, own_yaw, start, goal, faces, scene_objects, failed, max_checks, motions)
+        except NoPlanError:
+            pass
+    return _plan_in_world(world, cfg, settings, start, goal, faces, scene_objects, failed, max_checks, motions)
+
+
+def _plan_in_world(world: Any, cfg: RegraspConfig, settings: Any, start: Any, goal: Any,
+                   faces: Optional[Mapping[str, Sequence[str]]], scene_objects: Optional[Mapping[str, Any]],
+                   failed: Sequence[tuple], max_checks: int, motions: str) -> GeometricPlan:
+    """:func:`plan_in_world` with the grid's placement settings ``settings``."""
     from ..collision.regrasp import (ObjectGeometry, TransitionChecker, build_placements, robot_reach,
                                      support_surface)
     from ..geometry.grasps import placements_for_object
@@ -755,7 +775,7 @@ def plan_in_world(world: Any, cfg: RegraspConfig, start: Any, goal: Any,
         fcs = placements_for_object(scene_objects[o]) if o in scene_objects else []
         og = ObjectGeometry(o, poses[o], o in held, fcs, spec.placements, spec.handover_pose)
         try:
-            placements[o], n = build_placements(world, og, surfaces, reach, cfg.placements)
+            placements[o], n = build_placements(world, og, surfaces, reach, settings)
         except ValueError as e:
             raise ValueError(f"regrasp.objects.{o}.contacts.{e}") from None
         notes += n
@@ -1299,8 +1319,10 @@ class ExecuteRegraspPlan(_RegraspBase):
                 T_g = _nearest_symmetric(T_obj @ h.grasp_pose, T_tcp)
             nodes += [
                 GripperCommand(name=f"{tag}: open", gripper=gripper, position=h.open_m),
+                # to the configuration the plan checked: the approach, the close and the lift
+                # continue from it along the branch whose waypoints were checked
                 MoveToPose(name=f"{tag}: pregrasp", arm=arm, target=_along_z(T_g, -h.approach_m),
-                           velocity_scaling=vs),
+                           velocity_scaling=vs, ik_seed=_planned_configuration(geo, "pregrasp")),
                 MoveCartesian(name=f"{tag}: approach", arm=arm, target=T_g, speed_mps=v),
                 GripperCommand(name=f"{tag}: close", gripper=gripper, position=0.0, max_effort=h.max_effort_n,
                                expect_object=True),
@@ -1328,7 +1350,8 @@ class ExecuteRegraspPlan(_RegraspBase):
                 above = T_place.copy()
                 above[2, 3] += cfg.lift_m
                 nodes += [
-                    MoveToPose(name=f"{tag}: preplace", arm=arm, target=above, velocity_scaling=vs),
+                    MoveToPose(name=f"{tag}: preplace", arm=arm, target=above, velocity_scaling=vs,
+                               ik_seed=_planned_configuration(geo, "preplace")),
                     MoveCartesian(name=f"{tag}: lower", arm=arm, delta=[0.0, 0.0, -(cfg.lift_m + 0.005)],
                                   speed_mps=min(v, 0.05), max_force_n=cfg.place_force_n),
                 ]
@@ -1358,6 +1381,13 @@ class ExecuteRegraspPlan(_RegraspBase):
         if ext is None:
             return None
         return next((a for a in ext.arm_names if ext.robot_of(a) == robot), None)
+
+
+def _planned_configuration(geo: Optional[Mapping[str, Any]], waypoint: str) -> Optional[list[float]]:
+    """The arm configuration (radians) a geometric plan's step checked at ``waypoint``, or None (a
+    plan without geometry, a waypoint it did not record)."""
+    q = ((geo or {}).get("check") or {}).get("configurations", {}).get(waypoint)
+    return [float(v) for v in q] if q else None
 
 
 def _failed_leaf(root: py_trees.behaviour.Behaviour) -> Optional[py_trees.behaviour.Behaviour]:

@@ -107,6 +107,9 @@ class MotionRequest:
         guarded: the line is force-guarded (``max_force_n``): contacts at its end are allowed.
         allowed_contacts: named contacts the motion allows (module docstring).
         named_configurations: extra IK seeds by name (``ready`` is the second seed).
+        ik_seeds: for ``pose``: arm configurations (radians) tried before the configuration now for
+            the target's IK, in order: the goal is the solution nearest the first that gives a
+            collision-free one (a regrasp plan's checked configuration keeps its branch).
         seed: seeds the random IK seeds and OMPL.
         dt: trajectory sample period, seconds.
     """
@@ -126,6 +129,7 @@ class MotionRequest:
     guarded: bool = False
     allowed_contacts: Sequence[str] = ()
     named_configurations: dict = field(default_factory=dict)
+    ik_seeds: Sequence[Sequence[float]] = ()
     seed: int = 0
     dt: float = 0.001
 
@@ -380,7 +384,8 @@ class ArmMotionPlanner:
         # pose goal
         assert target is not None
         ready = list(req.named_configurations.get("ready", r.model.named_configurations.get("ready", start)))
-        first = solve_ik(r, target, [start, ready])
+        preferred = [self._ik_seed(q) for q in req.ik_seeds]
+        first = solve_ik(r, target, [*preferred, start, ready])
         first_free = self._within(first, req) and ck.explain(first.q) is None
         if first_free and req.planner in ("auto", "straight"):
             bad = first_invalid([start, first.q], ck.is_valid, self.world.max_step_rad)
@@ -393,8 +398,8 @@ class ArmMotionPlanner:
         # more IK seeds: named configurations, then random ones from the request's seed, in batches
         # until a few distinct collision-free solutions are found (or IK_MAX_SEEDS were tried)
         rng = np.random.default_rng(req.seed)
-        seeds = [start, *(np.asarray(v, dtype=float) for v in {**r.model.named_configurations,
-                                                               **req.named_configurations}.values())]
+        seeds = [*preferred, start, *(np.asarray(v, dtype=float) for v in {**r.model.named_configurations,
+                                                                           **req.named_configurations}.values())]
         check = self.check_pose(target, seeds, allowed, req.position_tolerance_m, req.orientation_tolerance_rad)
         tried = len(seeds)
         while len(check.solutions) < IK_ENOUGH_SOLUTIONS and tried < IK_MAX_SEEDS:
@@ -421,6 +426,15 @@ class ArmMotionPlanner:
         planner = DEFAULT_PLANNER if req.planner == "auto" else req.planner
         waypoints = self.plan_between(start, goals, ck, planner, req.planning_time_s, req.seed, cancelled)
         return self._finish(req, "planned", planner, waypoints, ck, target)
+
+    def _ik_seed(self, q: Sequence[float]) -> np.ndarray:
+        """A request's IK seed, checked: one position per arm joint (ValueError otherwise)."""
+        r = self.loaded
+        seed = np.asarray(q, dtype=float)
+        if seed.shape != (len(r.arm_joint_names),):
+            raise ValueError(f"ik_seed has {seed.size} positions; {self.robot!r} has {len(r.arm_joint_names)} arm "
+                             f"joints ({', '.join(r.arm_joint_names)})")
+        return seed
 
     def _to_goals(self, req: MotionRequest, start: np.ndarray, goals: list, ck: StateChecker, target: Optional[Pose],
                   cancelled: Optional[Callable[[], bool]]) -> MotionPlan:

@@ -597,7 +597,7 @@ def _yaw(R: np.ndarray) -> float:
 
 def surface_placements(world: CollisionWorld, obj: str, faces: Sequence[Placement], surface: SupportSurface,
                        start_pose: Pose, reach: Sequence[tuple[Sequence[float], float]], spacing_m: float = 0.1,
-                       margin_m: float = 0.02, yaws_deg: Sequence[float] = (0.0,),
+                       margin_m: float = 0.02, yaws_deg: Sequence[float] = (0.0, 90.0, 180.0, 270.0),
                        max_points: int = 20) -> list[PlacementCandidate]:
     """Placement poses of ``obj`` generated on ``surface``: a grid times every face.
 
@@ -608,7 +608,8 @@ def surface_placements(world: CollisionWorld, obj: str, faces: Sequence[Placemen
         reach: ``(base position (3,), reach m)`` of every robot that may put the object down; a point
             is kept when some base is between 0.25 m and ``reach - 0.1`` m away horizontally.
         spacing_m: grid spacing, metres. margin_m: kept from the surface's edges besides the
-            object's own footprint, metres. yaws_deg: yaws added to the object's yaw now.
+            object's own footprint, metres. yaws_deg: yaws added to the object's yaw now, in the
+            order tried (every grid point at the first yaw, then at the next).
         max_points: grid points kept (nearest to the object first).
 
     Returns:
@@ -650,8 +651,10 @@ def surface_placements(world: CollisionWorld, obj: str, faces: Sequence[Placemen
     pts.sort()
     yaw0 = _yaw(np.asarray(start_pose)[:3, :3])
     out = []
-    for _, x, y, z in pts[:max_points]:
-        for dy in yaws_deg:
+    # every point at the first yaw (the object's own) before any turned one: a plan turns the
+    # object only when no placement at its yaw serves
+    for dy in yaws_deg:
+        for _, x, y, z in pts[:max_points]:
             for p in faces:
                 T = p.on_surface([x, y, z], yaw0 + math.radians(dy))
                 name = f"{p.face} at ({x:.2f}, {y:.2f})" + (f" yaw {dy:g}" if dy else "")

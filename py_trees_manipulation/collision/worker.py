@@ -69,7 +69,8 @@ def request_from_goal(robot: str, action: str, goal: Any, start: Sequence[float]
         return MotionRequest(robot=robot, kind="joints", start=list(start), goal=q, **common)
     return MotionRequest(robot=robot, kind="pose", start=list(start), target=check_pose(goal.pose),
                          position_tolerance_m=goal.position_tolerance_m,
-                         orientation_tolerance_rad=goal.orientation_tolerance_rad, **common)
+                         orientation_tolerance_rad=goal.orientation_tolerance_rad,
+                         ik_seeds=[list(goal.ik_seed)] if goal.ik_seed is not None else [], **common)
 
 
 class PlanningWorker:

@@ -49,6 +49,11 @@ class MoveToPoseGoal:
         acceleration_scaling: fraction of the joint acceleration limits, in (0, 1] (MoveIt's name).
         allowed_contacts: contacts the motion may make: ``"box"`` (the hand and the held object may
             touch body ``box``) or ``"box:table"`` (the held ``box``, or a robot link, may touch ``table``).
+        ik_seed: arm joint positions, radians, the arm's joint order, tried first for the target's
+            IK: the goal is then the solution nearest it when that one is collision-free (the
+            configuration a regrasp plan checked, an elbow-up branch), else the usual search. None:
+            the arm's configuration now first. Used where this project plans the motion (the
+            simulator; the hardware backend with a scene); a bridge node that plans itself ignores it.
     """
 
     pose: np.ndarray
@@ -59,11 +64,17 @@ class MoveToPoseGoal:
     planning_time_s: float = 2.0
     acceleration_scaling: float = 0.5
     allowed_contacts: tuple[str, ...] = field(default_factory=tuple)
+    ik_seed: Optional[tuple[float, ...]] = None
 
     def __post_init__(self) -> None:
         _check_scaling("velocity_scaling", self.velocity_scaling)
         _check_scaling("acceleration_scaling", self.acceleration_scaling)
         self.allowed_contacts = _check_planning(self.planner, self.planning_time_s, self.allowed_contacts)
+        if self.ik_seed is not None:
+            seed = tuple(float(v) for v in self.ik_seed)
+            if not seed or not all(np.isfinite(seed)):
+                raise ValueError(f"ik_seed must be finite joint positions in radians, got {self.ik_seed!r}")
+            self.ik_seed = seed
 
 
 @dataclass

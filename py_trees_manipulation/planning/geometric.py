@@ -168,14 +168,17 @@ class PlacementSettings:
 
     Attributes:
         grid_spacing_m: grid on the environment surfaces, metres (0: no grid).
-        yaws_deg: yaws tried at each grid point, added to the object's yaw now.
+        yaws_deg: yaws tried at each grid point, added to the object's yaw now (HPP's placement
+            leaves the rotation about the surface normal free; these sample it): every point at the
+            first yaw, then at the next, so the object is turned only when no placement at its own
+            yaw serves (a handle facing away from the robot comes round).
         max_points: grid points per surface, nearest to the object first.
         spot: the spot where a free object lies now, on each of its other faces.
         margin_m: kept from the surfaces' edges besides the object's footprint.
     """
 
     grid_spacing_m: float = 0.10
-    yaws_deg: tuple = (0.0,)
+    yaws_deg: tuple = (0.0, 90.0, 180.0, 270.0)
     max_points: int = 20
     spot: bool = True
     margin_m: float = 0.02

@@ -7,7 +7,7 @@ from py_trees.common import Status
 
 from py_trees_manipulation.behaviors.motion import GripperCommand, MoveCartesian, MoveJoints, MoveToPose
 from py_trees_manipulation.msgs.actions import GoalStatus
-from py_trees_manipulation.msgs.motion import MotionResult, Pr2GripperCommandResult
+from py_trees_manipulation.msgs.motion import MotionResult, MoveToPoseGoal, Pr2GripperCommandResult
 from py_trees_manipulation.testing import FakeBackend, Script, tick_until_done
 
 DT = 1.0 / 30.0
@@ -44,6 +44,20 @@ def test_orientation_override_keeps_position():
     goal = b.arms["panda"].goals[0][1].pose
     np.testing.assert_allclose(goal[:3, 3], [0.5, 0, 0.7])
     np.testing.assert_allclose(goal[:3, 2], [0, 0, -1], atol=1e-9)  # tool z points down
+
+
+def test_an_ik_seed_goes_with_the_goal_from_a_literal_or_the_blackboard():
+    b = FakeBackend()
+    node = MoveToPose(target=[0.4, 0.0, 0.3], ik_seed=[0.1, -0.5, 0, -2.0, 0, 1.6, 0.8])
+    run(node, b)
+    assert b.arms["panda"].goals[0][1].ik_seed == (0.1, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8)
+    py_trees.blackboard.Blackboard.set("/checked_q", [0.2, -0.4, 0, -2.1, 0, 1.7, 0.7])
+    node = MoveToPose(target=[0.4, 0.0, 0.3], ik_seed="{checked_q}")
+    run(node, b)
+    assert b.arms["panda"].goals[1][1].ik_seed == (0.2, -0.4, 0.0, -2.1, 0.0, 1.7, 0.7)
+    assert MoveToPose(target=[0.4, 0.0, 0.3]).params["ik_seed"] is None   # default: the configuration now first
+    with pytest.raises(ValueError, match="ik_seed must be finite joint positions in radians"):
+        MoveToPoseGoal(pose=np.eye(4), ik_seed=[0.0, float("nan")])
 
 
 def test_aborted_goal_fails_with_the_backends_reason():

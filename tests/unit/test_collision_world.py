@@ -186,6 +186,23 @@ def test_unreachable_and_in_collision_goals_say_why(world):
         plan(world, kind="joints", goal=[0, 0, 0, 1.0, 0, 1.5, 0])
 
 
+def test_an_ik_seed_picks_the_branch_the_pose_goal_ends_in(world):
+    # the Panda has 7 joints: one TCP pose, a family of configurations. From the configuration now
+    # the IK lands near it; with ik_seed (a configuration a plan checked) the goal is the one nearest
+    # the seed, whichever the arm starts in
+    target = pose_from_xyz_rpy([0.45, 0.15, TOP + 0.25], [np.pi, 0, 0])
+    elbow_left = ArmMotionPlanner(world, "panda").check_pose(target, [READY + [0.6, 0, -0.6, 0, 0, 0, 0]]).q
+    assert np.linalg.norm(world.tcp_pose("panda", elbow_left)[:3, 3] - target[:3, 3]) < 1e-3
+    plain = plan(world, kind="pose", target=target)
+    seeded = plan(world, kind="pose", target=target, ik_seeds=[elbow_left.tolist()])
+    assert float(np.max(np.abs(seeded.goal - elbow_left))) < 0.01
+    assert float(np.max(np.abs(plain.goal - elbow_left))) > 0.2       # the seed made the difference
+    for p in (plain, seeded):
+        assert np.linalg.norm(world.tcp_pose("panda", p.goal)[:3, 3] - target[:3, 3]) < 0.01
+    with pytest.raises(ValueError, match=r"ik_seed has 6 positions; 'panda' has 7 arm joints \(panda_joint1, "):
+        plan(world, kind="pose", target=target, ik_seeds=[[0.0] * 6])
+
+
 def test_cartesian_line_through_the_wall_is_refused_before_moving(world):
     start_pose = pose_from_xyz_rpy([0.45, 0.0, TOP + 0.25], [np.pi, 0, 0])
     q0 = ArmMotionPlanner(world, "panda").check_pose(start_pose, [READY]).q

@@ -109,7 +109,17 @@ def test_support_surface_and_placements_on_it(world):
     faces = box_placements(SIZE)
     reach = robot_reach(world, ["panda"])
     pcs = surface_placements(world, "box", faces, s, world.object_pose("box"), reach, spacing_m=0.1, max_points=12)
-    assert len(pcs) == 12 * 6
+    assert len(pcs) == 12 * 4 * 6          # points x the default yaws (0, 90, 180, 270) x faces
+    # every point at the box's own yaw first, then turned by 90, 180, 270 degrees
+    for k, dy in enumerate((0, 90, 180, 270)):
+        block = pcs[k * 72:(k + 1) * 72]
+        assert all(pc.name.endswith(f" yaw {dy}") == bool(dy) for pc in block), dy
+        up = [pc for pc in block if pc.face == "box/-z"]   # resting on its bottom: x axis turned by dy
+        assert len(up) == 12
+        for pc in up:
+            assert math.degrees(math.atan2(pc.pose[1, 0], pc.pose[0, 0])) % 360 == pytest.approx(dy, abs=1e-6)
+    assert len(surface_placements(world, "box", faces, s, world.object_pose("box"), reach, spacing_m=0.1,
+                                  max_points=12, yaws_deg=(0.0,))) == 12 * 6
     base = reach[0][0]
     for pc in pcs:
         d = math.hypot(pc.pose[0, 3] - base[0], pc.pose[1, 3] - base[1])
