@@ -129,8 +129,8 @@ class MoveToPose(BackendAction):
         position_tolerance_m: accepted final TCP error, metres.
         planner: ``auto``, ``straight`` or an OMPL planner (module notes). planning_time_s: its budget.
         ik_seed: joint positions, radians, arm order, tried first for the target's IK (default: the
-            arm's configuration now, then ``ready``): picks the branch the arm ends in, e.g. the
-            configuration a plan checked (``ExecuteRegraspPlan`` passes its plan's).
+            arm's configuration now, then ``ready``): picks the branch the arm ends in, e.g. a
+            configuration a plan checked, or an elbow-up one.
 
     Blackboard:
         reads the keys named in ``{...}`` parameters; writes ``result_key``

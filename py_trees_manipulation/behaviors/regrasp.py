@@ -1319,10 +1319,8 @@ class ExecuteRegraspPlan(_RegraspBase):
                 T_g = _nearest_symmetric(T_obj @ h.grasp_pose, T_tcp)
             nodes += [
                 GripperCommand(name=f"{tag}: open", gripper=gripper, position=h.open_m),
-                # to the configuration the plan checked: the approach, the close and the lift
-                # continue from it along the branch whose waypoints were checked
                 MoveToPose(name=f"{tag}: pregrasp", arm=arm, target=_along_z(T_g, -h.approach_m),
-                           velocity_scaling=vs, ik_seed=_planned_configuration(geo, "pregrasp")),
+                           velocity_scaling=vs),
                 MoveCartesian(name=f"{tag}: approach", arm=arm, target=T_g, speed_mps=v),
                 GripperCommand(name=f"{tag}: close", gripper=gripper, position=0.0, max_effort=h.max_effort_n,
                                expect_object=True),
@@ -1350,8 +1348,7 @@ class ExecuteRegraspPlan(_RegraspBase):
                 above = T_place.copy()
                 above[2, 3] += cfg.lift_m
                 nodes += [
-                    MoveToPose(name=f"{tag}: preplace", arm=arm, target=above, velocity_scaling=vs,
-                               ik_seed=_planned_configuration(geo, "preplace")),
+                    MoveToPose(name=f"{tag}: preplace", arm=arm, target=above, velocity_scaling=vs),
                     MoveCartesian(name=f"{tag}: lower", arm=arm, delta=[0.0, 0.0, -(cfg.lift_m + 0.005)],
                                   speed_mps=min(v, 0.05), max_force_n=cfg.place_force_n),
                 ]
@@ -1381,13 +1378,6 @@ class ExecuteRegraspPlan(_RegraspBase):
         if ext is None:
             return None
         return next((a for a in ext.arm_names if ext.robot_of(a) == robot), None)
-
-
-def _planned_configuration(geo: Optional[Mapping[str, Any]], waypoint: str) -> Optional[list[float]]:
-    """The arm configuration (radians) a geometric plan's step checked at ``waypoint``, or None (a
-    plan without geometry, a waypoint it did not record)."""
-    q = ((geo or {}).get("check") or {}).get("configurations", {}).get(waypoint)
-    return [float(v) for v in q] if q else None
 
 
 def _failed_leaf(root: py_trees.behaviour.Behaviour) -> Optional[py_trees.behaviour.Behaviour]:
