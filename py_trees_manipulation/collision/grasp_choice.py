@@ -83,7 +83,8 @@ class GraspCandidate:
         approach_angle_deg: angle between the approach direction and straight down, degrees.
         rejection: the category (one of :data:`REJECTIONS`) it was rejected for, "" when feasible.
         reason: why, in words ("" when feasible).
-        detail: the figure or pair behind the reason (a distance in metres, ``"panda_hand with table"``).
+        detail: the figure or pair behind the reason (``unreachable``: the best IK solution's
+            (position error m, orientation error deg); ``"panda_hand with table"``).
         q_pregrasp, q_grasp: IK solutions (radians) when found.
         joint_distance_rad: the ranking cost, radians (nan until ranked).
         line_checked: the approach line was checked (and was clear, when not rejected).
@@ -155,8 +156,9 @@ class GraspChoice:
                     f"({min(c.grasp.width_m for c in members) * 1000:.0f} mm and more, "
                     f"+{self.width_margin_m * 1000:.0f} mm margin)")
         if category == "unreachable":
-            best = min(float(c.detail) for c in members)
-            return f"{n} out of reach (best {best:.2f} m)"
+            pos, deg = min((_as_miss(c.detail) for c in members), key=lambda m: (round(m[0], 3), m[1]))
+            turn = f", {deg:.0f} deg off in orientation" if deg else ""   # reached in position only
+            return f"{n} out of reach (best {pos:.2f} m{turn})"
         pairs = Counter(str(c.detail) for c in members)
         listed = "; ".join(f"{p}" + (f" (x{k})" if k > 1 and len(pairs) > 1 else "") for p, k in pairs.most_common(3))
         more = f"; {len(pairs) - 3} more" if len(pairs) > 3 else ""
@@ -215,17 +217,41 @@ def _within(sol: Any, tol: tuple) -> bool:
     return sol.position_error_m <= tol[0] and sol.orientation_error_rad <= tol[1]
 
 
+def _as_miss(detail: Any) -> tuple[float, float]:
+    """An ``unreachable`` rejection's detail as (position error m, orientation error deg)."""
+    if isinstance(detail, tuple):
+        return float(detail[0]), float(detail[1])
+    return float(detail), 0.0
+
+
+def _miss_detail(miss: tuple[float, float], tolerance: tuple[float, float]) -> tuple[float, float]:
+    """(position error m, orientation error deg) of an ``unreachable`` rejection; the orientation is
+    kept (else 0) only for a pose reached in position but not in orientation (the hand cannot turn
+    to it: a wrist joint at its limit), where it is the reason."""
+    pos, deg = miss
+    return (pos, deg) if pos <= tolerance[0] and math.radians(deg) > tolerance[1] else (pos, 0.0)
+
+
+def _miss_text(miss: tuple[float, float], tolerance: tuple[float, float]) -> str:
+    """``"0.034 m away"``, or ``"0.000 m away but 38 deg off in orientation"``."""
+    pos, deg = _miss_detail(miss, tolerance)
+    return f"{pos:.3f} m away" + (f" but {deg:.0f} deg off in orientation" if deg else "")
+
+
 def _reach(ctx: _Context, T: Pose, seeds: Sequence[Sequence[float]], checker: Any) -> tuple[
-        Optional[np.ndarray], float, Optional[Proximity]]:
+        Optional[np.ndarray], tuple[float, float], Optional[Proximity]]:
     """The first collision-free IK solution within the tolerances over ``seeds`` (in order), or None;
-    with the best position error seen and the first collision met."""
+    with the best miss seen (position error m, orientation error deg, of the solution nearest in
+    position) and the first collision met."""
     r = ctx.world.robots[ctx.robot]
-    best_err = math.inf
+    best = (math.inf, 0.0)
     hit: Optional[Proximity] = None
     tried: list[np.ndarray] = []
     for seed in seeds:
         sol = solve_ik(r, T, [seed])
-        best_err = min(best_err, sol.position_error_m)
+        miss = (sol.position_error_m, math.degrees(sol.orientation_error_rad))
+        if (round(miss[0], 4), miss[1]) < (round(best[0], 4), best[1]):
+            best = miss
         if not _within(sol, ctx.tolerance):
             continue
         if any(np.max(np.abs(sol.q - t)) < 1e-3 for t in tried):
@@ -233,9 +259,9 @@ def _reach(ctx: _Context, T: Pose, seeds: Sequence[Sequence[float]], checker: An
         tried.append(sol.q)
         h = checker.explain(sol.q)
         if h is None:
-            return sol.q, sol.position_error_m, None
+            return sol.q, miss, None
         hit = hit or h
-    return None, best_err, hit
+    return None, best, hit
 
 
 def _line(ctx: _Context, c: GraspCandidate) -> Optional[tuple[str, str]]:
@@ -300,12 +326,14 @@ def _place(ctx: _Context, c: GraspCandidate, places: Sequence[Pose], approach_m:
             T_above = T_place.copy()
             T_above[2, 3] += approach_m
             where = f"place pose {k}" if len(places) > 1 else "the place pose"
-            q_above, err, hit = _reach(ctx, T_above, [q_prev, *ctx.seeds], carry)
+            q_above, miss, hit = _reach(ctx, T_above, [q_prev, *ctx.seeds], carry)
             if q_above is None:
-                return (f"above {where}: " + (_pair(hit) if hit is not None else f"out of reach ({err:.2f} m)"))
-            q_down, err, hit = _reach(ctx, T_place, [q_above], down)
+                return (f"above {where}: " + (_pair(hit) if hit is not None
+                                              else f"out of reach ({_miss_text(miss, ctx.tolerance)})"))
+            q_down, miss, hit = _reach(ctx, T_place, [q_above], down)
             if q_down is None:
-                return f"at {where}: " + (_pair(hit) if hit is not None else f"out of reach ({err:.2f} m)")
+                return f"at {where}: " + (_pair(hit) if hit is not None
+                                          else f"out of reach ({_miss_text(miss, ctx.tolerance)})")
             c.joint_distance_rad += float(np.linalg.norm(q_above - q_prev))
             q_prev = q_down
         return None
@@ -389,21 +417,22 @@ def choose_grasp(world: CollisionWorld, robot: str, obj: str, object_pose: Pose,
                 c.reject("width", f"{g.width_m * 1000:.0f} mm wide (+{width_margin_m * 1000:.0f} mm margin): more "
                                   f"than the {opening * 1000:.0f} mm opening", g.width_m)
                 continue
-            q_pre, err, hit = _reach(ctx, P, [q0, *seeds], ctx.free)
+            q_pre, miss, hit = _reach(ctx, P, [q0, *seeds], ctx.free)
             if q_pre is None:
                 if hit is not None:
                     c.reject("pregrasp_collision", f"collides at the pregrasp: {_pair(hit)}", _pair(hit))
                 else:
-                    c.reject("unreachable", f"pregrasp out of reach (best IK solution {err:.3f} m away)", err)
+                    c.reject("unreachable", f"pregrasp out of reach (best IK solution {_miss_text(miss, ctx.tolerance)})",
+                             _miss_detail(miss, ctx.tolerance))
                 continue
             c.q_pregrasp = q_pre
-            q_g, err, hit = _reach(ctx, G, [q_pre], ctx.touch)
+            q_g, miss, hit = _reach(ctx, G, [q_pre], ctx.touch)
             if q_g is None:
                 if hit is not None:
                     c.reject("grasp_collision", f"collides at the grasp: {_pair(hit)}", _pair(hit))
                 else:
-                    c.reject("unreachable", f"grasp out of reach from the pregrasp (best IK solution {err:.3f} m "
-                                            "away)", err)
+                    c.reject("unreachable", f"grasp out of reach from the pregrasp (best IK solution "
+                                            f"{_miss_text(miss, ctx.tolerance)})", _miss_detail(miss, ctx.tolerance))
                 continue
             c.q_grasp = q_g
             c.joint_distance_rad = float(np.linalg.norm(q_pre - q0) + np.linalg.norm(q_g - q_pre))

@@ -112,9 +112,33 @@ def test_out_of_reach_says_how_far(panda):
     choice = choose_grasp(world, "arm", "mug", _mug_at(0, x=1.3), grasps_for_object(scene.objects[0]))
     assert choice.chosen is None
     assert {c.rejection for c in choice.candidates} == {"unreachable"}
-    best = min(c.detail for c in choice.candidates)
+    best = min(c.detail[0] for c in choice.candidates)
     assert 0.3 < best < 0.7
     assert choice.summary() == f"14 candidates: 14 out of reach (best {best:.2f} m)"
+
+
+def test_a_grasp_reached_in_position_but_not_in_orientation_says_so():
+    """A new user's variant: examples/regrasp.yaml's start grasp box/+z/0 with its 12 cm box turned
+    135 deg needs the hand turned past the Panda's last wrist joint. The IK ends on the spot
+    (0.000 m) but turned short: 'out of reach (best 0.00 m)' alone read as a contradiction."""
+    scene = parse_scene({
+        "robots": [{"name": "arm", "model": "franka_panda", "base_pose": {"position": [0, 0, 0.626]}}],
+        "fixtures": [{"name": "table", "urdf": "table/table.urdf", "pose": {"position": [0.5, 0, 0]}}],
+        "objects": [{"name": "box", "primitive": {"shape": "box", "size": [0.05, 0.05, 0.12]},
+                     "pose": {"position": [0.5, 0, 0.686], "rpy_deg": [0, 0, 135]}}]})
+    world = CollisionWorld.from_scene(scene)
+    try:
+        world.set_robot_state("arm", world.robots["arm"].model.named_configurations["ready"])
+        grasps = [g for g in grasps_for_object(scene.objects[0]) if g.name == "box/+z/0"]
+        choice = choose_grasp(world, "arm", "box", world.object_pose("box"), grasps)
+    finally:
+        world.close()
+    assert choice.chosen is None
+    (c,) = choice.candidates
+    pos, deg = c.detail
+    assert pos < 0.001 and deg > math.degrees(0.1)     # on the spot; beyond the 0.1 rad orientation tolerance
+    assert c.reason == f"pregrasp out of reach (best IK solution {pos:.3f} m away but {deg:.0f} deg off in orientation)"
+    assert choice.summary() == f"1 candidate: 1 out of reach (best {pos:.2f} m, {deg:.0f} deg off in orientation)"
 
 
 def test_grouped_reasons_approach_direction_and_a_plate_over_the_box(panda):
