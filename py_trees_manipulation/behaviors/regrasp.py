@@ -62,7 +62,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, ClassVar, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import py_trees
@@ -75,7 +75,7 @@ from ..planning.regrasp import NoPlanError, RegraspPlan, RegraspPlanner, Regrasp
 from .base import ManipulationBehaviour
 from .grasp_fix import GraspFixAttach
 from .motion import GAP_NAMES, GripperCommand, MoveCartesian, MoveToPose
-from .params import REQUIRED, Param
+from .params import REQUIRED, BlackboardRef, Param
 
 __all__ = ["RegraspConfig", "HandleSpec", "ObjectRegraspSpec", "PlanRegrasp", "ExecuteRegraspPlan",
            "GraspStateIs", "sense_grasp_state", "METRICS_NS"]
@@ -573,6 +573,48 @@ _CONFIG_PARAMS = {
 
 class _RegraspBase(ManipulationBehaviour):
     ABSTRACT = True
+    #: the parameter holding a grasp state the behaviour is given (PlanRegrasp: goal, GraspStateIs:
+    #: expected), checked against the regrasp description when the file is loaded
+    STATE_PARAM: ClassVar[str] = ""
+
+    @classmethod
+    def scene_problems(cls, params: dict[str, Any], scene: Any, blackboard: Optional[Mapping[str, Any]] = None
+                       ) -> list[tuple[str, str, str]]:
+        """Load-time check (``ptm validate``): a literal grasp state's gripper and handle names must be
+        in the regrasp description (``config``, or the task blackboard's ``config_key``), so a
+        misspelt goal handle is refused before anything moves. A description given at run time
+        (``"{key}"``), or one that does not parse, is left to the run (which names its problem).
+
+        Returns:
+            ``[(parameter, problem, hint)]``.
+        """
+        key = cls.STATE_PARAM
+        value = params.get(key)
+        if not key or value is None or isinstance(value, BlackboardRef):
+            return []
+        desc = params.get("config")
+        if desc is None:
+            desc = dict(blackboard or {}).get(str(params.get("config_key") or "regrasp").lstrip("/"))
+        if not isinstance(desc, Mapping):
+            return []
+        try:
+            cfg = RegraspConfig.from_mapping(desc, scene=scene)
+        except (KeyError, TypeError, ValueError):
+            return []
+        try:
+            if isinstance(value, Mapping):
+                cfg.factory.grasps_from_names({str(g): (h or None) for g, h in value.items()})
+            else:
+                _resolve(cfg, value)
+        except (KeyError, TypeError, ValueError) as e:
+            from ..trees.errors import did_you_mean
+
+            names = list(value.values()) + list(value) if isinstance(value, Mapping) else [value]
+            known = list(cfg.factory.handles) + list(cfg.factory.grippers)
+            hint = next((did_you_mean(str(n), known) for n in names
+                         if isinstance(n, str) and n and n not in known and did_you_mean(str(n), known)), "")
+            return [(key, f"{cls.__name__}.{key}: {e.args[0] if e.args else e}", hint)]
+        return []
 
     def __init__(self, name: Optional[str] = None, **params: Any):
         super().__init__(name=name, **params)
@@ -863,6 +905,7 @@ class PlanRegrasp(_RegraspBase):
     """
 
     ABSTRACT = False
+    STATE_PARAM = "goal"
     BLACKBOARD_WRITES = ("state_key",)  # besides output_key (trees/dataflow.py)
     PARAMS = {
         **_CONFIG_PARAMS,
@@ -949,6 +992,7 @@ class GraspStateIs(_RegraspBase):
     """
 
     ABSTRACT = False
+    STATE_PARAM = "expected"
     PARAMS = {
         **_CONFIG_PARAMS,
         "expected": Param("any", REQUIRED, "{gripper: handle or ''} (partial) or an HPP state name"),

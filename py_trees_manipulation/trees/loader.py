@@ -161,7 +161,7 @@ def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *
         ctx.display_stack.append(path)
         tree = _parse_node(doc["tree"], doc.value_loc("tree"), ctx, prefix="")
     if tree is not None and scene_spec is not None:
-        _check_scene_references(tree, scene_spec, ctx)
+        _check_scene_references(tree, scene_spec, ctx, blackboard)
         _check_reach(tree, scene_spec, ctx)
     if tree is not None and check_blackboard and not ctx.problems:
         def bb_loc(key: str) -> Loc:
@@ -412,8 +412,12 @@ def _scene_names(scene: Any) -> dict[str, list[str]]:
     }
 
 
-def _check_scene_references(tree: NodeSpec, scene: Any, ctx: _Ctx) -> None:
-    """Literal object, robot, configuration, door and cabinet names must exist in the scene."""
+def _check_scene_references(tree: NodeSpec, scene: Any, ctx: _Ctx, blackboard: Any = None) -> None:
+    """Literal object, robot, configuration, door and cabinet names must exist in the scene; then each
+    behaviour's own ``scene_problems(params, scene)`` check (with ``blackboard=``, the task's initial
+    blackboard, when the hook takes it: PlanRegrasp reads its regrasp description there)."""
+    import inspect
+
     names = _scene_names(scene)
     for node in tree.walk():
         if node.category != "behaviour":
@@ -432,7 +436,8 @@ def _check_scene_references(tree: NodeSpec, scene: Any, ctx: _Ctx) -> None:
         # a behaviour's own checks against the scene (ChooseGrasp: the object's grasp set)
         check = getattr(cls, "scene_problems", None)
         if callable(check):
-            for key, message, hint in check(node.params, scene):
+            kw = {"blackboard": blackboard or {}} if "blackboard" in inspect.signature(check).parameters else {}
+            for key, message, hint in check(node.params, scene, **kw):
                 ctx.add(node.param_locs.get(key, node.loc), message, hint)
 
 

@@ -250,3 +250,25 @@ def test_gui_without_a_display_is_a_clear_error(monkeypatch, capsys):
     example = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "pick_and_lift.yaml")
     assert cli.main(["run", example, "--gui"]) == 2
     assert "--gui needs a display (DISPLAY is not set)" in capsys.readouterr().err
+
+
+def test_a_regrasp_goal_handle_the_description_lacks_is_refused_when_the_file_is_loaded():
+    """From a new user's trial: `--set parameters.goal_handle=box/back` passed `ptm validate` and
+    failed only after the pick and the lift. PlanRegrasp's goal and GraspStateIs's expected state
+    are checked against the regrasp description on the task's blackboard."""
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "regrasp.yaml")
+    with pytest.raises(TreeLoadError) as e:
+        load_task(path, overrides=["parameters.goal_handle=box/frnt"])
+    lines = str(e.value).splitlines()
+    assert any("PlanRegrasp.goal: unknown handle 'box/frnt'; handles are ['box/top', 'box/side', 'box/front']"
+               in line and "did you mean 'box/front'?" in line for line in lines), lines
+    assert any("GraspStateIs.expected: unknown handle 'box/frnt'" in line for line in lines), lines
+    with pytest.raises(TreeLoadError, match=r"PlanRegrasp.goal: unknown gripper 'panda/hnd'; grippers are "
+                                            r"\['panda/hand'\].*did you mean 'panda/hand'"):
+        load_task(path, overrides=["tree.plan.goal={panda/hnd: box/side}"])
+    assert load_task(path, overrides=["parameters.goal_handle=box/front"]).name == "regrasp"
+    # a description that is only known at run time is not checked here
+    load_task(path, overrides=["tree.plan.config_key=later", "tree.holds_side.config_key=later",
+                               "blackboard.later={}"])
