@@ -103,6 +103,21 @@ class ArticulatedObject:
     def _position(self, j: int) -> float:
         return float(pb.getJointState(self.body_id, j, physicsClientId=self.physics_client_id)[0])
 
+    def joints_at_open_limit(self, tolerance: float = 0.002) -> list[tuple[str, float]]:
+        """The movable joints at (or past) their upper URDF limit now, the fully open end of a hinge or
+        a drawer slide: ``(joint name, the limit: metres, or degrees for a revolute joint)``.
+        ``tolerance`` in metres or radians. Says *why* a mechanism resists an opening motion."""
+        out = []
+        c = self.physics_client_id
+        for j in range(pb.getNumJoints(self.body_id, physicsClientId=c)):
+            info = pb.getJointInfo(self.body_id, j, physicsClientId=c)
+            kind, lo, hi = info[2], float(info[8]), float(info[9])
+            if kind not in (pb.JOINT_REVOLUTE, pb.JOINT_PRISMATIC) or hi <= lo:
+                continue
+            if self._position(j) >= hi - tolerance:
+                out.append((info[1].decode(), hi if kind == pb.JOINT_PRISMATIC else math.degrees(hi)))
+        return out
+
     def _friction_motor(self, j: int, force: float) -> None:
         pb.setJointMotorControl2(
             self.body_id, j, pb.VELOCITY_CONTROL, targetVelocity=0.0, force=float(force),

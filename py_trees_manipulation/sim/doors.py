@@ -156,8 +156,8 @@ class _ScrewFollow(_Execution):
             g = self.goal
             if g.max_force_n is not None and self.force_n > g.max_force_n and len(self.window) == self.FORCE_WINDOW:
                 self._abort(f"wrist force {self.force_n:.1f} N > max_force_n {g.max_force_n:g} N at "
-                            f"{self._fmt(self.theta_reached)} of {self._fmt(g.theta)}: the mechanism resists "
-                            "(locked, stuck or blocked)")
+                            f"{self._fmt(self.theta_reached)} of {self._fmt(g.theta)}: "
+                            + (self.ext.end_stop_text() or "the mechanism resists (locked, stuck or blocked)"))
                 return
             self.lag = self.lag + 1 if self.err_m > g.max_tracking_error_m else 0
             if self.lag >= self.LAG_CHECKS:
@@ -175,8 +175,10 @@ class _ScrewFollow(_Execution):
             self._end(True, f"followed the screw to {self._fmt(self.theta_reached)} "
                             f"(goal {self._fmt(self.goal.theta)}), max wrist force {self.max_force_n:.1f} N")
         elif self.settle >= self.SETTLE_S * self.arm.backend.physics_hz:
+            why = self.ext.end_stop_text()
             self._abort(f"the TCP stopped {self.err_m:.3f} m from the end of the screw (tolerance "
-                        f"{self.goal.position_tolerance_m:g} m) at {self._fmt(self.theta_reached)}")
+                        f"{self.goal.position_tolerance_m:g} m) at {self._fmt(self.theta_reached)}"
+                        + (f": {why}" if why else ""))
 
     def _result(self) -> FollowScrewResult:
         return FollowScrewResult(theta_reached=self.theta_reached, tcp_pose=self.arm.tcp_pose(),
@@ -347,6 +349,23 @@ class DoorsExtension:
     def _step(self, backend: SimBackend) -> None:
         for o in self._objects:
             o.step()
+
+    def end_stop_text(self) -> str:
+        """Why a door or drawer resists, when the simulator knows: ``"drawer 'cabinet' is at the end
+        of its travel (0.350 m): ..."`` (a pull longer than the slide), ``"door 'door' is at its hinge
+        limit (95 deg) ..."``; else "" (the caller says "locked, stuck or blocked")."""
+        for name, o in [*self.drawers.items(), *self.doors.items()]:
+            for joint, limit in o.joints_at_open_limit():
+                if isinstance(o, ArticulatedDrawer):
+                    return (f"drawer {name!r} is at the end of its travel ({limit:.3f} m): the motion asks for "
+                            "more than the drawer moves")
+                if joint == getattr(o.asset, "hinge_joint", None):
+                    return (f"door {name!r} is at its hinge limit ({limit:.0f} deg): the motion asks for more "
+                            "than the door opens")
+                if joint == getattr(o.asset, "handle_joint", None):
+                    return (f"the handle of door {name!r} is at its limit ({limit:.0f} deg): the motion turns it "
+                            "further than it turns")
+        return ""
 
     def _record_force(self, f: float) -> None:
         self._followed = True
