@@ -534,6 +534,8 @@ class SimGripper(_SimResource):
         self.max_gap_m = float(robot.model.max_gap_m)
         self.min_gap_m = float(robot.model.min_gap_m)
         self.controller: Any = None
+        #: the force limit of the last position command that closed the fingers, N (None: none yet)
+        self.closing_force_n: Optional[float] = None
         self._torque_mode = False
         self._body, self._client, self._fj = robot.body, robot.client, robot.finger_joints
         # the finger gap's linear map (LoadedRobot.gap_of): pad travel per joint unit (m/m or m/rad),
@@ -563,8 +565,11 @@ class SimGripper(_SimResource):
             speed_mps: speed of each finger, m/s; default: the model's.
         """
         force = self.model.default_grip_force_n if max_force_n < 0 else min(max_force_n, self.model.max_grip_force_n)
-        targets = self.robot.finger_targets(float(np.clip(gap_m, self.min_gap_m, self.max_gap_m)))
+        gap_m = float(np.clip(gap_m, self.min_gap_m, self.max_gap_m))
+        targets = self.robot.finger_targets(gap_m)
         speed = self.model.finger_speed_mps if speed_mps is None else speed_mps
+        if gap_m < self.gap_m() - 1e-4:
+            self.closing_force_n = force   # what a grasp made by this command squeezes with, at most
         self._torque_mode = False
         for j, q, s in zip(self._fj, targets, self._s):
             pb.setJointMotorControl2(self._body, j, pb.POSITION_CONTROL, targetPosition=q, force=force * abs(s),
@@ -1011,6 +1016,7 @@ class SimBackend:
         gripper = SimGripper(self, spec.name, robot)
         arm.hold(q0)
         gripper.command_gap(spec.initial_gap_m)
+        gripper.closing_force_n = None   # the scene's initial gap is no grasp
         self.arms[spec.name] = arm
         self.grippers[spec.name] = gripper
 
@@ -1293,6 +1299,7 @@ class SimBackend:
                 pb.setJointMotorControl2(arm.robot.body, follower, pb.VELOCITY_CONTROL, force=0.0, physicsClientId=c)
             arm.hold(q0)
             gripper.command_gap(spec.initial_gap_m)
+            gripper.closing_force_n = None
         for o in self.scene.objects:
             self._build_object(o)
         for ext in self.extensions.values():

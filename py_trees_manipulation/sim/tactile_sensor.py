@@ -145,8 +145,8 @@ Metrics:
   ``grip_needed_n`` (``m g / (2 mu)``: the static grip per pad that holds the target, ``mu`` the
   product of its and the pads' lateral friction; lifting with acceleration ``a`` needs
   ``m (g + a) / (2 mu)``), ``grip_force_limit_n`` (the first gripper's ``fingertip_force_limit``,
-  else ``max_effort_n``) and ``grip_margin`` (their ratio: below about 1.3 the lift's acceleration
-  is not held).
+  else ``max_effort_n``, or the force limit of the last ``GripperCommand`` that closed it when that
+  is lower) and ``grip_margin`` (their ratio: below about 1.3 the lift's acceleration is not held).
 
 Telemetry ``gripper/<name>`` adds ``left_fingertip_force_n``, ``right_fingertip_force_n`` (the
 controller's zeroed pad forces while it runs; otherwise the pad cells of the latest contact sample,
@@ -1018,7 +1018,9 @@ class TactileSensing:
         friction, ``m g / (2 mu)`` (``mu``: the product of the target's and the finger pads'
         lateral friction, as Bullet combines them; lifting with acceleration ``a`` needs
         ``m (g + a) / (2 mu)``); ``grip_force_limit_n``: the first gripper's force limit (the
-        controller's ``fingertip_force_limit``, or the actuator's ``max_effort_n``);
+        controller's ``fingertip_force_limit``, or the actuator's ``max_effort_n``, or the force
+        limit of the last position command that closed the fingers when lower: GripperCommand's
+        ``max_effort``);
         ``grip_margin``: their ratio (below about 1.2 the lift's acceleration is not held)."""
         c = self.backend.client
         g0 = next(iter(self.grippers.values()))
@@ -1030,6 +1032,9 @@ class TactileSensing:
         limit = g0.controller.params.fingertip_force_limit
         if limit < 0:
             limit = float(g0._lim)  # the actuator limit (tactile max_effort_n, or the gripper description's)
+            closing = getattr(g0.gripper, "closing_force_n", None)
+            if closing is not None:   # a GripperCommand's max_effort squeezed with less
+                limit = min(limit, float(closing))
         if mass <= 0 or mu <= 0:
             return {}
         needed = mass * g / (2.0 * mu)
