@@ -609,10 +609,10 @@ class _RegraspBase(ManipulationBehaviour):
         except (KeyError, TypeError, ValueError) as e:
             from ..trees.errors import did_you_mean
 
-            names = list(value.values()) + list(value) if isinstance(value, Mapping) else [value]
-            known = list(cfg.factory.handles) + list(cfg.factory.grippers)
-            hint = next((did_you_mean(str(n), known) for n in names
-                         if isinstance(n, str) and n and n not in known and did_you_mean(str(n), known)), "")
+            names = [*value.values(), *value] if isinstance(value, Mapping) else [value]
+            known = [*cfg.factory.handles, *cfg.factory.grippers]
+            unknown = [str(n) for n in names if isinstance(n, str) and n and n not in known]
+            hint = next(filter(None, (did_you_mean(n, known) for n in unknown)), "")
             return [(key, f"{cls.__name__}.{key}: {e.args[0] if e.args else e}", hint)]
         return []
 

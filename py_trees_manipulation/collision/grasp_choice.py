@@ -156,7 +156,7 @@ class GraspChoice:
                     f"({min(c.grasp.width_m for c in members) * 1000:.0f} mm and more, "
                     f"+{self.width_margin_m * 1000:.0f} mm margin)")
         if category == "unreachable":
-            pos, deg = min((_as_miss(c.detail) for c in members), key=lambda m: (round(m[0], 3), m[1]))
+            pos, deg = min((c.detail for c in members), key=lambda m: (round(m[0], 3), m[1]))
             turn = f", {deg:.0f} deg off in orientation" if deg else ""   # reached in position only
             return f"{n} out of reach (best {pos:.2f} m{turn})"
         pairs = Counter(str(c.detail) for c in members)
@@ -215,13 +215,6 @@ class _Context:
 
 def _within(sol: Any, tol: tuple) -> bool:
     return sol.position_error_m <= tol[0] and sol.orientation_error_rad <= tol[1]
-
-
-def _as_miss(detail: Any) -> tuple[float, float]:
-    """An ``unreachable`` rejection's detail as (position error m, orientation error deg)."""
-    if isinstance(detail, tuple):
-        return float(detail[0]), float(detail[1])
-    return float(detail), 0.0
 
 
 def _miss_detail(miss: tuple[float, float], tolerance: tuple[float, float]) -> tuple[float, float]:
