@@ -109,7 +109,7 @@ class MotionRequest:
         named_configurations: extra IK seeds by name (``ready`` is the second seed).
         ik_seeds: for ``pose``: arm configurations (radians) tried before the configuration now for
             the target's IK, in order: the goal is the solution nearest the first that gives a
-            collision-free one (a regrasp plan's checked configuration keeps its branch).
+            collision-free one (the caller picks the arm's branch, e.g. elbow up).
         seed: seeds the random IK seeds and OMPL.
         dt: trajectory sample period, seconds.
     """

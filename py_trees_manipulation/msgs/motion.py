@@ -50,8 +50,8 @@ class MoveToPoseGoal:
         allowed_contacts: contacts the motion may make: ``"box"`` (the hand and the held object may
             touch body ``box``) or ``"box:table"`` (the held ``box``, or a robot link, may touch ``table``).
         ik_seed: arm joint positions, radians, the arm's joint order, tried first for the target's
-            IK: the goal is then the solution nearest it when that one is collision-free (the
-            configuration a regrasp plan checked, an elbow-up branch), else the usual search. None:
+            IK: the goal is then the solution nearest it when that one is collision-free (a
+            configuration a plan checked, an elbow-up branch), else the usual search. None:
             the arm's configuration now first. Used where this project plans the motion (the
             simulator; the hardware backend with a scene); a bridge node that plans itself ignores it.
     """

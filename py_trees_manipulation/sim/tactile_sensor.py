@@ -1032,7 +1032,7 @@ class TactileSensing:
         limit = g0.controller.params.fingertip_force_limit
         if limit < 0:
             limit = float(g0._lim)  # the actuator limit (tactile max_effort_n, or the gripper description's)
-            closing = getattr(g0.gripper, "closing_force_n", None)
+            closing = g0.gripper.closing_force_n
             if closing is not None:   # a GripperCommand's max_effort squeezed with less
                 limit = min(limit, float(closing))
         if mass <= 0 or mu <= 0:
