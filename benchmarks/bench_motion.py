@@ -37,7 +37,7 @@ READY = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
 def build_world():
     import py_trees_manipulation.sim  # noqa: F401  (registers the scene sections)
     from py_trees_manipulation.collision.world import CollisionWorld
-    from py_trees_manipulation.sim.scene import parse_scene
+    from py_trees_manipulation.scene.spec import parse_scene
 
     from py_trees_manipulation.trees.loader import load_task
 

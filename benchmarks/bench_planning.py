@@ -107,7 +107,7 @@ BOX = [0.05, 0.05, 0.12]
 def flip_box_problem():
     """Two Pandas facing each other across the table (HPP's PR2 has two arms), a 5 x 5 x 12 cm box with
     the four side handles of its grasp set (four yaws each) and every face as a placement."""
-    from py_trees_manipulation.sim.scene import parse_scene
+    from py_trees_manipulation.scene.spec import parse_scene
 
     spec = parse_scene({
         "robots": [{"name": "left", "model": "franka_panda", "base_pose": {"position": [0, 0, 0.626]}},
@@ -127,7 +127,7 @@ def grid_problem(n: int = 6):
     """n Pandas on a circle of 0.85 m around a round table's centre, facing it; n boxes, box i held by
     robot i at the start (lifted in front of it); one placement each, between two neighbours. The
     goal: gripper i holds box i+1 (each puts its box down, then takes its neighbour's): 2n grasp changes."""
-    from py_trees_manipulation.sim.scene import parse_scene
+    from py_trees_manipulation.scene.spec import parse_scene
 
     robots, objects, desc_objects = [], [], {}
     c = np.array([0.0, 0.0])

@@ -38,7 +38,7 @@ import pybullet as pb
 
 from py_trees_manipulation.testing import FakeBackend
 from py_trees_manipulation.trees.loader import load_task, load_task_data
-from py_trees_manipulation.trees.locyaml import loads
+from py_trees_manipulation.located.locyaml import loads
 from py_trees_manipulation.trees.runner import RunOptions, run_task
 
 HERE = os.path.dirname(os.path.abspath(__file__))

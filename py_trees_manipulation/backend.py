@@ -125,7 +125,7 @@ class PlanningService(Protocol):
     :class:`~py_trees_manipulation.collision.world.CollisionWorld`, synced first to the current state.
 
     Attributes:
-        scene: the task's parsed scene (:class:`~py_trees_manipulation.sim.scene.SceneSpec`):
+        scene: the task's parsed scene (:class:`~py_trees_manipulation.scene.spec.SceneSpec`):
             objects with their grasp sets, robots with their descriptions.
     """
 

@@ -56,7 +56,7 @@ def _load(path: str, overrides: Optional[list[str]] = None):
 
 # ------------------------------------------------------------------------------------------------
 def cmd_run(args: argparse.Namespace) -> int:
-    from .trees.errors import TreeLoadError
+    from .located.errors import TreeLoadError
     from .trees.runner import RunOptions, interrupt_once
 
     try:
@@ -165,7 +165,7 @@ def _load_xml(path: str, scene: Optional[str], overrides: list[str], main_tree: 
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .trees.errors import TreeLoadError
+    from .located.errors import TreeLoadError
 
     if (args.scene or args.main_tree) and not all(p.lower().endswith(".xml") for p in args.files):
         return _die("--scene and --main-tree are for XML trees; a YAML task file holds its own scene and tree")
@@ -198,7 +198,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_render(args: argparse.Namespace) -> int:
     import py_trees
 
-    from .trees.errors import TreeLoadError
+    from .located.errors import TreeLoadError
     from .trees.factory import build_tree
 
     try:
@@ -247,7 +247,7 @@ def cmd_behaviours(args: argparse.Namespace) -> int:
     items = registry.behaviours()
     if args.name:
         if args.name not in items and args.name not in COMPOSITES and args.name not in DECORATORS:
-            from .trees.errors import did_you_mean
+            from .located.errors import did_you_mean
 
             return _die(f"no behaviour {args.name!r}; {did_you_mean(args.name, list(items)) or 'run ptm behaviours'}")
     for name, cls in items.items():

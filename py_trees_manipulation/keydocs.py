@@ -1,6 +1,6 @@
 """Key tables of YAML file sections: one declaration per key feeds validation, schema and docs.
 
-Used by the scene section (:data:`py_trees_manipulation.sim.scene.SCENE_KEYS`) and robot
+Used by the scene section (:data:`py_trees_manipulation.scene.spec.SCENE_KEYS`) and robot
 description files (:data:`py_trees_manipulation.robots.description.DESCRIPTION_KEYS`).
 """
 

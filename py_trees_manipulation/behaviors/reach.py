@@ -4,9 +4,9 @@ Put it first in a tree, before anything moves: it checks that the task's targets
 where the robot stands (inverse kinematics and collision checks in the collision world, see
 :mod:`py_trees_manipulation.collision.reachability`): the grasps of the object to pick (any one
 suffices), a door's lever along its whole opening arc, a drawer's bar along its pull line
-(:mod:`py_trees_manipulation.sim.reach_targets`). When one is not, it FAILS naming it and why, and
+(:mod:`py_trees_manipulation.scene.reach_targets`). When one is not, it FAILS naming it and why, and
 suggests a base pose from which every target is reachable. Its parameters are also what
-``base_pose: auto`` places the robot for (:mod:`py_trees_manipulation.sim.base_placement`), so the
+``base_pose: auto`` places the robot for (:mod:`py_trees_manipulation.collision.base_placement`), so the
 task's targets are written once.
 """
 
@@ -92,7 +92,7 @@ class CheckReachability(ManipulationBehaviour):
     }
 
     def update(self) -> Status:
-        from ..sim.reach_targets import request_from_params
+        from ..scene.reach_targets import request_from_params
 
         planning = _planning(self.backend)
         if planning is None:
@@ -109,8 +109,8 @@ class CheckReachability(ManipulationBehaviour):
 
         def job(world: Any) -> Any:
             from ..collision.reachability import base_frame, check_for_task, find_base_relaxing
-            from ..sim.base_placement import surface_under
-            from ..sim.reach_targets import targets_for
+            from ..collision.base_placement import surface_under
+            from ..scene.reach_targets import targets_for
 
             targets = targets_for(request, scene, object_pose=world.object_pose)
             # the posture a base search would find (its margins) first, so that a base placed by
@@ -152,3 +152,24 @@ class CheckReachability(ManipulationBehaviour):
             else:
                 text += f"; and {placement.failure}"
         return self.fail(text)
+
+
+def requests_from_tree(tree: Any) -> list:
+    """The reach requests of a loaded tree (a :class:`~py_trees_manipulation.trees.spec.NodeSpec`):
+    one per ``CheckReachability`` node, from its parameter values (literal once the file is loaded), as
+    :class:`~py_trees_manipulation.scene.reach_targets.ReachRequest` s (``base_pose: auto`` places the
+    robot by them)."""
+    from . import registry
+    from ..scene.reach_targets import CHECK_BEHAVIOUR, request_from_params
+
+    cls = registry.lookup(CHECK_BEHAVIOUR)
+    out = []
+    for node in tree.walk() if tree is not None else ():
+        if node.type != CHECK_BEHAVIOUR or cls is None:
+            continue
+        try:
+            params = cls.coerce_params(dict(node.params))
+        except ValueError:
+            continue
+        out.append(request_from_params(params))
+    return out

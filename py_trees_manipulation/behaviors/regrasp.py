@@ -192,7 +192,7 @@ class RegraspConfig:
 
         Args:
             data: the description (or a RegraspConfig, returned as is).
-            scene: the task's scene (:class:`~py_trees_manipulation.sim.scene.SceneSpec`), for
+            scene: the task's scene (:class:`~py_trees_manipulation.scene.spec.SceneSpec`), for
                 objects whose handles come from their grasp set and for grasp widths.
 
         Raises:
@@ -607,7 +607,7 @@ class _RegraspBase(ManipulationBehaviour):
             else:
                 _resolve(cfg, value)
         except (KeyError, TypeError, ValueError) as e:
-            from ..trees.errors import did_you_mean
+            from ..located.errors import did_you_mean
 
             names = [*value.values(), *value] if isinstance(value, Mapping) else [value]
             known = [*cfg.factory.handles, *cfg.factory.grippers]

@@ -520,7 +520,7 @@ class ArmMotionPlanner:
 
         (The simulator's tactile touch-down detection was tuned on exactly this profile: a smoother
         one, interpolated in the path fraction, delays the palm accelerometer's jolt on touch-down.)"""
-        from ..sim.backend import _Interpolation
+        from ..geometry.poses import PoseInterpolation as _Interpolation
 
         r = self.loaded
         t_nom = max(dist / req.speed_mps, angle / MAX_ANGULAR_SPEED_RPS, 0.02)

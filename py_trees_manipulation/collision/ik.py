@@ -1,6 +1,6 @@
 """Inverse kinematics of a robot's TCP on a kinematic copy of the robot, verified by forward kinematics.
 
-:func:`solve_ik` works on any :class:`~py_trees_manipulation.sim.robots.LoadedRobot` in any PyBullet
+:func:`solve_ik` works on any :class:`~py_trees_manipulation.bullet.robots.LoadedRobot` in any PyBullet
 client that is only used for kinematics (the simulator's shadow robot, the collision world's
 planning robot): it teleports that robot's arm joints while it searches. The simulator's
 ``SimArm.solve_ik`` and the motion planner (IK with several seeds for pose goals) both use it.
@@ -19,7 +19,7 @@ from ..conventions import quat_xyzw_from_wxyz
 from ..geometry.poses import Pose
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..sim.robots import LoadedRobot
+    from ..bullet.robots import LoadedRobot
 
 __all__ = ["IKSolution", "solve_ik", "pq_of_valid_pose"]
 

@@ -59,11 +59,12 @@ import numpy as np
 import pybullet as pb
 
 from ..geometry.poses import Pose
+from ..scene.reach_targets import ReachSample, ReachTarget
 from .ik import IKSolution, solve_ik
 from .world import AllowedContacts, CollisionWorld, Proximity
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..sim.robots import LoadedRobot
+    from ..bullet.robots import LoadedRobot
 
 __all__ = ["ReachSample", "ReachTarget", "SampleResult", "TargetResult", "ReachChecker", "MountingSurface",
            "BasePlacement", "WristBounds", "find_base", "wrist_bounds", "base_pose_at", "base_frame", "set_base_frame",
@@ -141,64 +142,6 @@ AXIS_SEPARATION_MIN = 0.35
 AXIS_DISTANCE_SCALE_M = 0.1
 #: IK stops refining below this error (metres, and radians), well inside the tolerances
 IK_THRESHOLD = 5e-4
-
-
-@dataclass(frozen=True)
-class ReachSample:
-    """One TCP pose a target needs.
-
-    Attributes:
-        label: what it is, for messages (``"the door handle at 40 deg of its 60 deg arc"``).
-        pose: (4, 4) TCP pose, world frame.
-        joints: ``((body, joint name, position rad or m), ...)``: articulated bodies set before the
-            check (a door's hinge and lever at this moment of the task).
-        touch: bodies the hand may touch here (the handle or object it holds).
-        held: the hand holds the handle here (the motion to it is compliant: the follow_screw
-            impedance), so the arm keeps the held clearance (``held_padding_m``) instead of the
-            planning padding.
-        from_contact: a straight line away from a contact (backing off a handle just let go): as
-            the motion planner does, pairs closer than the padding at the sample before may stay
-            but not get :data:`START_RELAX_M` closer; every step of the line is checked.
-        probe: a margin beyond the task's own motion (a base search checks the arc a little further):
-            probes are followed from the sample before them, and the path goes on from there, as
-            the task does, after the last probe.
-    """
-
-    label: str
-    pose: Pose
-    joints: tuple = ()
-    touch: tuple = ()
-    held: bool = False
-    from_contact: bool = False
-    probe: bool = False
-
-
-@dataclass(frozen=True)
-class ReachTarget:
-    """Something the task must reach: alternative paths, any one of which suffices.
-
-    Attributes:
-        name: for messages (``"the door handle of 'door'"``, ``"a grasp of 'mug'"``).
-        paths: alternatives; each a tuple of :class:`ReachSample` reached in order, continuously.
-        subject: the scene body the target belongs to (the door, the cabinet, the object).
-        kind: ``"door"``, ``"drawer"`` or ``"grasp"``.
-        approach_from: the named arm configuration the task approaches the first sample from (the
-            motion planner's first IK seed); None: where the arm is.
-        any_posture: the task moves the arm to the configuration the check found for the first
-            sample (``CheckReachability.posture_key``), so any posture the whole path works from
-            will do; else the path must work from the one the motion planner would take.
-    """
-
-    name: str
-    paths: tuple
-    subject: str = ""
-    kind: str = ""
-    approach_from: Optional[str] = None
-    any_posture: bool = False
-
-    def positions(self) -> np.ndarray:
-        """Every sample's TCP position, shape (n, 3), metres."""
-        return np.array([s.pose[:3, 3] for p in self.paths for s in p]).reshape(-1, 3)
 
 
 @dataclass

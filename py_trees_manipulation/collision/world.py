@@ -53,8 +53,8 @@ from ..conventions import quat_wxyz_from_xyzw, quat_xyzw_from_wxyz
 from ..geometry.poses import Pose, invert, pose_from_pq, pq_from_pose
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..sim.robots import LoadedRobot, RobotModel
-    from ..sim.scene import PrimitiveSpec, SceneSpec
+    from ..bullet.robots import LoadedRobot, RobotModel
+    from ..scene.spec import PrimitiveSpec, SceneSpec
 
 __all__ = ["CollisionWorld", "StateChecker", "Collision", "AllowedContacts", "Proximity", "primitive_shapes",
            "DEFAULT_PADDING_M"]
@@ -205,7 +205,7 @@ class CollisionWorld:
         client: the PyBullet client id.
         padding_m, max_step_rad: as given.
         bodies: body name -> PyBullet body id; names: the reverse.
-        robots: robot name -> :class:`~py_trees_manipulation.sim.robots.LoadedRobot` (kinematic copy).
+        robots: robot name -> :class:`~py_trees_manipulation.bullet.robots.LoadedRobot` (kinematic copy).
         objects: names of the movable objects (they can be attached).
     """
 
@@ -242,16 +242,16 @@ class CollisionWorld:
         (``scene.extra``), robots at their initial configuration.
 
         Args:
-            scene: a parsed :class:`~py_trees_manipulation.sim.scene.SceneSpec`.
+            scene: a parsed :class:`~py_trees_manipulation.scene.spec.SceneSpec`.
             models: robot name -> model (default: each scene robot's description, or its stock model
-                from :func:`~py_trees_manipulation.sim.robots.model_by_name`).
+                from :func:`~py_trees_manipulation.bullet.robots.model_by_name`).
             padding_m, max_step_rad: default: the scene's ``motion_planning`` section, else 0.01 m
                 and 0.01 rad.
 
         Raises:
             ValueError: an unknown robot model; a URDF that does not load.
         """
-        from ..sim.robots import model_by_name
+        from ..bullet.robots import model_by_name
 
         settings = scene.extra.get("motion_planning") if hasattr(scene, "extra") else None
         pad = padding_m if padding_m is not None else getattr(settings, "padding_m", DEFAULT_PADDING_M)
@@ -331,7 +331,7 @@ class CollisionWorld:
         the model's ``allowed_collision_pairs`` and pairs never in collision in
         :data:`SELF_COLLISION_SAMPLES` random configurations are not checked (see the module docstring).
         """
-        from ..sim.robots import LoadedRobot
+        from ..bullet.robots import LoadedRobot
 
         c = self.client
         p, q = pq_from_pose(base_pose)

@@ -177,7 +177,7 @@ def calculate_grasp_and_twist_subframes(
     So a positive screw rotation is right-handed about the input's +z through its origin, and a
     positive translation moves along +z. For a lever handle pass the handle **pivot** pose with z
     along the handle's axis of rotation (MoveIt ``GetDoorHandle`` convention; see
-    :mod:`py_trees_manipulation.sim.assets`), not the point where the fingers close.
+    :mod:`py_trees_manipulation.scene.assets`), not the point where the fingers close.
 
     Args:
         target_grasp_pose: (4, 4) grasp (or handle pivot) pose, metres; its z axis is the surface

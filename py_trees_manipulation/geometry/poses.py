@@ -103,6 +103,35 @@ def interpolate(a: Pose, b: Pose, s: float) -> Pose:
     return pose_from_pq(pa + s * (pb - pa), q)
 
 
+class PoseInterpolation:
+    """:func:`interpolate` from ``a`` to ``b`` at many
+    fractions: both poses are decomposed once (``interpolate`` does it on every call, with two
+    ``check_pose`` and two ``mat2quat``); :meth:`at` computes exactly what ``interpolate(a, b, s)``
+    returns (same operations in the same order, so the same bits; see tests/unit/test_sim_paths.py)."""
+
+    def __init__(self, a: Pose, b: Pose):
+        pa, qa = pq_from_pose(a)
+        pb_, qb = pq_from_pose(b)
+        if float(np.dot(qa, qb)) < 0.0:
+            qb = -qb
+        self.pa, self.dp = pa, pb_ - pa
+        self.qa, self.qb, self.dq = qa, qb, qb - qa
+        dot = float(np.clip(np.dot(qa, qb), -1.0, 1.0))
+        self.linear = dot > 0.9995
+        if not self.linear:
+            self.th = np.arccos(dot)
+            self.sin_th = np.sin(self.th)
+
+    def at(self, s: float) -> Pose:
+        """(4, 4) pose a fraction ``s`` in [0, 1] of the way (== ``interpolate(a, b, s)``)."""
+        if self.linear:
+            q = self.qa + s * self.dq
+        else:
+            th = self.th
+            q = (np.sin((1 - s) * th) * self.qa + np.sin(s * th) * self.qb) / self.sin_th
+        return pose_from_pq(self.pa + s * self.dp, q)
+
+
 def pose_from_spec(spec: Any) -> Pose:
     """Pose from the YAML/blackboard forms.
 

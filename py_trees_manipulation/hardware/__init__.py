@@ -141,7 +141,7 @@ def planning_scene(task: Any) -> Any:
         return None
     import os
 
-    from ..sim.scene import parse_scene
+    from ..scene.spec import parse_scene
 
     return parse_scene(task.scene, base_dir=getattr(task, "scene_dir", None)
                        or os.path.dirname(os.path.abspath(task.file)))
@@ -153,7 +153,7 @@ def _planned_arms(scene: Any, cfg: RobotConfig) -> set:
     planned trajectories on them."""
     if scene is None:
         return set()
-    from ..sim.robots import model_by_name
+    from ..bullet.robots import model_by_name
 
     out = set()
     for r in scene.robots:

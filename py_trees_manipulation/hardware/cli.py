@@ -43,7 +43,7 @@ def run_observers(args: argparse.Namespace, task: Any = None) -> list[Any]:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from ..backend import BackendError
-    from ..trees.errors import TreeLoadError
+    from ..located.errors import TreeLoadError
     from .robot_server import RobotStandIn, load_scene
 
     if args.backend != "sim":

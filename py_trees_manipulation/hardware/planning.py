@@ -63,7 +63,7 @@ class HardwarePlanning:
 
     Args:
         backend: the hardware backend.
-        scene: the task's parsed :class:`~py_trees_manipulation.sim.scene.SceneSpec`.
+        scene: the task's parsed :class:`~py_trees_manipulation.scene.spec.SceneSpec`.
 
     Attributes:
         robots: the arm names planned for (arms of the robot file that the scene has).
@@ -124,7 +124,7 @@ class HardwarePlanning:
 
     def _model_names(self, robot: str) -> list[str]:
         spec = next(r for r in self.scene.robots if r.name == robot)
-        from ..sim.robots import model_by_name
+        from ..bullet.robots import model_by_name
 
         model = getattr(spec, "description", None) or model_by_name(spec.model)
         return list(model.arm_joint_names) if model is not None else []

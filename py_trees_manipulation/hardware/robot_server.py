@@ -395,7 +395,7 @@ class RobotStandIn:
     def inject_sensor_loss(self, gripper: Any, after_s: float = 0.5) -> None:
         """Make ``gripper``'s left fingertip array read all zeros from ``after_s`` sim seconds on
         (a ``tactile.faults`` dropout, jsk_robot#977), for the ``sensor_loss`` fault."""
-        from ..sim.sections.tactile import SensorFault
+        from ..scene.sections.tactile import SensorFault
 
         ext = self.sim.extensions.get("tactile")
         g = ext.grippers.get(getattr(gripper, "name", "")) if ext is not None else None
@@ -729,7 +729,7 @@ def load_scene(path: str) -> tuple[dict, str]:
     """
     import os
 
-    from ..trees import locyaml
+    from ..located import locyaml
 
     base = os.path.dirname(os.path.abspath(path))
     doc = locyaml.load(path)

@@ -52,7 +52,7 @@ Schema (every key optional unless marked; units in the names)::
 (:mod:`py_trees_manipulation.robots`), so joint names, limits and named configurations are written
 once; the robot file's own values override them (a driver may name the joints differently). An
 action not listed is not offered: a tree that uses it is refused before it starts. Errors are
-:class:`RobotFileError` (a :class:`~py_trees_manipulation.trees.errors.TreeLoadError` whose lines
+:class:`RobotFileError` (a :class:`~py_trees_manipulation.located.errors.TreeLoadError` whose lines
 read ``FILE:LINE:COL: what; how to fix``).
 """
 
@@ -64,8 +64,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..robots import RobotDescription, RobotDescriptionError, UnknownModelError, resolve_model
-from ..trees import locyaml
-from ..trees.errors import Loc, Problem, TreeLoadError, did_you_mean
+from ..located import locyaml
+from ..located.errors import Loc, Problem, TreeLoadError, did_you_mean
 from .convert import ARM_ACTIONS, DEFAULT_ACTION_TYPES, GRIPPER_ACTIONS
 
 PR2_GRIPPER_NAMESPACES = ("/r_gripper_sensor_controller", "/l_gripper_sensor_controller")

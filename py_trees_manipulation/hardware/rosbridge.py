@@ -652,7 +652,7 @@ class HardwareBackend:
         cfg: the robot file (:func:`~.robotfile.load_robot_file`).
         objects: object names the tree uses (:func:`~py_trees_manipulation.hardware.tree_objects`),
             subscribed at connect through the robot file's ``'*'`` object topic template.
-        scene: the task's parsed scene (:class:`~py_trees_manipulation.sim.scene.SceneSpec`): when
+        scene: the task's parsed scene (:class:`~py_trees_manipulation.scene.spec.SceneSpec`): when
             it has robots named like the robot file's arms, arm motions are checked and planned in
             the client against it and sent as one FollowJointTrajectory goal (:mod:`.planning`).
 

@@ -43,7 +43,7 @@ our other behaviours and decorators             custom nodes of the same name, d
                                                 ``<Condition>`` is BT.CPP's explicit-form tag)
 ==============================================  =====================================================
 
-Refused with a :class:`~py_trees_manipulation.trees.errors.TreeLoadError` naming the element and
+Refused with a :class:`~py_trees_manipulation.located.errors.TreeLoadError` naming the element and
 its line, because py_trees has no equivalent: ``SequenceWithMemory`` (does not restart after a
 FAILURE), ``AsyncSequence``/``AsyncFallback`` (yield between children), ``ParallelAll`` and other
 Parallel thresholds, ``IfThenElse``, ``WhileDoElse``, ``TryCatch``, ``Switch2..6``, ``Delay``,
@@ -91,10 +91,10 @@ import yaml
 
 from ..behaviors import registry
 from ..behaviors.params import REQUIRED, BlackboardRef, Param
-from ..trees import locyaml
-from ..trees.errors import Loc, Problem, TreeLoadError, did_you_mean
+from ..located import locyaml
+from ..located.errors import Loc, Problem, TreeLoadError, did_you_mean
 from ..trees.loader import MAX_NODES, load_task_data
-from ..trees.locyaml import LocDict, LocList
+from ..located.locyaml import LocDict, LocList
 from ..trees.nodes import COMPOSITES, DECORATORS
 from ..trees.spec import NodeSpec, TaskSpec
 

@@ -57,7 +57,7 @@ def _kind(path: str) -> str:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    from ..trees.errors import TreeLoadError
+    from ..located.errors import TreeLoadError
     from ..trees.loader import load_task
     from .btxml import export_xml, load_task_from_xml, load_tree_from_xml, task_to_yaml
 

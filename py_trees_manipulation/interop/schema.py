@@ -3,7 +3,7 @@
 The same declarations the loader validates with (:class:`~py_trees_manipulation.behaviors.params.Param`
 tables of the registered behaviours, :data:`~py_trees_manipulation.trees.nodes.COMPOSITES`,
 :data:`~py_trees_manipulation.trees.nodes.DECORATORS`, the scene key table
-:data:`~py_trees_manipulation.sim.scene.SCENE_KEYS`) produce the schema, so an editor completes and
+:data:`~py_trees_manipulation.scene.spec.SCENE_KEYS`) produce the schema, so an editor completes and
 checks exactly what ``ptm validate`` accepts: node types, parameter names, types, units, ranges,
 choices, defaults and docs.
 
@@ -30,7 +30,7 @@ from typing import Any, Optional
 from ..behaviors import registry
 from ..behaviors.params import UNITS, Param
 from ..trees.loader import INCLUDE_KEYS, TOP_KEYS
-from ..trees.locyaml import to_plain
+from ..located.locyaml import to_plain
 from ..trees.nodes import COMPOSITE_DOCS, COMPOSITES, DECORATOR_DOCS, DECORATORS
 
 SCHEMA_ID = "https://py-trees-manipulation.invalid/schemas/task.schema.json"
@@ -244,7 +244,7 @@ def scene_defs() -> dict[str, Any]:
             import py_trees_manipulation.sim  # noqa: F401  (registers extra scene sections)
         except Exception:  # the simulator's optional dependencies; the key table does not need them
             pass
-        from ..sim.scene import SCENE_KEYS, accepted_keys
+        from ..scene.spec import SCENE_KEYS, accepted_keys
     except Exception:  # pragma: no cover - no simulator in this installation
         return {"scene": {"type": "object", "description": "the simulator's scene"}}
     defs: dict[str, Any] = {}

@@ -95,7 +95,7 @@ def _print_details(info: dict[str, Any]) -> None:
 
 
 def cmd_robots(args: argparse.Namespace) -> int:
-    from ..trees.errors import TreeLoadError
+    from ..located.errors import TreeLoadError
     from .loader import UnknownModelError, resolve_model, stock_models
 
     try:

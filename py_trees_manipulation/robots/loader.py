@@ -2,7 +2,7 @@
 
 A description is a YAML file (keys: :data:`~.description.DESCRIPTION_KEYS`; the stock ones are in
 ``robots/models/``, e.g. ``kuka_iiwa_wsg50.yaml``). :func:`load_description` reads it with
-locations (:mod:`py_trees_manipulation.trees.locyaml`), checks every key and every name against
+locations (:mod:`py_trees_manipulation.located.locyaml`), checks every key and every name against
 the URDF (read with ``xml.etree``, :mod:`.urdf`) and returns a
 :class:`~.description.RobotDescription`, or raises :class:`RobotDescriptionError` listing every
 problem as ``FILE:LINE:COL: what is wrong; how to fix it``: unknown keys (closest key suggested), a
@@ -28,8 +28,8 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 import numpy as np
 
 from ..geometry.poses import pose_from_pq, pose_from_spec, pq_from_pose
-from ..trees import locyaml
-from ..trees.errors import Loc, Problem, TreeLoadError, did_you_mean
+from ..located import locyaml
+from ..located.errors import Loc, Problem, TreeLoadError, did_you_mean
 from .description import DESCRIPTION_KEYS, FingerPad, GripperDescription, PadGeometry, RobotDescription
 from .urdf import UrdfError, UrdfModel, parse_urdf, pybullet_data_path, resolve_mesh
 
@@ -277,7 +277,7 @@ def _reach(urdf: UrdfModel, arm: Sequence[str], tcp_link: str, tcp_offset: np.nd
 
 
 def parse_description(data: Any, file: str, name: Optional[str] = None) -> RobotDescription:
-    """Check a loaded description (a :mod:`~py_trees_manipulation.trees.locyaml` mapping) against its URDF.
+    """Check a loaded description (a :mod:`~py_trees_manipulation.located.locyaml` mapping) against its URDF.
 
     Args:
         data: the parsed YAML.

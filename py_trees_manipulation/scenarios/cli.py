@@ -102,7 +102,7 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from ..trees.errors import TreeLoadError
+    from ..located.errors import TreeLoadError
     from .sweep import SweepConfig, SweepError, parse_grid, parse_random, run_sweep
 
     try:

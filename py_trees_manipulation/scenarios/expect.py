@@ -23,7 +23,7 @@ Comparisons as text: ``OP NUMBER`` with OP one of ``>= > <= < == !=``, ``X +- TO
 (``_m`` m, ``_n`` N, ``_deg`` deg, ``_s`` s, ...; :func:`unit_of`) and appear in messages.
 
 :func:`parse_expect` validates the section and reports every problem as ``FILE:LINE:COL`` in one
-:class:`~py_trees_manipulation.trees.errors.TreeLoadError`; :meth:`Expectation.check` compares a
+:class:`~py_trees_manipulation.located.errors.TreeLoadError`; :meth:`Expectation.check` compares a
 run summary (:func:`~py_trees_manipulation.trees.runner.run_task`) and returns the
 :class:`Failure` list, each naming the assertion, the expected and the actual value.
 """
@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..trees.errors import Loc, Problem, TreeLoadError
+from ..located.errors import Loc, Problem, TreeLoadError
 
 #: run statuses the runner reports (``summary["status"]``)
 STATUSES = ("SUCCESS", "FAILURE", "TIMEOUT", "ERROR", "INVALID", "INTERRUPTED")

@@ -74,7 +74,7 @@ class ScenarioFile(pytest.File):
     """A ``*.scenario.yaml``: validated at collection, one :class:`ScenarioItem` per variant."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from ..trees.errors import TreeLoadError
+        from ..located.errors import TreeLoadError
         from .scenario import load_scenario
 
         try:
@@ -140,7 +140,7 @@ class ScenarioItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ScenarioFailed):
             return str(excinfo.value)
-        from ..trees.errors import TreeLoadError
+        from ..located.errors import TreeLoadError
 
         if isinstance(excinfo.value, TreeLoadError):
             return f"{self.title}: invalid scenario:\n{excinfo.value}"

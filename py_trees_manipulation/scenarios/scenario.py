@@ -32,7 +32,7 @@ The file as written runs as the variant ``default``; each entry of ``variants`` 
 ``${name}`` in the expectations of a reference scenario takes the task's parameters.
 
 :func:`load_scenario` validates the file and every variant (loading each variant's task), and reports
-every problem as ``FILE:LINE:COL`` in one :class:`~py_trees_manipulation.trees.errors.TreeLoadError`.
+every problem as ``FILE:LINE:COL`` in one :class:`~py_trees_manipulation.located.errors.TreeLoadError`.
 :func:`run_scenario` runs one variant headless and checks its expectations.
 """
 
@@ -45,10 +45,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
-from ..trees import locyaml
-from ..trees.errors import Loc, Problem, TreeLoadError, did_you_mean
+from ..located import locyaml
+from ..located.errors import Loc, Problem, TreeLoadError, did_you_mean
 from ..trees.loader import TOP_KEYS, load_task
-from ..trees.locyaml import LocDict
+from ..located.locyaml import LocDict
 from ..trees.spec import TaskSpec
 from .expect import Expectation, Failure, parse_expect, unit_of
 

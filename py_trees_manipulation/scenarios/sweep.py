@@ -45,7 +45,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 import yaml
 
-from ..trees.errors import TreeLoadError
+from ..located.errors import TreeLoadError
 
 EXECUTORS = ("process", "ray")
 RUN_COLUMNS = ("run", "point", "trial", "seed")
@@ -273,7 +273,7 @@ def fake_backend_for(task: Any, seed: int) -> Any:
     poses: dict[str, Any] = {}
     spec = None
     if task.scene:
-        from ..sim.scene import parse_scene
+        from ..scene.spec import parse_scene
 
         spec = parse_scene(task.scene, base_dir=task.scene_dir or os.path.dirname(os.path.abspath(task.file)))
         if spec.robots:
@@ -319,7 +319,7 @@ def _sim_backend(task: Any, seed: int) -> Any:
            for r in robots):
         # base_pose: auto is searched per run, for this tree's targets and this seed (as `ptm run`
         # does): a new simulator, not kept
-        from ..sim.reach_targets import requests_from_tree
+        from ..behaviors.reach import requests_from_tree
 
         close_worker_sim()
         return SimBackend(task.scene, seed=seed, base_dir=base, visual_shapes=False,
@@ -413,7 +413,7 @@ FORKSERVER_PRELOAD = (
     "py_trees_manipulation.trees.runner", "py_trees_manipulation.sim", "py_trees_manipulation.sim.backend",
     *(f"py_trees_manipulation.sim.{m}" for m in ("grasp_fix", "doors", "tactile_sensor", "planning")),
     "py_trees_manipulation.behaviors.registry",
-    "py_trees_manipulation.control.tactile", "importlib.metadata", "py_trees_manipulation.sim.reach",
+    "py_trees_manipulation.control.tactile", "importlib.metadata", "py_trees_manipulation.scene.reach",
     # the motion planning every arm motion goes through (collision world, timing; OMPL when it plans),
     # the grasp choice of the pick subtrees, and numpy.ma (np.unique imports it on first use)
     "py_trees_manipulation.collision.arm_planner", "py_trees_manipulation.collision.worker",
@@ -790,7 +790,7 @@ def validate(config: SweepConfig) -> list[Trial]:
     trials = expand(config.grid, config.random, config.trials, config.seed)
     scenario = load_scenario(config.file)
     if config.variant not in scenario.variants:
-        from ..trees.errors import did_you_mean
+        from ..located.errors import did_you_mean
 
         raise SweepError(f"{config.file} has no variant {config.variant!r}; "
                          + (did_you_mean(config.variant, list(scenario.variants)) or f"variants: {', '.join(scenario.variants)}"))

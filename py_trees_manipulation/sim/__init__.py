@@ -29,7 +29,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .scene import SceneError, SceneSpec, parse_scene, scene_keys_doc
+from ..scene.spec import SceneError, SceneSpec, parse_scene, scene_keys_doc
 
 #: the simulator modules whose extensions every :class:`SimBackend` builds, in this order (grasp fix,
 #: doors and cabinets, tactile sensing, motion planning); imported with the backend
@@ -45,7 +45,7 @@ __all__ = ["SimBackend", "register_extension", "SceneError", "SceneSpec", "parse
 def load_simulator() -> Any:
     """Import PyBullet (without its banner), :mod:`.backend` and the built-in extensions
     (:data:`BUILTIN_EXTENSIONS`); returns the backend module. Idempotent."""
-    from . import _quiet_import  # noqa: F401  (first: pybullet's import banner)
+    from ..bullet import _quiet_import  # noqa: F401  (first: pybullet's import banner)
     from . import backend
 
     for name in BUILTIN_EXTENSIONS:

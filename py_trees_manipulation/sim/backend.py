@@ -46,7 +46,7 @@ grippers (e.g. the PR2 gripper sensor actions).
 
 from __future__ import annotations
 
-from . import _quiet_import  # noqa: F401  (first: pybullet's import banner)
+from ..bullet import _quiet_import  # noqa: F401  (first: pybullet's import banner)
 
 import math
 import time
@@ -65,9 +65,9 @@ from ..conventions import quat_xyzw_from_wxyz
 from ..geometry.poses import Pose, check_pose, pose_from_pq, pq_from_pose, translation_distance
 from ..msgs.actions import GoalHandle, GoalStatus
 from ..msgs.motion import MotionFeedback, MotionResult, Pr2GripperCommand, Pr2GripperCommandResult
-from .pb_pose import pose_from_pybullet
-from .robots import MODELS, LoadedRobot
-from .scene import ObjectSpec, RobotSpec, SceneSpec, parse_scene
+from ..bullet.pb_pose import pose_from_pybullet
+from ..bullet.robots import MODELS, LoadedRobot
+from ..scene.spec import ObjectSpec, RobotSpec, SceneSpec, parse_scene
 
 StepHook = Callable[["SimBackend"], None]
 
@@ -227,35 +227,6 @@ class _SimResource:
 # ------------------------------------------------------------------------------------------------
 # Arm
 # ------------------------------------------------------------------------------------------------
-class _Interpolation:
-    """:func:`~py_trees_manipulation.geometry.poses.interpolate` from ``a`` to ``b`` at many
-    fractions: both poses are decomposed once (``interpolate`` does it on every call, with two
-    ``check_pose`` and two ``mat2quat``); :meth:`at` computes exactly what ``interpolate(a, b, s)``
-    returns (same operations in the same order, so the same bits; see tests/unit/test_sim_paths.py)."""
-
-    def __init__(self, a: Pose, b: Pose):
-        pa, qa = pq_from_pose(a)
-        pb_, qb = pq_from_pose(b)
-        if float(np.dot(qa, qb)) < 0.0:
-            qb = -qb
-        self.pa, self.dp = pa, pb_ - pa
-        self.qa, self.qb, self.dq = qa, qb, qb - qa
-        dot = float(np.clip(np.dot(qa, qb), -1.0, 1.0))
-        self.linear = dot > 0.9995
-        if not self.linear:
-            self.th = np.arccos(dot)
-            self.sin_th = np.sin(self.th)
-
-    def at(self, s: float) -> Pose:
-        """(4, 4) pose a fraction ``s`` in [0, 1] of the way (== ``interpolate(a, b, s)``)."""
-        if self.linear:
-            q = self.qa + s * self.dq
-        else:
-            th = self.th
-            q = (np.sin((1 - s) * th) * self.qa + np.sin(s * th) * self.qb) / self.sin_th
-        return pose_from_pq(self.pa + s * self.dp, q)
-
-
 class _JointTrajectory(_Execution):
     """Tracks a dense (1 kHz) joint trajectory, then checks the end condition."""
 
@@ -799,7 +770,7 @@ class SimBackend:
         self.base_placements: dict[str, Any] = {}
         self.preflight_failure: Optional[str] = None
         if any(r.base_auto is not None for r in self.scene.robots):
-            from .base_placement import place_robots
+            from ..collision.base_placement import place_robots
 
             self.scene, self.base_placements = place_robots(self.scene, reach_requests, seed=self.seed)
             failed = [p for p in self.base_placements.values() if not p.ok]

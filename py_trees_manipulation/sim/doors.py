@@ -55,7 +55,7 @@ the path leaves the reachable space; SUCCEEDED at the end.
 
 from __future__ import annotations
 
-from . import _quiet_import  # noqa: F401  (first: pybullet's import banner)
+from ..bullet import _quiet_import  # noqa: F401  (first: pybullet's import banner)
 
 import math
 from collections import deque
@@ -68,10 +68,10 @@ from ..msgs.screw_motion import FOLLOW_SCREW_ACTION, FollowScrewFeedback, Follow
 from ..geometry.poses import Pose, pq_from_pose
 from ..geometry.screw import pose_on_screw, screw_coordinate, screw_waypoints
 from ..msgs.actions import GoalHandle
-from .articulated import ArticulatedDoor, ArticulatedDrawer
+from ..bullet.articulated import ArticulatedDoor, ArticulatedDrawer
 from .backend import SimArm, SimBackend, _Execution, register_extension
-from .scene import SceneError
-from .sections.doors import CabinetSpec, DoorSpec, parse_cabinets, parse_doors  # noqa: F401  (the scene sections)
+from ..scene.spec import SceneError
+from ..scene.sections.doors import CabinetSpec, DoorSpec, parse_cabinets, parse_doors  # noqa: F401  (the scene sections)
 
 
 # ================================================================================================

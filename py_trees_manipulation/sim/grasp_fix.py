@@ -54,7 +54,7 @@ its scene name and attached by its base).
 
 from __future__ import annotations
 
-from . import _quiet_import  # noqa: F401  (first: pybullet's import banner)
+from ..bullet import _quiet_import  # noqa: F401  (first: pybullet's import banner)
 
 import difflib
 from dataclasses import dataclass, field
@@ -67,8 +67,8 @@ from ..control.grip_criterion import ContactSample, GraspEvent, GraspFixArm, Gra
 from ..conventions import quat_xyzw_from_wxyz
 from ..geometry.poses import pq_from_pose
 from .backend import register_extension
-from .scene import SceneError
-from .sections.grasp_fix import (DEFAULT_MAX_FORCE_N, ArmSpec, GraspFixSpec, _arm_robot, _default_links,  # noqa: F401
+from ..scene.spec import SceneError
+from ..scene.sections.grasp_fix import (DEFAULT_MAX_FORCE_N, ArmSpec, GraspFixSpec, _arm_robot, _default_links,  # noqa: F401
                                  check_grasp_fix, model_link_names, parse_grasp_fix)
 
 __all__ = ["GraspFixSpec", "ArmSpec", "GraspFix", "parse_grasp_fix", "check_grasp_fix", "model_link_names",

@@ -32,7 +32,7 @@ clearance when the motion ends).
 
 from __future__ import annotations
 
-from . import _quiet_import  # noqa: F401  (first: pybullet's import banner)
+from ..bullet import _quiet_import  # noqa: F401  (first: pybullet's import banner)
 
 import concurrent.futures
 import threading
@@ -47,7 +47,7 @@ from ..geometry.poses import Pose
 from ..msgs.actions import GoalHandle
 from ..msgs.motion import JointTrajectoryGoal, MotionFeedback, MotionResult, MoveJointsGoal
 from .backend import SimArm, SimBackend, _Execution, _JointTrajectory, register_extension
-from .sections.motion_planning import MotionPlanningSettings, parse_motion_planning  # noqa: F401  (the scene section)
+from ..scene.sections.motion_planning import MotionPlanningSettings, parse_motion_planning  # noqa: F401  (the scene section)
 
 __all__ = ["MotionPlanningSettings", "SimMotionPlanning", "CLEARANCE_RANGE_M"]
 

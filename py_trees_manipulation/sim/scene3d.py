@@ -21,7 +21,7 @@ path and is drawn from there (Foxglove desktop reads ``file://`` URLs).
 
 from __future__ import annotations
 
-from . import _quiet_import  # noqa: F401  (first: pybullet's import banner)
+from ..bullet import _quiet_import  # noqa: F401  (first: pybullet's import banner)
 
 import functools
 import os

@@ -166,7 +166,7 @@ but not on the tree's tick rate or when the goal was sent.
 
 from __future__ import annotations
 
-from . import _quiet_import  # noqa: F401  (first: pybullet's import banner)
+from ..bullet import _quiet_import  # noqa: F401  (first: pybullet's import banner)
 
 import math
 from typing import Any, Optional
@@ -180,8 +180,8 @@ from ..msgs.actions import GoalHandle, GoalStatus
 from ..msgs.gripper_sensor import ACTIONS, PR2GripperSensorRTState
 from ..robots import PadGeometry
 from .backend import SimBackend, SimGripper, _Execution, register_extension
-from .scene import SceneError
-from .sections.tactile import (FAULT_FINGERS, FAULT_KINDS, SECTION, SensorFault, TactileConfig,  # noqa: F401
+from ..scene.spec import SceneError
+from ..scene.sections.tactile import (FAULT_FINGERS, FAULT_KINDS, SECTION, SensorFault, TactileConfig,  # noqa: F401
                                parse_tactile)
 RT = PR2GripperSensorRTState
 

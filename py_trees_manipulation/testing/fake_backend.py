@@ -145,7 +145,7 @@ class FakePlanning:
     once. Geometry is real (IK, collisions), nothing moves.
 
     Args:
-        backend: the fake backend. scene: a parsed :class:`~py_trees_manipulation.sim.scene.SceneSpec`.
+        backend: the fake backend. scene: a parsed :class:`~py_trees_manipulation.scene.spec.SceneSpec`.
     """
 
     def __init__(self, backend: "FakeBackend", scene: Any):

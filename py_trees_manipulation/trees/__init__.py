@@ -5,6 +5,6 @@ Modules: ``errors`` (TreeLoadError), ``yaml_loader`` (YAML -> :class:`~.spec.Tas
 decorators), ``runner`` (ticks a tree against a backend, writes the summary).
 """
 
-from .errors import Problem, TreeLoadError
+from ..located.errors import Problem, TreeLoadError
 
 __all__ = ["Problem", "TreeLoadError"]

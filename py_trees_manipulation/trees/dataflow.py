@@ -37,8 +37,8 @@ from typing import Any, Callable, Optional
 
 from ..behaviors import registry
 from ..behaviors.params import BlackboardRef, ParamError
-from .errors import Loc, did_you_mean
-from .locyaml import to_plain
+from ..located.errors import Loc, did_you_mean
+from ..located.locyaml import to_plain
 from .spec import IncludeInfo, NodeSpec
 
 #: decorators whose SUCCESS implies their child's SUCCESS (Condition: only with status SUCCESS)

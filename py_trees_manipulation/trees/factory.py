@@ -10,7 +10,7 @@ from typing import Any
 import py_trees
 
 from ..behaviors import registry
-from .locyaml import to_plain
+from ..located.locyaml import to_plain
 from .nodes import make_composite, make_decorator
 from .spec import NodeSpec, TaskSpec
 

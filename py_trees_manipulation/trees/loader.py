@@ -30,10 +30,10 @@ import yaml
 
 from ..behaviors import registry
 from ..behaviors.params import Param, ParamError
-from . import locyaml
+from ..located import locyaml
 from .dataflow import check_data_flow
-from .errors import Loc, Problem, TreeLoadError, did_you_mean
-from .locyaml import LocDict, LocList, loc_of
+from ..located.errors import Loc, Problem, TreeLoadError, did_you_mean
+from ..located.locyaml import LocDict, LocList, loc_of
 from .nodes import COMPOSITES, DECORATORS
 from .spec import IncludeInfo, NodeSpec, TaskSpec
 
@@ -381,7 +381,7 @@ def _substitute(value: Any, params: dict[str, Any], ctx: _Ctx, loc: Loc,
 def _validate_scene(scene: dict[str, Any], ctx: _Ctx) -> Any:
     """The parsed scene (sim/scene.py SceneSpec), or None after reporting its problem."""
     try:
-        from ..sim.scene import SceneError, parse_scene
+        from ..scene.spec import SceneError, parse_scene
     except ImportError:  # pragma: no cover - the simulator is part of the package
         return None
     try:
@@ -446,7 +446,7 @@ def _check_reach(tree: NodeSpec, scene: Any, ctx: _Ctx) -> None:
     import numpy as np
 
     from ..robots import stock_description, stock_models
-    from ..sim.reach import reach_bound_m  # light: xml.etree and the scene module the loader already uses
+    from ..scene.reach import reach_bound_m  # light: xml.etree and the scene module the loader already uses
 
     robots = []
     for r in scene.robots:

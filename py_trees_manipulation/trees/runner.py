@@ -79,7 +79,7 @@ def make_backend(task: TaskSpec, options: RunOptions) -> Any:
         if not task.scene:
             raise ValueError(f"{task.file}: the sim backend needs a 'scene:' section")
         from ..sim import SimBackend
-        from ..sim.reach_targets import requests_from_tree
+        from ..behaviors.reach import requests_from_tree
 
         from ..observers import needs_visual_shapes
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .errors import Loc
+from ..located.errors import Loc
 
 
 @dataclass

@@ -143,7 +143,7 @@ def test_a_backend_without_a_collision_world_is_refused_at_setup():
 
 
 def test_load_time_checks_name_the_grasp_and_the_object(tmp_path):
-    from py_trees_manipulation.trees.errors import TreeLoadError
+    from py_trees_manipulation.located.errors import TreeLoadError
     from py_trees_manipulation.trees.loader import load_task
 
     import yaml

@@ -296,7 +296,7 @@ class _Scene:
     """A scene's objects, as RegraspConfig reads them (duck-typed like sim.scene.SceneSpec)."""
 
     def __init__(self):
-        from py_trees_manipulation.sim.scene import parse_scene
+        from py_trees_manipulation.scene.spec import parse_scene
 
         self.spec = parse_scene({"objects": [{"name": "box", "primitive": {"shape": "box", "size": [0.05, 0.05, 0.12]},
                                               "pose": {"position": [0.5, 0, 0.686]}}]})

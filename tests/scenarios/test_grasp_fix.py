@@ -303,7 +303,7 @@ def test_unknown_key_and_unknown_robot_are_reported_at_their_path():
 
 
 def test_grasp_fix_error_in_a_task_file_points_at_its_line(tmp_path):
-    from py_trees_manipulation.trees.errors import TreeLoadError
+    from py_trees_manipulation.located.errors import TreeLoadError
     from py_trees_manipulation.trees.loader import load_task
 
     # a value set on the command line is blamed on the --set expression

@@ -129,7 +129,7 @@ def test_a_held_object_is_carried_clear_of_the_scene_and_the_same_seed_gives_the
 
 
 def test_behaviours_show_planning_and_refuse_unknown_planners(tmp_path):
-    from py_trees_manipulation.trees.errors import TreeLoadError
+    from py_trees_manipulation.located.errors import TreeLoadError
     from py_trees_manipulation.trees.loader import load_task
     from py_trees_manipulation.trees.runner import RunOptions, run_task
 

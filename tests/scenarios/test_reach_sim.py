@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from py_trees_manipulation.sim import SimBackend
-from py_trees_manipulation.sim.reach_targets import requests_from_tree
+from py_trees_manipulation.behaviors.reach import requests_from_tree
 from py_trees_manipulation.trees.loader import load_task
 from py_trees_manipulation.trees.runner import RunOptions, make_backend, run_task, verdict_line
 

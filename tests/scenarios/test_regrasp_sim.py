@@ -150,7 +150,7 @@ class _BlockPlacement:
 
 
 def test_execution_failure_replans_from_the_sensed_state_without_the_failed_step():
-    from py_trees_manipulation.trees import locyaml
+    from py_trees_manipulation.located import locyaml
     from py_trees_manipulation.trees.loader import load_task_data
 
     path = os.path.join(EXAMPLES, "regrasp.yaml")

@@ -11,8 +11,8 @@ import pytest
 
 from py_trees_manipulation.behaviors.params import BlackboardRef
 from py_trees_manipulation.interop import btxml
-from py_trees_manipulation.trees.errors import TreeLoadError
-from py_trees_manipulation.trees import locyaml
+from py_trees_manipulation.located.errors import TreeLoadError
+from py_trees_manipulation.located import locyaml
 from py_trees_manipulation.trees.loader import load_task, load_task_data
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -10,7 +10,7 @@ from py_trees_manipulation.collision.arm_planner import ArmMotionPlanner, Motion
 from py_trees_manipulation.collision.world import AllowedContacts, CollisionWorld
 from py_trees_manipulation.geometry.poses import pose_from_xyz_rpy
 from py_trees_manipulation.motion.paths import first_invalid
-from py_trees_manipulation.sim.scene import parse_scene
+from py_trees_manipulation.scene.spec import parse_scene
 
 READY = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 TOP = 0.626

@@ -8,7 +8,7 @@ import textwrap
 import py_trees
 import pytest
 
-from py_trees_manipulation.trees.errors import TreeLoadError
+from py_trees_manipulation.located.errors import TreeLoadError
 from py_trees_manipulation.trees.loader import load_task
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -19,8 +19,8 @@ from py_trees_manipulation.geometry.affordances import (
 )
 from py_trees_manipulation.geometry.poses import interpolate, invert, pose_from_xyz_rpy, pq_from_pose
 from py_trees_manipulation.geometry.screw import Screw, pose_on_screw, screw_from_subframes, screw_waypoints
-from py_trees_manipulation.sim.articulated import ArticulatedDoor, ArticulatedDrawer, joint_index
-from py_trees_manipulation.sim.assets import LeverHandle, cabinet_asset, door_asset, door_urdf
+from py_trees_manipulation.bullet.articulated import ArticulatedDoor, ArticulatedDrawer, joint_index
+from py_trees_manipulation.scene.assets import LeverHandle, cabinet_asset, door_asset, door_urdf
 
 DT = 1e-3
 G = 9.81

@@ -7,8 +7,8 @@ import math
 import pytest
 
 from py_trees_manipulation.scenarios.expect import Comparison, parse_comparison, parse_expect, unit_of
-from py_trees_manipulation.trees import locyaml
-from py_trees_manipulation.trees.errors import Loc, TreeLoadError
+from py_trees_manipulation.located import locyaml
+from py_trees_manipulation.located.errors import Loc, TreeLoadError
 
 L = Loc("f.yaml", 3, 5)
 

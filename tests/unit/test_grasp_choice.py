@@ -12,7 +12,7 @@ from py_trees_manipulation.collision.grasp_choice import choose_grasp
 from py_trees_manipulation.collision.world import CollisionWorld
 from py_trees_manipulation.geometry.grasps import Grasp, grasps_for_object, tcp_frame
 from py_trees_manipulation.geometry.poses import invert, pose_from_xyz_rpy
-from py_trees_manipulation.sim.scene import parse_scene
+from py_trees_manipulation.scene.spec import parse_scene
 
 MUG_Z = 0.629
 

@@ -10,7 +10,7 @@ import pytest
 
 from py_trees_manipulation.collision.ik import solve_ik
 from py_trees_manipulation.robots import stock_description
-from py_trees_manipulation.sim.robots import LoadedRobot
+from py_trees_manipulation.bullet.robots import LoadedRobot
 
 ARMS = ["franka_panda", "kuka_iiwa_wsg50"]
 

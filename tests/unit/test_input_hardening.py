@@ -11,8 +11,8 @@ import pytest
 from py_trees_manipulation.behaviors.params import Param, ParamError
 from py_trees_manipulation.cli import main
 from py_trees_manipulation.interop import btxml
-from py_trees_manipulation.trees import locyaml
-from py_trees_manipulation.trees.errors import TreeLoadError
+from py_trees_manipulation.located import locyaml
+from py_trees_manipulation.located.errors import TreeLoadError
 from py_trees_manipulation.trees.loader import load_task
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -95,7 +95,7 @@ def test_every_urdf_pybullet_ships_passes_except_the_two_it_cannot_load():
 
     import pybullet_data
 
-    from py_trees_manipulation.sim.urdf_check import urdf_problem
+    from py_trees_manipulation.scene.urdf_check import urdf_problem
 
     root = pybullet_data.getDataPath()
     flagged = sorted(os.path.relpath(f, root) for f in glob.glob(os.path.join(root, "**", "*.urdf"), recursive=True)

@@ -8,7 +8,7 @@ import pytest
 from py_trees.common import Status
 
 from py_trees_manipulation.testing import FakeBackend, Script
-from py_trees_manipulation.trees.errors import TreeLoadError
+from py_trees_manipulation.located.errors import TreeLoadError
 from py_trees_manipulation.trees.loader import load_task
 from py_trees_manipulation.trees.runner import RunOptions, run_task
 

@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from py_trees_manipulation.interop import btxml
-from py_trees_manipulation.trees import locyaml
-from py_trees_manipulation.trees.errors import TreeLoadError
+from py_trees_manipulation.located import locyaml
+from py_trees_manipulation.located.errors import TreeLoadError
 from py_trees_manipulation.trees.loader import MAX_INCLUDE_DEPTH, MAX_NODES, load_task
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -10,7 +10,7 @@ import pytest
 
 from py_trees_manipulation.behaviors import registry
 from py_trees_manipulation.interop import docs, schema
-from py_trees_manipulation.trees.errors import TreeLoadError
+from py_trees_manipulation.located.errors import TreeLoadError
 from py_trees_manipulation.trees.loader import load_task
 
 PLUGIN = '''

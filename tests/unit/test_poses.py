@@ -45,7 +45,7 @@ def test_translation_distance():
 
 
 def test_a_pybullet_pose_read_is_the_same_transform_as_pose_from_pq():
-    from py_trees_manipulation.sim.pb_pose import pose_from_pybullet
+    from py_trees_manipulation.bullet.pb_pose import pose_from_pybullet
 
     rng = np.random.default_rng(3)
     for _ in range(50):

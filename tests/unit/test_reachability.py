@@ -13,9 +13,9 @@ from py_trees_manipulation.collision.reachability import (
     AXIS_SEPARATION_MIN, RELAX_STEPS, MountingSurface, ReachChecker, _axis_separation, arm_mirror, base_frame, base_pose_at,
     check_for_task, find_base, find_base_relaxing, set_base_frame, wrist_bounds)
 from py_trees_manipulation.collision.world import CollisionWorld
-from py_trees_manipulation.sim.base_placement import mounting_surface, place_robots, surface_under
-from py_trees_manipulation.sim.reach_targets import ReachRequest, door_target, drawer_target, targets_for
-from py_trees_manipulation.sim.scene import SceneError, parse_scene
+from py_trees_manipulation.collision.base_placement import mounting_surface, place_robots, surface_under
+from py_trees_manipulation.scene.reach_targets import ReachRequest, door_target, drawer_target, targets_for
+from py_trees_manipulation.scene.spec import SceneError, parse_scene
 
 
 def door_scene(width=0.5, hinge="left", opening="pull", base=None, model="franka_panda", handle_height=0.75):

@@ -13,7 +13,7 @@ from py_trees_manipulation.collision.regrasp import (ObjectGeometry, TransitionC
 from py_trees_manipulation.collision.world import CollisionWorld
 from py_trees_manipulation.geometry.grasps import box_grasps, box_placements, translate_z
 from py_trees_manipulation.planning.geometric import GraspVariant, PlacementCandidate, PlacementSettings, TransitionQuery
-from py_trees_manipulation.sim.scene import parse_scene
+from py_trees_manipulation.scene.spec import parse_scene
 
 TOP = 0.625
 SIZE = (0.05, 0.05, 0.12)

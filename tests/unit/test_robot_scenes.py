@@ -9,8 +9,8 @@ import pytest
 
 from py_trees_manipulation.robots.loader import MODELS_DIR
 from py_trees_manipulation.robots.urdf import pybullet_data_path
-from py_trees_manipulation.sim.scene import SceneError, parse_scene
-from py_trees_manipulation.trees.errors import TreeLoadError
+from py_trees_manipulation.scene.spec import SceneError, parse_scene
+from py_trees_manipulation.located.errors import TreeLoadError
 from py_trees_manipulation.trees.loader import load_task
 
 TASK = """\

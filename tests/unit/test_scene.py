@@ -4,7 +4,7 @@
 import numpy as np
 import pytest
 
-from py_trees_manipulation.sim.scene import (SCENE_KEYS, SceneError, accepted_keys, format_path, parse_scene,
+from py_trees_manipulation.scene.spec import (SCENE_KEYS, SceneError, accepted_keys, format_path, parse_scene,
                                              register_section, scene_keys_doc)
 
 
@@ -126,7 +126,7 @@ def test_relative_urdf_resolved_against_base_dir(tmp_path):
 
 def test_keys_doc_lists_every_key():
     doc = scene_keys_doc()
-    from py_trees_manipulation.sim.scene import _EXTRA_SECTIONS
+    from py_trees_manipulation.scene.spec import _EXTRA_SECTIONS
 
     # every built-in key, plus one row per extra section registered by the families (doors, grasp_fix...)
     n_keys = sum(len(v) for v in SCENE_KEYS.values()) + len(_EXTRA_SECTIONS)
@@ -149,7 +149,7 @@ def test_registered_section_is_accepted_and_parsed():
         assert error_of({"test_doors": 3}).path == ("test_doors",)
         assert "doors for the test" in scene_keys_doc()
     finally:
-        from py_trees_manipulation.sim import scene as scene_mod
+        from py_trees_manipulation.scene import spec as scene_mod
         scene_mod._EXTRA_SECTIONS.pop("test_doors")
 
 
@@ -229,7 +229,7 @@ def test_grasp_list_errors():
 
 
 def test_a_bad_grasp_in_a_task_file_is_reported_at_its_line(tmp_path):
-    from py_trees_manipulation.trees.errors import TreeLoadError
+    from py_trees_manipulation.located.errors import TreeLoadError
     from py_trees_manipulation.trees.loader import load_task
 
     task = tmp_path / "t.yaml"

@@ -7,7 +7,8 @@ import pytest
 import transforms3d as t3d
 
 from py_trees_manipulation.geometry.poses import interpolate, pose_from_xyz_rpy, pq_from_pose
-from py_trees_manipulation.sim.backend import _Interpolation, _pq_of_valid_pose
+from py_trees_manipulation.geometry.poses import PoseInterpolation as _Interpolation
+from py_trees_manipulation.sim.backend import _pq_of_valid_pose
 
 
 def _random_pose(rng: np.random.Generator) -> np.ndarray:

@@ -15,7 +15,7 @@ import py_trees_manipulation.sim  # noqa: F401  (scene sections)
 from py_trees_manipulation.collision import world as cw
 from py_trees_manipulation.collision.ik import solve_ik
 from py_trees_manipulation.robots import stock_description
-from py_trees_manipulation.sim.robots import LoadedRobot
+from py_trees_manipulation.bullet.robots import LoadedRobot
 
 
 @pytest.fixture

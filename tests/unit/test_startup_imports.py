@@ -68,7 +68,7 @@ def test_validate_every_example_imports_nothing_heavy():
     assert code == 0
     assert _heavy(modules) == []
     # what validating did load: the scene parser and its sections
-    assert {"py_trees_manipulation.sim.scene", "py_trees_manipulation.sim.sections.doors"} <= modules
+    assert {"py_trees_manipulation.scene.spec", "py_trees_manipulation.scene.sections.doors"} <= modules
 
 
 def test_validate_reports_a_bad_section_key_without_the_simulator(tmp_path):

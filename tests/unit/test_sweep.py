@@ -16,7 +16,7 @@ from py_trees_manipulation.scenarios.sweep import (
     GridParam, RandomParam, SweepConfig, SweepError, expand, import_ray, parse_grid, parse_random, run_sweep,
     success_table, trial_draws, trial_seed, wilson_interval,
 )
-from py_trees_manipulation.trees.errors import TreeLoadError
+from py_trees_manipulation.located.errors import TreeLoadError
 
 # A real sim scene (floor and a box, no robot) whose tree succeeds iff the blackboard value x > 0.5:
 # each run is 0.3 s of sim time and takes milliseconds, and its outcome is known from x.

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from py_trees_manipulation.behaviors import registry
 from py_trees_manipulation.interop import btxml
-from py_trees_manipulation.trees.errors import TreeLoadError
+from py_trees_manipulation.located.errors import TreeLoadError
 from py_trees_manipulation.trees.factory import build_tree
 from py_trees_manipulation.trees.loader import load_task
 from py_trees_manipulation.trees.nodes import COMPOSITES, DECORATORS

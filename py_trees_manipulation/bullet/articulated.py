@@ -35,8 +35,8 @@ import numpy as np
 import pybullet as pb
 
 from py_trees_manipulation.geometry.poses import Pose
-from py_trees_manipulation.sim.pb_pose import pose_from_pybullet
-from py_trees_manipulation.sim.assets import (
+from py_trees_manipulation.bullet.pb_pose import pose_from_pybullet
+from py_trees_manipulation.scene.assets import (
     DOOR_HINGE_JOINT,
     DRAWER_JOINT,
     HANDLE_JOINT,

@@ -51,7 +51,7 @@ def reach_bound_m(model: Any) -> Optional[float]:
         model: a robot model with ``urdf`` (a path, or one under ``pybullet_data``),
             ``tcp_link_name``, ``flange_link_name`` and ``tcp_offset_m`` (sim/robots.py).
     """
-    from .scene import resolve_urdf
+    from .spec import resolve_urdf
 
     # a robot description's own URDF file (its `urdf` property writes a loadable copy: not needed here)
     urdf = getattr(model, "urdf_path", None) or getattr(model, "urdf", None)

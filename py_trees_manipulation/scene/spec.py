@@ -65,7 +65,7 @@ class SceneError(ValueError):
             e.g. ``("objects", 0, "mass_kg")``; ``()`` for the scene itself.
         message: what is wrong, and the fix where one can be suggested.
         problems: problems in another file the scene names (a robot description's
-            ``FILE:LINE:COL`` :class:`~py_trees_manipulation.trees.errors.Problem` lines), else empty.
+            ``FILE:LINE:COL`` :class:`~py_trees_manipulation.located.errors.Problem` lines), else empty.
     """
 
     def __init__(self, path: Sequence[Union[str, int]], message: str, problems: Sequence[Any] = ()):
@@ -797,7 +797,3 @@ def parse_scene(scene: Any, base_dir: Optional[str] = None) -> SceneSpec:
             sec.check(extra[k], spec)
     return spec
 
-
-# the built-in extra sections (grasp_fix, doors, cabinets, tactile, motion_planning), registered once
-# the helpers above exist; they import no PyBullet (ptm validate never loads the simulator)
-from . import sections as _sections  # noqa: E402,F401

@@ -11,7 +11,7 @@ from typing import Any
 
 from ...geometry.poses import Pose
 from ..assets import BarHandle, CabinetAsset, DoorAsset, LeverHandle, cabinet_asset, door_asset
-from ..scene import SceneError, _list, _mapping, _number, _pose, _string, _suggest, register_section
+from ..spec import SceneError, _list, _mapping, _number, _pose, _string, _suggest, register_section
 
 __all__ = ["DoorSpec", "CabinetSpec", "parse_doors", "parse_cabinets"]
 

@@ -17,7 +17,7 @@ from ...control.grip_criterion import (GraspFixArm, GraspFixConfigError, GraspFi
                                        validate_links)
 from ...robots import RobotDescription, stock_description
 from ...robots.urdf import parse_urdf
-from ..scene import PathT, SceneError, SceneSpec, register_section
+from ..spec import PathT, SceneError, SceneSpec, register_section
 
 __all__ = ["GraspFixSpec", "ArmSpec", "parse_grasp_fix", "check_grasp_fix", "model_link_names", "DEFAULT_MAX_FORCE_N"]
 

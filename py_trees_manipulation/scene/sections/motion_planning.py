@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..scene import PathT, SceneError, _mapping, _number, register_section
+from ..spec import PathT, SceneError, _mapping, _number, register_section
 
 __all__ = ["MotionPlanningSettings", "parse_motion_planning"]
 

@@ -27,8 +27,8 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import pybullet as pb
 
-from ..collision.reachability import BasePlacement, MountingSurface, base_frame, find_base_relaxing, set_base_frame
-from .reach_targets import ReachRequest, requests_for_robot, targets_for
+from .reachability import BasePlacement, MountingSurface, base_frame, find_base_relaxing, set_base_frame
+from ..scene.reach_targets import ReachRequest, requests_for_robot, targets_for
 
 __all__ = ["place_robots", "mounting_surface", "surface_under"]
 
@@ -48,7 +48,7 @@ def _aabb(world: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
 
 def _base_radius(world: Any, robot: str) -> float:
     """Horizontal radius of the robot's fixed links around its base origin, metres."""
-    from ..collision.reachability import _fixed_links
+    from .reachability import _fixed_links
 
     body = world.robots[robot].body
     c = world.client
@@ -103,7 +103,7 @@ def place_robots(scene: Any, requests: Optional[Sequence[ReachRequest]] = None, 
     Args:
         scene: the :class:`~.scene.SceneSpec`.
         requests: the task's reach requests (``CheckReachability`` nodes,
-            :func:`~.reach_targets.requests_from_tree`); None or empty: everything the scene has.
+            :func:`~py_trees_manipulation.behaviors.reach.requests_from_tree`); None or empty: everything the scene has.
         seed: seeds the search's IK.
         models: robot name -> model (default: each robot's description).
 
@@ -112,7 +112,7 @@ def place_robots(scene: Any, requests: Optional[Sequence[ReachRequest]] = None, 
         candidate that reached the most (or stays at the origin) and a placement that is not ``ok``,
         whose ``failure`` names the target no base reaches.
     """
-    from ..collision.world import CollisionWorld
+    from .world import CollisionWorld
 
     auto = [r for r in scene.robots if r.base_auto is not None]
     if not auto:

@@ -36,11 +36,69 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ..collision.reachability import ReachSample, ReachTarget
 from ..geometry.poses import Pose
 
-__all__ = ["ReachRequest", "targets_for", "door_target", "drawer_target", "grasp_target", "requests_from_tree",
-           "DEFAULT_OPEN_ANGLE_DEG", "DEFAULT_TWIST_ANGLE_DEG", "DEFAULT_PREGRASP_M"]
+__all__ = ["ReachSample", "ReachTarget", "ReachRequest", "targets_for", "door_target", "drawer_target", "grasp_target",
+           "request_from_params", "DEFAULT_OPEN_ANGLE_DEG", "DEFAULT_TWIST_ANGLE_DEG", "DEFAULT_PREGRASP_M"]
+
+
+@dataclass(frozen=True)
+class ReachSample:
+    """One TCP pose a target needs.
+
+    Attributes:
+        label: what it is, for messages (``"the door handle at 40 deg of its 60 deg arc"``).
+        pose: (4, 4) TCP pose, world frame.
+        joints: ``((body, joint name, position rad or m), ...)``: articulated bodies set before the
+            check (a door's hinge and lever at this moment of the task).
+        touch: bodies the hand may touch here (the handle or object it holds).
+        held: the hand holds the handle here (the motion to it is compliant: the follow_screw
+            impedance), so the arm keeps the held clearance (``held_padding_m``) instead of the
+            planning padding.
+        from_contact: a straight line away from a contact (backing off a handle just let go): as
+            the motion planner does, pairs closer than the padding at the sample before may stay
+            but not get :data:`~py_trees_manipulation.collision.reachability.START_RELAX_M` closer; every step of the line is checked.
+        probe: a margin beyond the task's own motion (a base search checks the arc a little further):
+            probes are followed from the sample before them, and the path goes on from there, as
+            the task does, after the last probe.
+    """
+
+    label: str
+    pose: Pose
+    joints: tuple = ()
+    touch: tuple = ()
+    held: bool = False
+    from_contact: bool = False
+    probe: bool = False
+
+
+@dataclass(frozen=True)
+class ReachTarget:
+    """Something the task must reach: alternative paths, any one of which suffices.
+
+    Attributes:
+        name: for messages (``"the door handle of 'door'"``, ``"a grasp of 'mug'"``).
+        paths: alternatives; each a tuple of :class:`ReachSample` reached in order, continuously.
+        subject: the scene body the target belongs to (the door, the cabinet, the object).
+        kind: ``"door"``, ``"drawer"`` or ``"grasp"``.
+        approach_from: the named arm configuration the task approaches the first sample from (the
+            motion planner's first IK seed); None: where the arm is.
+        any_posture: the task moves the arm to the configuration the check found for the first
+            sample (``CheckReachability.posture_key``), so any posture the whole path works from
+            will do; else the path must work from the one the motion planner would take.
+    """
+
+    name: str
+    paths: tuple
+    subject: str = ""
+    kind: str = ""
+    approach_from: Optional[str] = None
+    any_posture: bool = False
+
+    def positions(self) -> np.ndarray:
+        """Every sample's TCP position, shape (n, 3), metres."""
+        return np.array([s.pose[:3, 3] for p in self.paths for s in p]).reshape(-1, 3)
+
 
 DEFAULT_OPEN_ANGLE_DEG = 60.0
 DEFAULT_TWIST_ANGLE_DEG = 45.0
@@ -295,24 +353,6 @@ def request_from_params(params: dict[str, Any]) -> ReachRequest:
                         twist_angle_deg=num("twist_angle", DEFAULT_TWIST_ANGLE_DEG), pull_m=num("pull_m", None),
                         pregrasp_m=num("pregrasp_m", DEFAULT_PREGRASP_M), configuration=params.get("configuration"),
                         any_posture=bool(params.get("posture_key")))
-
-
-def requests_from_tree(tree: Any) -> list[ReachRequest]:
-    """The reach requests of a loaded tree (a :class:`~py_trees_manipulation.trees.spec.NodeSpec`):
-    one per ``CheckReachability`` node, from its parameter values (literal once the file is loaded)."""
-    from ..behaviors import registry
-
-    cls = registry.lookup(CHECK_BEHAVIOUR)
-    out = []
-    for node in tree.walk() if tree is not None else ():
-        if node.type != CHECK_BEHAVIOUR or cls is None:
-            continue
-        try:
-            params = cls.coerce_params(dict(node.params))
-        except ValueError:
-            continue
-        out.append(request_from_params(params))
-    return out
 
 
 def requests_for_robot(requests: Sequence[ReachRequest], robot: str, first_robot: str) -> list[ReachRequest]:

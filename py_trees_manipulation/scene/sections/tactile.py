@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ...control.gripper_controller import ControllerParams
-from ..scene import SceneError, register_section
+from ..spec import SceneError, register_section
 
 __all__ = ["SECTION", "FAULT_KINDS", "FAULT_FINGERS", "SensorFault", "TactileConfig", "parse_tactile"]
 
