@@ -22,13 +22,13 @@ from . import __version__
 #: modules adding subcommands (``register(subparsers)``); missing ones are skipped
 COMMAND_MODULES: list[str] = [
     "py_trees_manipulation.viewer.cli",
-    "py_trees_manipulation.hardware.cli",
+    "py_trees_manipulation.commands.hardware",
     "py_trees_manipulation.scenarios.cli",
     "py_trees_manipulation.interop.cli",
-    "py_trees_manipulation.robots.cli",
+    "py_trees_manipulation.commands.robots",
 ]
 #: modules adding ``ptm run`` flags and observers
-RUN_EXTENSIONS: list[str] = ["py_trees_manipulation.viewer.cli", "py_trees_manipulation.hardware.cli"]
+RUN_EXTENSIONS: list[str] = ["py_trees_manipulation.viewer.cli", "py_trees_manipulation.commands.hardware"]
 
 
 def _optional_modules(names: list[str]) -> list[Any]:
@@ -73,7 +73,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             if args.scene or args.main_tree:
                 return _die("--scene and --main-tree are for XML trees; a YAML task file holds its own scene and tree")
             if args.backend == "hardware":  # the scene is kept: the client plans the motions against it
-                from .hardware.cli import load_task_for_robot
+                from .commands.hardware import load_task_for_robot
 
                 task = load_task_for_robot(args.file, args.set)
             else:
@@ -269,6 +269,27 @@ def cmd_behaviours(args: argparse.Namespace) -> int:
     return 0
 
 
+def _backend_name(value: str) -> str:
+    """``--backend``: the name of an installed backend (the registry, :mod:`.trees.backends`)."""
+    from .trees.backends import available
+    from .located.errors import did_you_mean
+
+    known = available()
+    if value not in known:
+        hint = did_you_mean(value, known)
+        raise argparse.ArgumentTypeError(f"unknown backend {value!r}{'; ' + hint if hint else ''} "
+                                         f"(installed: {', '.join(known)})")
+    return value
+
+
+def cmd_backends(args: argparse.Namespace) -> int:
+    from .trees.backends import available
+
+    for name, target in available().items():
+        print(f"{name}: {target}")
+    return 0
+
+
 # ------------------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -290,7 +311,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scene", metavar="TASK.yaml", help="for an XML tree: the task file whose scene and blackboard to use")
     p.add_argument("--main-tree", metavar="ID", help="for an XML file with several trees and no main_tree_to_execute: "
                                                     "the BehaviorTree ID to run")
-    p.add_argument("--backend", default="sim", choices=["sim", "hardware"], help="where to run (default: sim, the embedded PyBullet simulator)")
+    p.add_argument("--backend", default="sim", type=_backend_name, metavar="NAME",
+                   help="where to run: an installed backend (`ptm backends`; default: sim, the embedded PyBullet "
+                        "simulator; hardware: a real robot over rosbridge)")
     p.add_argument("--gui", action="store_true", help="open the PyBullet GUI (sim)")
     p.add_argument("--realtime", action="store_true", help="pace the simulation to the wall clock")
     p.add_argument("--seed", type=int, default=None, help="random seed (overrides scene.seed)")
@@ -345,6 +368,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["text", "markdown"], default="text",
                    help="markdown: the README's behaviour table (generated from the registry)")
     p.set_defaults(func=cmd_behaviours)
+
+    p = sub.add_parser("backends", help="list the installed backends (ptm run --backend NAME)",
+                       description="The backends this installation has: the built-in 'sim' (embedded PyBullet) and "
+                                   "'hardware' (a robot over rosbridge), and any a package installs under the entry-"
+                                   "point group py_trees_manipulation.backends, each with its factory.",
+                       epilog="Example:\n  ptm backends\n  ptm run examples/pick_and_lift.yaml --backend sim\nExit codes: 0.",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.set_defaults(func=cmd_backends)
 
     for mod in _optional_modules(COMMAND_MODULES):
         reg = getattr(mod, "register", None)

@@ -9,17 +9,14 @@ file can import code.
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .base import ManipulationBehaviour
-
-_REGISTRY: dict[str, type["ManipulationBehaviour"]] = {}
+_REGISTRY: dict[str, type] = {}
 _ALIASES: dict[str, str] = {}
 _LOADED = False
 
 
-def register(cls: type["ManipulationBehaviour"], name: str | None = None) -> None:
+def register(cls: type, name: str | None = None) -> None:
     """Register ``cls`` under ``name`` (default: the class name). Re-registering a name warns."""
     tag = name or cls.__name__
     existing = _REGISTRY.get(tag)
@@ -54,13 +51,13 @@ def load_builtin_and_plugins() -> None:
             warnings.warn(f"behaviour plugin {ep.name!r} ({ep.value}) failed to load: {e}", stacklevel=2)
 
 
-def behaviours() -> dict[str, type["ManipulationBehaviour"]]:
+def behaviours() -> dict[str, type]:
     """All registered behaviours by name (built-ins and plugins)."""
     load_builtin_and_plugins()
     return dict(sorted(_REGISTRY.items()))
 
 
-def lookup(name: str) -> type["ManipulationBehaviour"] | None:
+def lookup(name: str) -> type | None:
     """The behaviour class for ``name`` (following deprecated aliases), or None."""
     load_builtin_and_plugins()
     if name in _ALIASES:

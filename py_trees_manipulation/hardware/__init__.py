@@ -37,10 +37,14 @@ class TreeRefused(ValueError):
     """The tree cannot run on this robot (sim-only behaviour, or an action the robot does not offer)."""
 
 
-def check_tree(task: Any, cfg: RobotConfig, planned_arms: Any = (), scene_robots: Any = ()) -> None:
+def check_tree(task: Any, cfg: RobotConfig, planned_arms: Any = (), scene_robots: Any = (),
+               lookup: Any = None) -> None:
     """Refuse ``task`` before it starts if it cannot run on the robot described by ``cfg``.
 
     Args:
+        lookup: behaviour type name -> class (the registry's ``lookup``, passed by the runner in its
+            :class:`~py_trees_manipulation.trees.backends.BackendRequest`); a type it does not know
+            is not checked.
         planned_arms: arms whose motions the client plans (see :func:`make_hardware_backend`): on
             them ``move_to_pose`` and an unguarded ``move_cartesian`` need only ``move_joints``.
         scene_robots: the robots of the task's scene (the client's collision world has them): a
@@ -50,14 +54,13 @@ def check_tree(task: Any, cfg: RobotConfig, planned_arms: Any = (), scene_robots
     Raises:
         TreeRefused: naming every offending node (type, name, file:line) and why.
     """
-    from ..behaviors import registry
-
+    lookup = lookup or (lambda name: None)
     offered = cfg.offered()
     problems: list[str] = []
     for node in task.tree.walk():
         if node.category != "behaviour":
             continue
-        cls = registry.lookup(node.type)
+        cls = lookup(node.type)
         if cls is None:
             continue
         label = f"{node.type} '{node.name or node.type}' ({node.loc})"
@@ -109,7 +112,24 @@ def tree_objects(task: Any) -> list[str]:
     return sorted(names)
 
 
-def make_hardware_backend(task: Any, options: Any) -> Any:
+def backend_from_request(request: Any) -> Any:
+    """The ``hardware`` entry of the backend registry: :func:`make_hardware_backend` for a
+    :class:`~py_trees_manipulation.trees.backends.BackendRequest`.
+
+    Raises:
+        ValueError: a robot with ``base_pose: auto`` (a simulated placement) or no ``--robot``; and
+            what :func:`make_hardware_backend` raises.
+    """
+    task = request.task
+    for r in (task.scene or {}).get("robots") or ():
+        bp = r.get("base_pose") if isinstance(r, dict) else None
+        if bp == "auto" or (isinstance(bp, dict) and "auto" in bp):
+            raise ValueError(f"robot {r.get('name')!r}: base_pose: auto places a simulated robot; on hardware give "
+                             "the robot's real base pose (a sim run prints the pose it chose)")
+    return make_hardware_backend(task, request.options, lookup=request.lookup)
+
+
+def make_hardware_backend(task: Any, options: Any, lookup: Any = None) -> Any:
     """The hardware backend for ``ptm run --backend hardware --robot ROBOT.yaml``.
 
     Raises:
@@ -125,7 +145,7 @@ def make_hardware_backend(task: Any, options: Any) -> Any:
     cfg = load_robot_file(path)
     scene = planning_scene(task)
     check_tree(task, cfg, planned_arms=_planned_arms(scene, cfg),
-               scene_robots=[r.name for r in scene.robots] if scene is not None else [])
+               scene_robots=[r.name for r in scene.robots] if scene is not None else [], lookup=lookup)
     from .rosbridge import HardwareBackend
 
     return HardwareBackend(cfg, tree_objects(task), scene=scene)
@@ -165,4 +185,4 @@ def _planned_arms(scene: Any, cfg: RobotConfig) -> set:
     return out
 
 
-__all__ = ["check_tree", "tree_objects", "make_hardware_backend", "RobotConfig", "RobotFileError", "TreeRefused", "load_robot_file"]
+__all__ = ["backend_from_request", "check_tree", "tree_objects", "make_hardware_backend", "RobotConfig", "RobotFileError", "TreeRefused", "load_robot_file"]

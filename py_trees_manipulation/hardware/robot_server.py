@@ -719,29 +719,3 @@ class RobotStandIn:
             t.join(timeout=5)
         self.sim.close()
 
-
-def load_scene(path: str) -> tuple[dict, str]:
-    """The scene of a task file (its ``scene:`` after parameter substitution) or of a scene-only
-    YAML file, and the folder relative URDF paths resolve against.
-
-    Raises:
-        TreeLoadError: unreadable or invalid file; ValueError: no scene in it.
-    """
-    import os
-
-    from ..located import locyaml
-
-    base = os.path.dirname(os.path.abspath(path))
-    doc = locyaml.load(path)
-    if isinstance(doc, dict) and "tree" in doc:
-        from ..trees.loader import load_task
-
-        task = load_task(path)
-        if not task.scene:
-            raise ValueError(f"{path}: the task file has no 'scene:' section")
-        return task.scene, base
-    if isinstance(doc, dict) and "scene" in doc:
-        return doc["scene"], base
-    if isinstance(doc, dict):
-        return doc, base
-    raise ValueError(f"{path}: not a scene (a mapping with robots:, objects:...)")

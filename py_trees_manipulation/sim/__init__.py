@@ -26,13 +26,12 @@ Quick use::
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from ..scene.spec import SceneError, SceneSpec, parse_scene, scene_keys_doc
 
-#: the simulator modules whose extensions every :class:`SimBackend` builds, in this order (grasp fix,
-#: doors and cabinets, tactile sensing, motion planning); imported with the backend
+#: the simulator modules whose extensions every :class:`SimBackend` builds (see
+#: :data:`.backend.BUILTIN_EXTENSIONS`, where they are loaded)
 BUILTIN_EXTENSIONS = ("grasp_fix", "doors", "tactile_sensor", "planning")
 
 _BACKEND_NAMES = ("Contact", "FingerState", "IKSolution", "SimArm", "SimBackend", "SimGripper", "SimWorld",
@@ -48,8 +47,7 @@ def load_simulator() -> Any:
     from ..bullet import _quiet_import  # noqa: F401  (first: pybullet's import banner)
     from . import backend
 
-    for name in BUILTIN_EXTENSIONS:
-        importlib.import_module(f"{__name__}.{name}")
+    backend.load_builtin_extensions()
     return backend
 
 

@@ -91,6 +91,22 @@ def register_extension(name: str, factory: Callable[..., Any], section: Optional
     _EXTENSIONS[name] = (section, factory)
 
 
+#: the simulator modules whose extensions every :class:`SimBackend` builds, in this order (grasp fix,
+#: doors and cabinets, tactile sensing, motion planning): plugins of this module, imported by name
+#: (they import it to register themselves)
+BUILTIN_EXTENSIONS = ("grasp_fix", "doors", "tactile_sensor", "planning")
+
+
+def load_builtin_extensions() -> None:
+    """Import the modules of :data:`BUILTIN_EXTENSIONS` (each registers with
+    :func:`register_extension`). Idempotent."""
+    import importlib
+
+    package = __name__.rpartition(".")[0]
+    for name in BUILTIN_EXTENSIONS:
+        importlib.import_module(f"{package}.{name}")
+
+
 def _fmt(v: Iterable[float]) -> str:
     return "(" + ", ".join(f"{x:.2f}" for x in v) + ")"
 
@@ -762,9 +778,7 @@ class SimBackend:
     def __init__(self, scene: Union[dict, SceneSpec, None], gui: bool = False, seed: Optional[int] = None,
                  realtime: bool = False, base_dir: Optional[str] = None, visual_shapes: bool = True,
                  reusable: bool = False, reach_requests: Optional[Sequence[Any]] = None):
-        from . import load_simulator
-
-        load_simulator()  # the built-in extensions, when this module was imported on its own
+        load_builtin_extensions()  # when this module was imported on its own
         self.scene: SceneSpec = parse_scene(scene if scene is not None else {}, base_dir=base_dir)
         self.seed = self.scene.seed if seed is None else int(seed)
         self.base_placements: dict[str, Any] = {}

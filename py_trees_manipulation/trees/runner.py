@@ -70,35 +70,24 @@ class RunResult:
 
 
 def make_backend(task: TaskSpec, options: RunOptions) -> Any:
-    """The backend named by ``options.backend`` for ``task``.
+    """The backend named by ``options.backend`` for ``task``, from the backend registry
+    (:mod:`.backends`: entry points of ``py_trees_manipulation.backends``; ``sim`` and ``hardware``
+    built in).
 
     Raises:
-        ValueError: unknown backend name, or a sim run without a scene.
+        ValueError: unknown backend name, or what the backend's factory refuses (a sim run without a
+            scene, ``base_pose: auto`` on hardware, ...).
     """
-    if options.backend == "sim":
-        if not task.scene:
-            raise ValueError(f"{task.file}: the sim backend needs a 'scene:' section")
-        from ..sim import SimBackend
-        from ..behaviors.reach import requests_from_tree
+    from ..behaviors import registry
+    from ..behaviors.reach import requests_from_tree
+    from ..observers import needs_visual_shapes
+    from .backends import BackendRequest, make
 
-        from ..observers import needs_visual_shapes
-
-        return SimBackend(task.scene, gui=options.gui, seed=options.seed, realtime=options.realtime,
-                          base_dir=task.scene_dir or os.path.dirname(os.path.abspath(task.file)),
-                          visual_shapes=needs_visual_shapes(options.observers),
-                          reach_requests=requests_from_tree(task.tree))
-    if options.backend == "hardware":
-        for r in (task.scene or {}).get("robots") or ():
-            bp = r.get("base_pose") if isinstance(r, dict) else None
-            if bp == "auto" or (isinstance(bp, dict) and "auto" in bp):
-                raise ValueError(f"robot {r.get('name')!r}: base_pose: auto places a simulated robot; on hardware give "
-                                 "the robot's real base pose (a sim run prints the pose it chose)")
-        try:
-            from ..hardware import make_hardware_backend  # type: ignore[attr-defined]
-        except ImportError:
-            raise ValueError("the hardware backend is not available in this version") from None
-        return make_hardware_backend(task, options)
-    raise ValueError(f"unknown backend {options.backend!r}; use 'sim' or 'hardware'")
+    request = BackendRequest(task=task, options=options,
+                             base_dir=task.scene_dir or os.path.dirname(os.path.abspath(task.file)),
+                             reach_requests=requests_from_tree(task.tree) if task.scene else [],
+                             visual_shapes=needs_visual_shapes(options.observers), lookup=registry.lookup)
+    return make(options.backend, request)
 
 
 def _failing_node(root: py_trees.behaviour.Behaviour) -> Optional[py_trees.behaviour.Behaviour]:

@@ -261,7 +261,7 @@ class FoxgloveLive:
 
     def wait(self) -> None:
         """Block until Ctrl-C (swallowed) or :meth:`close`, then close."""
-        from .server import wait_until_closed
+        from .serving import wait_until_closed
 
         wait_until_closed(lambda: self._closed, self.close)
 

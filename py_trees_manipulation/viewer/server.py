@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Union
 from urllib.parse import parse_qs, urlparse
 
+from py_trees_manipulation.viewer.serving import wait_until_closed
 from py_trees_manipulation.viewer.snapshot import SnapshotBuilder, shared_builder, to_jsonable
 
 _STATIC = {
@@ -105,18 +106,6 @@ class _BoundedHTTPServer(ThreadingHTTPServer):
 
 def _static_bytes(name: str) -> bytes:
     return resources.files("py_trees_manipulation.viewer").joinpath("static", name).read_bytes()
-
-
-def wait_until_closed(closed: Callable[[], bool], close: Callable[[], None], poll_s: float = 0.2) -> None:
-    """Block until ``closed()`` is true or Ctrl-C (KeyboardInterrupt is swallowed), then ``close()``:
-    how ``ptm run --viewer`` and ``--foxglove`` keep their servers up after a run."""
-    try:
-        while not closed():
-            time.sleep(poll_s)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        close()
 
 
 class ViewerServer:

@@ -58,7 +58,8 @@ def test_object_topic_template_serves_any_object(tmp_path):
 @pytest.fixture
 def standin():
     pytest.importorskip("roslibpy")
-    from py_trees_manipulation.hardware.robot_server import RobotStandIn, load_scene
+    from py_trees_manipulation.hardware.robot_server import RobotStandIn
+    from py_trees_manipulation.commands.hardware import load_scene
     from py_trees_manipulation.sim import SimBackend
 
     scene, base = load_scene(str(ROOT / "examples/pick_and_lift.yaml"))
@@ -187,7 +188,8 @@ def test_ros2_action_types_and_wire_times():
 ])
 def test_ros2_rejected_and_malformed_goals(fault, status, text):
     pytest.importorskip("roslibpy")
-    from py_trees_manipulation.hardware.robot_server import RobotStandIn, load_scene
+    from py_trees_manipulation.hardware.robot_server import RobotStandIn
+    from py_trees_manipulation.commands.hardware import load_scene
     from py_trees_manipulation.hardware.rosbridge import HardwareBackend
     from py_trees_manipulation.msgs.actions import GoalStatus
     from py_trees_manipulation.sim import SimBackend

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from py_trees_manipulation.behaviors import registry
 from py_trees_manipulation.hardware import TreeRefused, check_tree, make_hardware_backend
 from py_trees_manipulation.hardware.robotfile import RobotFileError, load_robot_file
 from py_trees_manipulation.trees.loader import load_task
@@ -56,7 +57,7 @@ def _task(tmp_path, tree: str):
 def test_sim_only_behaviour_is_refused_by_name(tmp_path):
     task = _task(tmp_path, "  Sequence:\n    children:\n      - DoorAngleAtLeast: {name: door_open, min_angle_deg: 30}\n")
     with pytest.raises(TreeRefused, match=r"DoorAngleAtLeast 'door_open' \(.*task.yaml:5:9\) is sim-only"):
-        check_tree(task, load_robot_file(str(STANDIN)))
+        check_tree(task, load_robot_file(str(STANDIN)), lookup=registry.lookup)
 
 
 def test_action_the_robot_does_not_offer_is_refused_before_connecting(tmp_path):
@@ -68,7 +69,7 @@ def test_action_the_robot_does_not_offer_is_refused_before_connecting(tmp_path):
     task = load_task(str(ROOT / "examples/pick_and_lift.yaml"))
     task.scene = None
     with pytest.raises(TreeRefused) as e:
-        make_hardware_backend(task, SimpleNamespace(robot=str(robot)))
+        make_hardware_backend(task, SimpleNamespace(robot=str(robot)), lookup=registry.lookup)
     msg = str(e.value)
     assert "MoveCartesian 'lift'" in msg and "needs action 'move_cartesian' on arm 'panda'" in msg
     assert "MoveCartesian 'grasp/descend'" in msg
@@ -77,7 +78,7 @@ def test_action_the_robot_does_not_offer_is_refused_before_connecting(tmp_path):
     # force-guarded one still needs the robot's own action (its guard)
     task = load_task(str(ROOT / "examples/pick_and_place.yaml"))
     with pytest.raises(TreeRefused) as e:
-        make_hardware_backend(task, SimpleNamespace(robot=str(robot)))
+        make_hardware_backend(task, SimpleNamespace(robot=str(robot)), lookup=registry.lookup)
     msg = str(e.value)
     assert "MoveCartesian 'lower'" in msg and "MoveCartesian 'lift'" not in msg
 
@@ -85,7 +86,8 @@ def test_action_the_robot_does_not_offer_is_refused_before_connecting(tmp_path):
 def test_no_command_is_sent_after_close():
     pytest.importorskip("roslibpy")
     from py_trees_manipulation.backend import BackendError
-    from py_trees_manipulation.hardware.robot_server import RobotStandIn, load_scene
+    from py_trees_manipulation.hardware.robot_server import RobotStandIn
+    from py_trees_manipulation.commands.hardware import load_scene
     from py_trees_manipulation.hardware.rosbridge import HardwareBackend
     from py_trees_manipulation.msgs.motion import Pr2GripperCommand
     from py_trees_manipulation.sim import SimBackend

@@ -1,11 +1,11 @@
-"""Pure layers (msgs, geometry, control, planning, robots, motion) import neither pybullet, py_trees nor roslibpy."""
+"""Pure layers (msgs, geometry, control, planning, robots, motion, located) and the scene layer import neither pybullet, py_trees nor roslibpy."""
 
 import subprocess
 import sys
 
 import pytest
 
-PURE = ["msgs", "geometry", "control", "planning", "robots", "motion"]
+PURE = ["msgs", "geometry", "control", "planning", "robots", "motion", "located", "scene"]
 
 
 @pytest.mark.parametrize("layer", PURE)

@@ -309,7 +309,7 @@ def test_ptm_robots_lists_and_shows_models_without_importing_pybullet():
     assert info["arm"][0]["joint"] == "lbr_iiwa_joint_1" and info["named_configurations"]["ready"][1] == -0.2226
     out = _ptm("robots", "kuka_iiwa")
     assert out.returncode == 2 and "did you mean 'kuka_iiwa_wsg50'?" in out.stderr
-    code = ("import sys, py_trees_manipulation.robots.cli as c, argparse\n"
+    code = ("import sys, py_trees_manipulation.commands.robots as c, argparse\n"
             "c.cmd_robots(argparse.Namespace(model='franka_panda', json=True))\n"
             "print('pybullet' in sys.modules, 'py_trees' in sys.modules, file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -28,7 +28,8 @@ GRIPPER = "/r_gripper_sensor_controller/gripper_action"
 
 @pytest.fixture(scope="module")
 def standin():
-    from py_trees_manipulation.hardware.robot_server import RobotStandIn, load_scene
+    from py_trees_manipulation.hardware.robot_server import RobotStandIn
+    from py_trees_manipulation.commands.hardware import load_scene
     from py_trees_manipulation.sim import SimBackend
 
     scene, base = load_scene(str(ROOT / "examples/pick_and_lift.yaml"))

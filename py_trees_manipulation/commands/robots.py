@@ -14,7 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover  (ptm --help must not load the robots' stack)
-    from .description import RobotDescription
+    from ..robots.description import RobotDescription
 
 
 def _summary_row(d: RobotDescription) -> dict[str, Any]:
@@ -96,7 +96,7 @@ def _print_details(info: dict[str, Any]) -> None:
 
 def cmd_robots(args: argparse.Namespace) -> int:
     from ..located.errors import TreeLoadError
-    from .loader import UnknownModelError, resolve_model, stock_models
+    from ..robots.loader import UnknownModelError, resolve_model, stock_models
 
     try:
         if args.model:

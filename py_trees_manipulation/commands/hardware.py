@@ -44,7 +44,7 @@ def run_observers(args: argparse.Namespace, task: Any = None) -> list[Any]:
 def cmd_serve(args: argparse.Namespace) -> int:
     from ..backend import BackendError
     from ..located.errors import TreeLoadError
-    from .robot_server import RobotStandIn, load_scene
+    from ..hardware.robot_server import RobotStandIn
 
     if args.backend != "sim":
         print("ptm: serve only stands in with --backend sim", file=sys.stderr)
@@ -119,3 +119,30 @@ def register(sub: Any) -> None:
                         "(default; /rosapi/get_ros_version is then not served, like an older rosapi)")
     p.add_argument("-v", "--verbose", action="store_true", help="print every goal served and every status error sent")
     p.set_defaults(func=cmd_serve)
+
+
+def load_scene(path: str) -> tuple[dict, str]:
+    """The scene of a task file (its ``scene:`` after parameter substitution) or of a scene-only
+    YAML file, and the folder relative URDF paths resolve against.
+
+    Raises:
+        TreeLoadError: unreadable or invalid file; ValueError: no scene in it.
+    """
+    import os
+
+    from ..located import locyaml
+
+    base = os.path.dirname(os.path.abspath(path))
+    doc = locyaml.load(path)
+    if isinstance(doc, dict) and "tree" in doc:
+        from ..trees.loader import load_task
+
+        task = load_task(path)
+        if not task.scene:
+            raise ValueError(f"{path}: the task file has no 'scene:' section")
+        return task.scene, base
+    if isinstance(doc, dict) and "scene" in doc:
+        return doc["scene"], base
+    if isinstance(doc, dict):
+        return doc, base
+    raise ValueError(f"{path}: not a scene (a mapping with robots:, objects:...)")
