@@ -90,6 +90,11 @@ class Backend(Protocol):
         name: ``"sim"``, ``"hardware"`` or ``"fake"``.
         arms, grippers: resources by name.
         world: object queries.
+        scene: (optional) the task's parsed scene
+            (:class:`~py_trees_manipulation.scene.spec.SceneSpec`) the backend was built with, or
+            None: what the tree was told the world is (objects, their grasp sets and faces). The
+            simulator and the hardware backend both have it, so planning services that read the
+            scene (grasp choice, reachability, regrasp planning) are the same on both.
     """
 
     name: str
@@ -136,6 +141,13 @@ class PlanningService(Protocol):
         with the value as its ``result`` (ABORTED with the text when ``fn`` raised ValueError or
         KeyError). Never blocks the tick: the simulator answers in its next ``advance``, before any sim
         time passes; the hardware client in a later ``poll``."""
+        ...
+
+    def call_in_world(self, fn: Any) -> Any:
+        """``fn(world) -> value`` in the collision world synced to the backend's state now, on its
+        worker thread; blocks until it returns (the simulator's clock stands still) and returns the
+        value or raises its exception. For checks a behaviour needs before it acts (reachability,
+        regrasp planning with geometry)."""
         ...
 
 

@@ -26,9 +26,9 @@ __all__ = ["CheckReachability"]
 def _planning(backend: Any) -> Any:
     """The backend's collision-world owner (``call_in_world``, ``scene``): the simulator's
     ``motion_planning`` extension or the hardware client's planner; None without one."""
-    ext = (getattr(backend, "extensions", None) or {}).get("motion_planning")
-    if ext is None:
-        ext = getattr(backend, "_planning", None)
+    from ..backend import planning_service
+
+    ext = planning_service(backend)
     return ext if ext is not None and callable(getattr(ext, "call_in_world", None)) else None
 
 

@@ -554,14 +554,71 @@ def sense_grasps(backend: Any, cfg: RegraspConfig) -> dict[str, SensedGrasp]:
     return out
 
 
+#: a gripper whose gap is within this of a grasp's width is closed on the object there (metres: the
+#: pads compress and the object may sit off the fingers' centre)
+GAP_TOLERANCE_M = 0.01
+
+
+def sense_grasps_from_poses(backend: Any, cfg: RegraspConfig) -> dict[str, SensedGrasp]:
+    """The grasp state from what a real robot measures through the seam (no simulator contacts):
+    each object's pose (``world.object_pose``: a perception topic or a blackboard key on hardware),
+    each arm's TCP pose and each gripper's gap (``gap_m``).
+
+    A gripper holds handle ``h`` of object ``o`` when the TCP, in ``o``'s frame, is within
+    :data:`HANDLE_REGION_M` and :data:`HANDLE_REGION_DEG` of one of ``h``'s grasps and the gap is
+    within :data:`GAP_TOLERANCE_M` of that grasp's width (closed on the object: neither open around
+    it nor closed on nothing). Objects whose pose is unknown are held by no gripper.
+
+    Returns:
+        ``{gripper: SensedGrasp}`` for every gripper of ``cfg``; ``reason`` says why a gripper at a
+        handle does not hold it (its gap against the grasp's width).
+    """
+    world = backend.world
+    variants = cfg.grasp_variants()
+    out: dict[str, SensedGrasp] = {}
+    for g, (arm, gripper) in cfg.grippers.items():
+        found = SensedGrasp(g)
+        try:
+            tcp = np.asarray(backend.arms[arm].tcp_pose(), dtype=float)
+            gap = float(backend.grippers[gripper].gap_m())
+        except Exception:  # noqa: BLE001  (a robot that does not report them: nothing known to be held)
+            out[g] = found
+            continue
+        best = None
+        for o, spec in cfg.objects.items():
+            try:
+                T_o = np.asarray(world.object_pose(o), dtype=float)
+            except KeyError:
+                continue
+            T_rel = invert(T_o) @ tcp
+            for h in spec.handles:
+                for v, var in enumerate(variants[h]):
+                    d = float(np.linalg.norm(var.pose[:3, 3] - T_rel[:3, 3]))
+                    ang = float(np.arccos(np.clip(var.pose[:3, 2] @ T_rel[:3, 2], -1.0, 1.0)))
+                    score = d + 0.05 * ang
+                    if best is None or score < best[0]:
+                        best = (score, o, h, v, d, ang, float(var.width_m), T_rel)
+        if best is not None:
+            _, o, h, v, d, ang, width, T_rel = best
+            if d <= HANDLE_REGION_M and math.degrees(ang) <= HANDLE_REGION_DEG:
+                if (math.isnan(width) and gap > GAP_TOLERANCE_M / 5) or abs(gap - width) <= GAP_TOLERANCE_M:
+                    found = SensedGrasp(g, h, o, v, T_rel)
+                else:
+                    found = SensedGrasp(g, reason=f"the hand is at handle {h} of {o} but its gap is {gap * 1000:.1f} mm "
+                                                  f"for a grasp {width * 1000:.1f} mm wide (not closed on it)")
+        out[g] = found
+    return out
+
+
 def sense_grasp_state(backend: Any, cfg: RegraspConfig) -> dict[str, Optional[str]]:
     """``{gripper: handle name or None}`` from :func:`sense_grasps` (the simulator's contacts)."""
     return {g: s.handle for g, s in sense_grasps(backend, cfg).items()}
 
 
 _SENSE = Param("choice", "auto", "where the current grasp state comes from: 'contacts' (simulator), "
-               "'blackboard' (state_key), 'auto' (contacts when the backend has them)",
-               choices=("auto", "contacts", "blackboard"), blackboard=False)
+               "'blackboard' (state_key), 'poses' (object poses, TCP poses and gripper gaps: what a real "
+               "robot measures), 'auto' (contacts when the backend has them, else state_key when written, "
+               "else poses)", choices=("auto", "contacts", "blackboard", "poses"), blackboard=False)
 _CONFIG_PARAMS = {
     "config": Param("any", None, "the regrasp description (default: the blackboard key config_key)"),
     "config_key": Param("str", "regrasp", "blackboard key holding the regrasp description", blackboard=False),
@@ -636,12 +693,17 @@ class _RegraspBase(ManipulationBehaviour):
         """The current grasp state ``{gripper: handle or None}`` (see the module docstring)."""
         if self._senses():
             return sense_grasp_state(self.backend, cfg)
-        try:
-            raw = self.blackboard.get(self._state_key)
-        except KeyError:
-            raw = None
+        mode = self.params["sense"]
+        raw = None
+        if mode != "poses":
+            try:
+                raw = self.blackboard.get(self._state_key)
+            except KeyError:
+                raw = None
         if raw is None:
-            return {g: None for g in cfg.grippers}
+            if mode == "blackboard" or self.backend is None:
+                return {g: None for g in cfg.grippers}
+            return {g: s.handle for g, s in sense_grasps_from_poses(self.backend, cfg).items()}
         return dict(cfg.factory.names_from_grasps(_resolve(cfg, raw)))
 
     def _write_metric(self, key: str, value: Any, add: bool = False) -> None:
@@ -691,14 +753,14 @@ def _names(cfg: RegraspConfig, grasps: tuple[Optional[int], ...]) -> str:
 # ------------------------------------------------------------------------------------------------
 # Planning with geometry (the simulator's collision world)
 # ------------------------------------------------------------------------------------------------
-def geometry_host(backend: Any) -> Optional[tuple[Any, Any, Any]]:
-    """``(worker, snapshot, apply)`` of the backend's motion planning (the simulator's
-    ``motion_planning`` extension): the collision world the transitions are checked in, on its
-    worker thread; None when the backend has none."""
-    ext = getattr(backend, "extensions", {}).get("motion_planning") if backend is not None else None
-    if ext is not None and all(hasattr(ext, a) for a in ("worker", "snapshot", "apply")):
-        return ext.worker, ext.snapshot, ext.apply
-    return None
+def geometry_host(backend: Any) -> Optional[Any]:
+    """The backend's planning service (:func:`~py_trees_manipulation.backend.planning_service`: the
+    simulator's ``motion_planning`` extension or the hardware client's planner) when it can run a
+    function in its synced collision world (``call_in_world``); None when the backend has none."""
+    from ..backend import planning_service
+
+    service = planning_service(backend)
+    return service if service is not None and callable(getattr(service, "call_in_world", None)) else None
 
 
 def placement_goal_of(cfg: RegraspConfig, value: Any) -> dict[str, list[str]]:
@@ -734,17 +796,15 @@ def plan_with_geometry(backend: Any, cfg: RegraspConfig, start: Any, goal: Any,
     """
     host = geometry_host(backend)
     if host is None:
-        raise RuntimeError("planning with geometry needs the simulator's collision world (motion_planning)")
-    worker, snapshot, apply = host
-    scene_objects = {o.name: o for o in getattr(getattr(backend, "scene", None), "objects", ())}
-    snap = snapshot()
+        raise RuntimeError("planning with geometry needs a collision world (the backend's motion_planning service)")
+    scene = getattr(backend, "scene", None) or getattr(host, "scene", None)
+    scene_objects = {o.name: o for o in getattr(scene, "objects", ())}
 
     def job(world: Any) -> GeometricPlan:
-        apply(snap)
         return plan_in_world(world, cfg, start, goal, faces, scene_objects=scene_objects, failed=failed,
                              max_checks=max_checks, motions=motions)
 
-    return worker.call(job).result()
+    return host.call_in_world(job)
 
 
 def plan_in_world(world: Any, cfg: RegraspConfig, start: Any, goal: Any,
@@ -1229,7 +1289,11 @@ class ExecuteRegraspPlan(_RegraspBase):
     def _resting_faces(self) -> dict[str, str]:
         """The face each object of the placement goal rests on now (measured), or 'nothing' when it
         touches no surface or is tilted more than 20 degrees off any face ('nothing (it hangs on
-        panda/wsg50_right_finger)' when it touches only a robot: stuck to an open finger)."""
+        panda/wsg50_right_finger)' when it touches only a robot: stuck to an open finger).
+
+        On a backend without contacts (hardware: object poses from perception), the face is read from
+        the measured orientation alone, the object counting as resting when no gripper holds it
+        (:func:`sense_grasps_from_poses`)."""
         from ..geometry.grasps import placements_for_object, tilt_deg
 
         scene = {o.name: o for o in getattr(getattr(self.backend, "scene", None), "objects", ())}
@@ -1238,8 +1302,13 @@ class ExecuteRegraspPlan(_RegraspBase):
         for o in self._faces:
             faces = placements_for_object(scene[o]) if o in scene else []
             T = np.asarray(self.backend.world.object_pose(o), dtype=float)
-            every = self.backend.world.contacts(o)
-            touching = [c for c in every if c.body_b not in robots]
+            if hasattr(self.backend.world, "contacts"):
+                every = self.backend.world.contacts(o)
+                touching: list = [c for c in every if c.body_b not in robots]
+            else:
+                every = []
+                touching = [] if any(g.object == o for g in sense_grasps_from_poses(self.backend, self._cfg).values()) \
+                    else ["(measured pose)"]
             best, best_tilt = "nothing", 180.0
             for p in faces:
                 t = tilt_deg(T @ invert(p.pose))  # 0 when T is p.pose turned about the vertical

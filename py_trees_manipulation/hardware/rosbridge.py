@@ -671,6 +671,8 @@ class HardwareBackend:
     def __init__(self, cfg: RobotConfig, objects: Any = (), scene: Any = None):
         self.cfg = cfg
         self.seed = 0
+        #: the task's parsed scene (what the tree was told the world is), or None: the seam's ``scene``
+        self.scene = scene
         self._planning: Any = None
         self.goal_log: list[tuple[str, str]] = []
         self.cancel_log: list[tuple[str, str]] = []
