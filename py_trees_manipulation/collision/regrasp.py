@@ -20,8 +20,13 @@ collision-free IK solution there:
 Each waypoint's IK starts from the arm's configuration now and its named configurations (the first
 waypoint) or from the previous waypoint's solution (the next ones, so that the straight approach,
 lift and retreat lines join them), and is checked by :meth:`~.world.StateChecker.is_valid`;
-with ``motions="straight"`` (the default) the straight joint segments between the waypoints are
-checked too (every 0.05 rad). The world is restored after every query. Before any IK, two
+with ``motions="straight"`` (the default) the whole of each straight TCP line between two waypoints
+(approach, lift, lower, retreat) is checked as ``ExecuteRegraspPlan`` will move it: the Cartesian
+line's own IK waypoints (:meth:`~.arm_planner.ArmMotionPlanner._line_ik`, the executor's
+computation, a few millimetres apart), each collision-checked with the joint states between them
+(every 0.05 rad), and the line's end is the configuration the next motion starts from. The free
+motions to the first waypoints (pregrasp, preplace) are planned when they start (OMPL, with the
+scene as it is then), not here. The world is restored after every query. Before any IK, two
 position-independent tests: the grasp must fit in the gripper (``width_m`` against its opening) and
 the pregrasp (retreat) point must not lie below the surface the object rests on; a hand link
 hitting that surface is reported with ``cause="support"`` (the planner then prunes that grasp and
@@ -60,6 +65,10 @@ SEGMENT_STEP_RAD = 0.05      # resolution of the straight segments between waypo
 #: seeded random IK seeds tried for a transition's first waypoint, after the arm now and the named
 #: configurations (as they are and turned toward the target)
 RANDOM_SEEDS = 10
+#: the TCP speed the lines are followed at when checked (ExecuteRegraspPlan's approach_speed_mps default):
+#: :meth:`ArmMotionPlanner._line_ik` places a waypoint every 20 ms of path
+LINE_SPEED_MPS = 0.08
+LOWER_SPEED_MPS = 0.05       # its guarded descent's speed (min(approach_speed_mps, 0.05))
 LOWER_PAST_M = 0.005         # ExecuteRegraspPlan's guarded descent aims this far below the placement
 WIDTH_MARGIN_M = 0.005       # the fingers must open this much wider than the grasp
 _PARK = np.eye(4)
@@ -83,7 +92,8 @@ class TransitionChecker:
         world: the :class:`~.world.CollisionWorld`, synced to the scene (the robots' joints now are
             the first IK seeds; objects and robots are put back after every query).
         grippers: HPP gripper name -> robot name in the world.
-        motions: ``"straight"`` (check the joint segments between waypoints) or ``"none"``.
+        motions: ``"straight"`` (check the straight TCP lines between waypoints along their whole
+            length) or ``"none"`` (the waypoints only).
         open_gap_m: gripper -> finger gap at the approach, metres (default: the gripper's widest).
         position_tolerance_m, orientation_tolerance_rad: accepted IK error (as a pose motion's).
         supports: body names objects may rest on (default: every fixture-like body, i.e. every
@@ -257,18 +267,17 @@ class TransitionChecker:
         q_pre = self._solve("pregrasp", robot, T_pre, self._seeds(robot, q_now, T_pre), AllowedContacts(), support)
         configs["pregrasp"] = q_pre
         q_g = self._solve("intersec", robot, T_g, [q_pre], hand, support)
+        q_g = self._line("approach", robot, q_pre, T_g, hand)
         configs["intersec"] = q_g
-        self._segment("approach", robot, q_pre, q_g, hand)
         # lifted: the object moves with the hand, the fingers closed on it
         width = q.variant.width_m if math.isfinite(q.variant.width_m) else 0.0
         w.set_robot_state(robot, q_g, fingers=r.finger_targets(max(width, r.closed_gap)))
         w.attach(robot, q.object, invert(G))
-        q_l = self._solve("preplace", robot, T_lift, [q_g], AllowedContacts(), support)
-        configs["preplace"] = q_l
+        self._solve("preplace", robot, T_lift, [q_g], AllowedContacts(), support)
         lift_allowed = AllowedContacts()
         if support is not None:
             lift_allowed.pairs.add((("held", -1), support, None))
-        self._segment("lift", robot, q_g, q_l, lift_allowed)
+        configs["preplace"] = self._line("lift", robot, q_g, T_lift, lift_allowed)
 
     def _release(self, q: TransitionQuery, configs: dict) -> None:
         w = self.world
@@ -291,9 +300,9 @@ class TransitionChecker:
         q_pre = self._solve("preplace", robot, T_pre, self._seeds(robot, q_now, T_pre), AllowedContacts(), support)
         configs["preplace"] = q_pre
         placed = self._touch_support(robot, support, held=True)
-        q_p = self._solve("intersec", robot, T_place, [q_pre], placed, support)
+        self._solve("intersec", robot, T_place, [q_pre], placed, support)
+        q_p = self._line("lower", robot, q_pre, T_place, placed, speed_mps=LOWER_SPEED_MPS)
         configs["intersec"] = q_p
-        self._segment("lower", robot, q_pre, q_p, placed)
         # the force-guarded descent aims LOWER_PAST_M below the placement (it stops on contact): the
         # arm must clear the surface there too (the hand and the object may touch it)
         T_low = T_place.copy()
@@ -304,10 +313,9 @@ class TransitionChecker:
         w.detach(robot)
         w.set_object_pose(q.object, P)
         w.set_robot_state(robot, q_p, fingers=r.finger_targets(self._open[q.gripper]))
-        q_r = self._solve("retreat", robot, T_ret, [q_p], self._touch_support(robot, support, held=False), support)
-        configs["retreat"] = q_r
+        self._solve("retreat", robot, T_ret, [q_p], self._touch_support(robot, support, held=False), support)
         away = self._hand_pairs(robot, obj_body).merge(self._touch_support(robot, support, held=False))
-        self._segment("retreat", robot, q_p, q_r, away)
+        configs["retreat"] = self._line("retreat", robot, q_p, T_ret, away)
 
     def _present(self, q: TransitionQuery, configs: dict) -> tuple[str, np.ndarray]:
         """The partner's arm at the handover pose with the object: (robot, configuration)."""
@@ -346,8 +354,7 @@ class TransitionChecker:
         q_pre = self._solve("pregrasp", robot, T_pre, self._seeds(robot, q_now), AllowedContacts(), None)
         configs["pregrasp"] = q_pre
         q_g = self._solve("intersec", robot, T_g, [q_pre], hand, None)
-        configs["intersec"] = q_g
-        self._segment("approach", robot, q_pre, q_g, hand)
+        configs["intersec"] = self._line("approach", robot, q_pre, T_g, hand)
 
     def _handover_release(self, q: TransitionQuery, configs: dict) -> None:
         w = self.world
@@ -362,9 +369,8 @@ class TransitionChecker:
         hand = self._hand_pairs(robot, w.body_id(q.object))
         q_g = self._solve("intersec", robot, T_g, self._seeds(robot, q_now), hand, None)
         configs["intersec"] = q_g
-        q_r = self._solve("retreat", robot, T_ret, [q_g], AllowedContacts(), None)
-        configs["retreat"] = q_r
-        self._segment("retreat", robot, q_g, q_r, hand)
+        self._solve("retreat", robot, T_ret, [q_g], AllowedContacts(), None)
+        configs["retreat"] = self._line("retreat", robot, q_g, T_ret, hand)
 
     # ---- building blocks ---------------------------------------------------------------------------
     def _check_width(self, q: TransitionQuery) -> None:
@@ -489,21 +495,50 @@ class TransitionChecker:
         assert best is not None
         raise _Fail(waypoint, "reach", planner._unreachable_text(T, best, self.pos_tol, self.ori_tol))
 
-    def _segment(self, name: str, robot: str, qa: np.ndarray, qb: np.ndarray, allowed: AllowedContacts) -> None:
-        """The straight joint segment between two waypoints is clear (``motions="straight"``)."""
+    def _line(self, name: str, robot: str, qa: np.ndarray, target: Pose, allowed: AllowedContacts,
+              speed_mps: float = LINE_SPEED_MPS) -> np.ndarray:
+        """The straight TCP line from ``qa`` to ``target`` (world frame), followed as
+        ``ExecuteRegraspPlan``'s MoveCartesian follows it (:meth:`ArmMotionPlanner._line_ik`: the same
+        IK waypoints, solved each from the one before, 5 mm / 0.05 rad apart at most), every waypoint
+        and the joint segments between them collision-checked (``motions="straight"``). Returns the
+        configuration at the line's end (radians), where the executed motion ends; raises _Fail
+        naming the motion, where along it (metres, percent) and the bodies."""
         if self.motions != "straight":
-            return
-        n = int(math.ceil(float(np.max(np.abs(qb - qa))) / SEGMENT_STEP_RAD))
-        if n <= 1:
-            return
+            return qa
+        from .arm_planner import MotionPlanningError, MotionRequest
+
+        w = self.world
+        planner = self._planners[robot]
+        T0 = w.tcp_pose(robot, qa)
+        dist = float(np.linalg.norm(target[:3, 3] - T0[:3, 3]))
+        cos = (float(np.trace(T0[:3, :3].T @ target[:3, :3])) - 1.0) / 2.0
+        angle = math.acos(max(-1.0, min(1.0, cos)))
+        req = MotionRequest(robot=robot, kind="cartesian", start=qa, target=target, speed_mps=speed_mps,
+                            position_tolerance_m=self.pos_tol)
+        t0 = time.perf_counter()
+        try:
+            qs, s_wp, _ = planner._line_ik(req, np.asarray(qa, dtype=float), T0, target, dist, angle)
+        except MotionPlanningError as e:
+            raise _Fail(name, "motion", f"the {name} motion: {e}") from None
+        finally:
+            self.ik_s += time.perf_counter() - t0
+            self.ik_calls += max(1, int(math.ceil(dist / 0.005)))
         ck = self._checker(robot, allowed)
-        for i in range(1, n):
-            qi = qa + (qb - qa) * (i / n)
-            if not self._valid(ck, qi):
+        for k in range(1, len(qs)):
+            # the waypoints are a few millimetres apart: each checked, and the states between two
+            # that are more than SEGMENT_STEP_RAD apart in a joint
+            n = max(1, int(math.ceil(float(np.max(np.abs(qs[k] - qs[k - 1]))) / SEGMENT_STEP_RAD)))
+            for i in range(1, n + 1):
+                qi = qs[k - 1] + (qs[k] - qs[k - 1]) * (i / n)
+                if self._valid(ck, qi):
+                    continue
                 hit = ck.explain(qi)
-                raise _Fail(name, "motion", f"the {name} motion collides at {100 * i / n:.0f}%: "
-                                            f"{self._planners[robot]._hit_text(hit)}",
+                at = float(s_wp[k - 1] + (i / n) * (s_wp[k] - s_wp[k - 1]))
+                tcp = w.tcp_pose(robot, qi)[:3, 3]
+                raise _Fail(name, "motion", f"the {name} motion collides {at * dist:.3f} m ({100 * at:.0f}%) along "
+                                            f"its {dist:.3f} m line, TCP at {_fmt(tcp)}: {planner._hit_text(hit)}",
                             "" if hit is None or hit.self_collision else hit.body)
+        return np.asarray(qs[-1], dtype=float)
 
 
 # ================================================================================================
