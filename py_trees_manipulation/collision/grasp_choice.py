@@ -17,7 +17,10 @@ and evaluates each in a :class:`~.world.CollisionWorld`, cheapest test first:
    (Allowing the hand to touch the object anywhere, as a descent onto a grasp does at run time,
    would accept exactly that grasp.)
 5. **place** (optional ``place_poses``): with the object held as grasped (TCP = place @ grasp),
-   collision-free IK above each place pose and at it (the held object may touch what it is put on);
+   collision-free IK above each place pose and at it (the held object may touch what it is put on),
+   and (for the candidates the approach line is checked for, step 7) the retreat straight back up
+   from it, the object left there, followed as MoveCartesian will follow it (its own line IK from
+   the place configuration, each waypoint collision-checked);
 6. **ranking**: by joint distance (radians, Euclidean) from the current configuration to the
    pregrasp, plus the descent, plus (with a place) the carry to above the place;
 7. **approach line**, best first: the straight TCP line from pregrasp to grasp, IK every centimetre
@@ -40,7 +43,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -53,6 +56,8 @@ from .world import AllowedContacts, CollisionWorld, Proximity
 
 __all__ = ["GraspCandidate", "GraspChoice", "choose_grasp", "REJECTIONS"]
 
+#: the speed the retreat from a place is checked at (examples/pick_and_place.yaml's retreat), m/s
+RETREAT_SPEED_MPS = 0.1
 #: rejection categories, in the order the summary lists them
 REJECTIONS = ("approach", "width", "unreachable", "pregrasp_collision", "grasp_collision", "place",
               "approach_line")
@@ -88,6 +93,8 @@ class GraspCandidate:
         q_pregrasp, q_grasp: IK solutions (radians) when found.
         joint_distance_rad: the ranking cost, radians (nan until ranked).
         line_checked: the approach line was checked (and was clear, when not rejected).
+        place_retreats: ``(place pose, configuration there, retreat target, where)`` per place pose,
+            the retreat lines the chosen candidate is checked along.
     """
 
     grasp: Grasp
@@ -101,6 +108,7 @@ class GraspCandidate:
     q_grasp: Optional[np.ndarray] = None
     joint_distance_rad: float = float("nan")
     line_checked: bool = False
+    place_retreats: list = field(default_factory=list)
 
     @property
     def feasible(self) -> bool:
@@ -328,10 +336,52 @@ def _place(ctx: _Context, c: GraspCandidate, places: Sequence[Pose], approach_m:
                 return f"at {where}: " + (_pair(hit) if hit is not None
                                           else f"out of reach ({_miss_text(miss, ctx.tolerance)})")
             c.joint_distance_rad += float(np.linalg.norm(q_above - q_prev))
+            c.place_retreats.append((np.asarray(P, dtype=float), q_down, T_above, where))
             q_prev = q_down
         return None
     finally:
         w.detach(robot)
+
+
+def _retreats(ctx: _Context, c: GraspCandidate, approach_m: float) -> Optional[str]:
+    """The retreat straight up from each place pose, the object left there, as MoveCartesian will
+    follow it (its own line IK from the place configuration); why one fails, or None."""
+    w = ctx.world
+    saved = w.object_pose(ctx.obj)
+    try:
+        for P, q_down, T_above, where in c.place_retreats:
+            w.set_object_pose(ctx.obj, P)
+            why = _executed_line(ctx, q_down, T_above, RETREAT_SPEED_MPS)
+            if why is not None:
+                return f"the retreat {approach_m:.2f} m up from {where}: {why}"
+        return None
+    finally:
+        w.set_object_pose(ctx.obj, saved)
+
+
+def _executed_line(ctx: _Context, q: np.ndarray, target: Pose, speed_mps: float) -> Optional[str]:
+    """The MoveCartesian line from ``q`` to ``target`` (world) as the motion computes it
+    (:meth:`~.arm_planner.ArmMotionPlanner._line_ik`), each waypoint collision-checked with every pair
+    at the padding except the hand with the object just let go; why it fails, or None."""
+    from .arm_planner import ArmMotionPlanner, MotionPlanningError, MotionRequest
+    from ..geometry.poses import rotation_angle, translation_distance
+
+    w, robot = ctx.world, ctx.robot
+    planner = ArmMotionPlanner(w, robot)
+    T0 = w.tcp_pose(robot, q)
+    req = MotionRequest(robot=robot, kind="cartesian", start=q, target=target, speed_mps=speed_mps,
+                        position_tolerance_m=ctx.tolerance[0])
+    try:
+        qs, s_wp, _ = planner._line_ik(req, np.asarray(q, dtype=float), T0, target, translation_distance(T0, target),
+                                       rotation_angle(T0, target))
+    except MotionPlanningError as e:
+        return str(e)
+    ck = w.checker(robot, _hand_touch(w, robot, ctx.obj, 0.0))
+    for k in range(1, len(qs)):
+        h = ck.explain(qs[k])
+        if h is not None:
+            return f"{_pair(h)} at {100 * float(s_wp[k]):.0f}% of it"
+    return None
 
 
 def choose_grasp(world: CollisionWorld, robot: str, obj: str, object_pose: Pose, grasps: Sequence[Grasp], *,
@@ -442,10 +492,15 @@ def choose_grasp(world: CollisionWorld, robot: str, obj: str, object_pose: Pose,
                 raise ValueError("cancelled")
             failed = _line(ctx, c)
             c.line_checked = True
-            if failed is None:
-                chosen = c
-                break
-            c.reject("approach_line", f"approach line blocked: {failed[0]}", failed[1])
+            if failed is not None:
+                c.reject("approach_line", f"approach line blocked: {failed[0]}", failed[1])
+                continue
+            why = _retreats(ctx, c, place_approach_m)
+            if why is not None:
+                c.reject("place", f"holding it so, cannot put it down: {why}", why)
+                continue
+            chosen = c
+            break
         ranked = [c for c in feasible if c.feasible]
         rejected = [c for c in cands if not c.feasible]
         return GraspChoice(obj, robot, ranked + rejected, chosen, opening, width_margin_m, max_approach_angle_deg,

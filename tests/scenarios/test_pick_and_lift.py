@@ -38,7 +38,7 @@ def test_unreachable_object_fails_with_the_reason():
     fb = s["failed_behaviour"]
     assert fb["name"] == "grasp/choose" and fb["type"] == "ChooseGrasp"
     assert fb["feedback"].startswith("no feasible grasp of mug: 14 candidates: 14 out of reach (best 0.")
-    assert fb["location"].endswith("grasp_from_above.yaml:22:9")
+    assert fb["location"].endswith("grasp_from_above.yaml:23:9")
 
 
 def test_pick_and_place_puts_the_mug_within_3_cm():
