@@ -42,7 +42,9 @@ class CheckReachability(ManipulationBehaviour):
 
     The targets (any combination; none given: every door, every cabinet and the scene's target
     object): ``object``: one of its grasps (the object's grasp set, pregrasp and grasp, at its pose
-    now); ``door``: the lever grasped, turned ``twist_angle``, held along the whole opening arc of
+    now; with ``place_position`` the whole pick and place with that one grasp: the lift, above the
+    place, lowered onto it, released, the retreat, the object attached to the hand while it is held);
+    ``door``: the lever grasped, turned ``twist_angle``, held along the whole opening arc of
     ``open_angle`` (the door's own opening direction), turned back, the retreat; ``cabinet``: the
     drawer's bar along its pull line of ``pull_m``. Each path is followed as the task moves: IK from
     the previous sample, no joint jump over 0.5 rad, collision-checked with the door or drawer at that
@@ -50,6 +52,11 @@ class CheckReachability(ManipulationBehaviour):
     solution the motion planner would take for the first pose (seeded by ``configuration``); with
     ``posture_key`` the tree moves the arm to the posture the check found instead, so any posture
     from which the whole path works will do (the first target's posture is written there).
+
+    The arc and the pull are compared with the mechanism first: an ``open_angle`` beyond the door's
+    hinge limit (``max_opening_deg``) or a ``pull_m`` beyond the drawer's travel (``drawer_travel_m``)
+    FAILS at once naming the limit (the mechanism bounds it); an arc or pull the arm does not follow
+    to its end says how far it got, against the goal and the mechanism's travel (the arm bounds it).
 
     SUCCESS when every target is reachable (nothing moves). FAILURE naming the first target that is
     not, the sample and why (``"the door handle at 40 deg of its 60 deg arc is out of reach: best IK
@@ -68,6 +75,9 @@ class CheckReachability(ManipulationBehaviour):
     PARAMS = {
         "object": Param("str", None, "object to pick: one of its grasps (pregrasp and grasp) must be reachable",
                         refers_to="object", blackboard=False),
+        "place_position": Param("vector3", None, "where the object is put down, world [x, y, z] (its orientation "
+                                "kept): each grasp is checked through the whole pick and place (lift, above the "
+                                "place, lowered, released, retreat)", unit="m", blackboard=False),
         "door": Param("str", None, "door to open: its lever grasped, turned and held along the whole arc",
                       refers_to="door", blackboard=False),
         "open_angle": Param("float", 60.0, "the door's opening arc (magnitude; the door's 'opening' gives the "
@@ -92,7 +102,7 @@ class CheckReachability(ManipulationBehaviour):
     }
 
     def update(self) -> Status:
-        from ..scene.reach_targets import request_from_params
+        from ..scene.reach_targets import request_from_params, travel_bound, travel_refusal
 
         planning = _planning(self.backend)
         if planning is None:
@@ -104,6 +114,9 @@ class CheckReachability(ManipulationBehaviour):
         if robot not in robots:
             return self.fail(f"no robot {robot!r} in the scene; it has {robots or 'none'}")
         request = request_from_params(dict(self.params))
+        refusal = travel_refusal(request, scene)
+        if refusal is not None:
+            return self.fail(refusal)
         seed = int(getattr(self.backend, "seed", 0) or 0)
         suggest = bool(self.param("suggest_base"))
 
@@ -141,6 +154,9 @@ class CheckReachability(ManipulationBehaviour):
                                      + ", ".join(f"{r.target.name} ({r.samples} poses)" for r in results))
             return Status.SUCCESS
         text = f"{bad[0].describe()} (from {robot}'s base at {_where(base)})"
+        bound = travel_bound(bad[0], scene)
+        if bound is not None:
+            text += f"; {bound}"
         if placement is not None:
             i = robots.index(robot)
             if placement.ok:

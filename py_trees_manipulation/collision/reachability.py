@@ -394,6 +394,7 @@ class ReachChecker:
         self._mirror = arm_mirror(world, robot)
         self._hand = sorted(world.hand_links(robot))
         self._joint_cache: dict[tuple[str, str], int] = {}
+        self._line_planner: Any = None
         self.ik_calls = 0
 
     # ---- world state --------------------------------------------------------------------------------
@@ -432,7 +433,7 @@ class ReachChecker:
         one lets pairs inside the padding at ``q_before`` stay (not :data:`START_RELAX_M` closer)."""
         pad = self.held_padding_m if sample.held else (self.world.padding_m + SEARCH_EXTRA_PADDING_M if self.strict
                                                           else None)
-        allowed = self._allowed(sample.touch)
+        allowed = self._allowed(sample.touch, held_object=sample.carried is not None)
         if sample.from_contact and q_before is not None:
             before = self.world.checker(self.robot, allowed, padding_m=pad)
             for p in before.proximities(q_before, before.padding_m):
@@ -440,14 +441,27 @@ class ReachChecker:
                     allowed.relaxed[p.key] = p.distance_m - (0.0 if self.strict else START_RELAX_M)
         return self.world.checker(self.robot, allowed, padding_m=pad)
 
-    def _allowed(self, touch: tuple) -> AllowedContacts:
+    def _allowed(self, touch: tuple, held_object: bool = False) -> AllowedContacts:
         out = AllowedContacts()
         for name in touch:
             body = self.world.body_id(name)
             for j in self._hand:
                 out.pairs.add((("link", j), body, None))
+            if held_object:
+                out.pairs.add((("held", -1), body, None))
             out.reasons.append(f"hand-{name} (held)")
         return out
+
+    def _enter(self, sample: ReachSample) -> None:
+        """The world as ``sample`` needs it: articulated joints, movable objects, the carried object."""
+        self._set_joints(sample.joints)
+        w = self.world
+        if w.attached(self.robot) is not None and (sample.carried is None or w.attached(self.robot) != sample.carried[0]):
+            w.detach(self.robot)
+        for name, pose in sample.objects:
+            w.set_object_pose(name, pose)
+        if sample.carried is not None and w.attached(self.robot) is None:
+            w.attach(self.robot, sample.carried[0], sample.carried[1])
 
     # ---- seeds -----------------------------------------------------------------------------------------
     def seeds_for(self, pose: Pose, with_start: bool = True) -> list[np.ndarray]:
@@ -523,7 +537,7 @@ class ReachChecker:
 
     def check_sample(self, sample: ReachSample, q: np.ndarray) -> Optional[Proximity]:
         """The collision at arm configuration ``q`` (radians) with the world set to ``sample``, or None."""
-        self._set_joints(sample.joints)
+        self._enter(sample)
         return self._checker(sample).explain(q)
 
     def _steps_between(self, a: Pose, b: Pose, fine: bool = False) -> list[Pose]:
@@ -575,10 +589,40 @@ class ReachChecker:
             elif not s.probe and resume is not None:
                 q, prev_pose = resume
                 resume = None
-            self._set_joints(s.joints)
+            self._enter(s)
             hit_base = self._base_hit(s)
             if hit_base is not None:
                 return k, qs, SampleResult(s.label, False, q, reason=f"cannot be reached: {hit_base}")
+            if s.free:
+                # a planned free motion: this configuration only, IK from the one before first
+                sol = self._ik(s.pose, [q] + self.seeds_for(s.pose, with_start=False)[:6])
+                if not self._within(sol):
+                    return k, qs, SampleResult(s.label, False, sol.q, sol.position_error_m, sol.orientation_error_rad,
+                                               reason=self._ik_text(sol))
+                q = sol.q
+                hit = self._checker(s).explain(q)
+                if hit is not None:
+                    return k, qs, SampleResult(s.label, False, q, sol.position_error_m, sol.orientation_error_rad,
+                                               hit, self._hit_text(hit))
+                qs.append(q)
+                continue
+            if s.speed_mps is not None:
+                ck = self._checker(s, q)
+                line, fail = self._executed_line(s, q)
+                if fail is not None:
+                    return k, qs, fail
+                for i, qi in enumerate(line[1:], 1):
+                    hit = ck.explain(qi)
+                    if hit is not None:
+                        return k, qs, SampleResult(s.label, False, qi, reason=(
+                            f"is reachable only in collision {100 * i / max(len(line) - 1, 1):.0f}% along the "
+                            f"straight line to it: " + self._hit_text(hit).split(": ", 1)[-1]), collision=hit)
+                q = line[-1]
+                limit = self._limit_text(q)
+                if limit is not None:
+                    return k, qs, SampleResult(s.label, False, q, reason=limit)
+                qs.append(q)
+                continue
             # the straight lines to and from a contact (approach, back-off) are checked state by state
             line = s.from_contact or (bool(s.touch) and not s.held)
             ck = self._checker(s, q) if line else None
@@ -605,6 +649,28 @@ class ReachChecker:
                                                hit, self._hit_text(hit))
             qs.append(q)
         return len(path), qs, None
+
+    def _executed_line(self, s: ReachSample, q: np.ndarray) -> tuple[np.ndarray, Optional[SampleResult]]:
+        """The IK waypoints (n, dof) of the MoveCartesian line from ``q`` to ``s.pose`` as the motion
+        computes them (:meth:`ArmMotionPlanner._line_ik`, its tolerance), or the failure."""
+        from .arm_planner import ArmMotionPlanner, MotionPlanningError, MotionRequest
+
+        planner = self._line_planner
+        if planner is None:
+            planner = self._line_planner = ArmMotionPlanner(self.world, self.robot)
+        T0 = self.world.tcp_pose(self.robot, q)
+        dist = float(np.linalg.norm(s.pose[:3, 3] - T0[:3, 3]))
+        cos = (float(np.trace(T0[:3, :3].T @ s.pose[:3, :3])) - 1.0) / 2.0
+        angle = math.acos(max(-1.0, min(1.0, cos)))
+        req = MotionRequest(robot=self.robot, kind="cartesian", start=q, target=s.pose, speed_mps=float(s.speed_mps),
+                            position_tolerance_m=self.position_tolerance_m)
+        try:
+            qs, _, _ = planner._line_ik(req, np.asarray(q, dtype=float), T0, s.pose, dist, angle)
+        except MotionPlanningError as e:
+            return np.asarray([q]), SampleResult(s.label, False, q, reason=f"is out of reach: {e}")
+        finally:
+            self.ik_calls += max(1, int(math.ceil(dist / 0.005)))
+        return qs, None
 
     def _path_failure(self, s: ReachSample, sol: IKSolution, jump: float, explain: bool) -> SampleResult:
         """Why sample ``s`` could not be reached from the sample before it (``sol``: the IK from there)."""
@@ -640,7 +706,7 @@ class ReachChecker:
         motion planner takes first (seeded by the approach configuration, then ``ready``) when it is
         clear, else from the first clear one of more seeds (as the planner then does)."""
         first = path[0]
-        self._set_joints(first.joints)
+        self._enter(first)
         hit_base = self._base_hit(first)
         if hit_base is not None:
             return 0, [], SampleResult(first.label, False, reason=f"cannot be reached: {hit_base}")
@@ -655,14 +721,15 @@ class ReachChecker:
                 return 0, [], SampleResult(first.label, False, sol.q, sol.position_error_m, sol.orientation_error_rad,
                                            reason=limit)
             reached, qs, fail = self._follow(path, sol.q, explain)
-            if fail is None or not explain:
+            if fail is None or not explain or (reached < len(path) and path[reached].free):
+                # (a free motion's end failed from seeds that do not depend on the posture)
                 return reached, qs, fail
             # would another posture have done it? (the task's own approach would not take it)
             for seed in self.seeds_for(first.pose)[:MAX_STARTS + 2]:
                 other = self._ik(first.pose, [seed])
                 if not self._within(other) or np.max(np.abs(other.q - sol.q)) < 0.05:
                     continue
-                self._set_joints(first.joints)
+                self._enter(first)
                 if ck.explain(other.q) is not None:
                     continue
                 if self._follow(path, other.q, explain=False)[2] is None:
@@ -670,7 +737,7 @@ class ReachChecker:
                     fail.reason += (f" (with the approach started {start}; the arm reaches the whole path from another "
                                     "posture)")
                     break
-                self._set_joints(first.joints)
+                self._enter(first)
             return reached, qs, fail
         best_reached, best_qs, best_fail = 0, [], None
         best_ik: IKSolution = sol
@@ -701,7 +768,7 @@ class ReachChecker:
             if not self._within(sol) or any(np.max(np.abs(sol.q - c.q)) < 0.05 for c in clear) \
                     or self._limit_text(sol.q) is not None:
                 continue
-            self._set_joints(first.joints)
+            self._enter(first)
             hit = ck.explain(sol.q)
             if hit is not None:
                 first_hit = first_hit or (sol, hit)
@@ -712,7 +779,7 @@ class ReachChecker:
         if any_posture:
             clear = self._distinct_postures(clear)
         for sol in clear[:self.max_starts]:
-            self._set_joints(first.joints)
+            self._enter(first)
             reached, qs, fail = self._follow(path, sol.q, explain)
             if fail is None:
                 return reached, qs, None
@@ -794,6 +861,11 @@ class ReachChecker:
         bodies are put back as they were. ``explain``: a failure says precisely why (more IK)."""
         joints = tuple({(b, j): (b, j, 0.0) for p in target.paths for s in p for b, j, _ in s.joints}.values())
         saved = self._joint_state(joints)
+        moved = {n for p in target.paths for s in p for n, _ in s.objects} | \
+            {s.carried[0] for p in target.paths for s in p if s.carried is not None}
+        saved_objects = {n: self.world.object_pose(n) for n in moved}
+        attached = self.world.attached(self.robot)
+        attached_T = self.world.attached_transform(self.robot)
         best = TargetResult(target, False)
         try:
             for i, path in enumerate(target.paths):
@@ -811,6 +883,12 @@ class ReachChecker:
             return best
         finally:
             self._set_joints(saved)
+            if moved:
+                self.world.detach(self.robot)
+                for n, T in saved_objects.items():
+                    self.world.set_object_pose(n, T)
+                if attached is not None:
+                    self.world.attach(self.robot, attached, attached_T)
 
     def check_all(self, targets: Sequence[ReachTarget], stop_at_first: bool = False) -> list[TargetResult]:
         """:meth:`check` of each target (in order; with ``stop_at_first``, up to the first failure)."""

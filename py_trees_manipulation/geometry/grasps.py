@@ -504,7 +504,7 @@ def select_grasps(grasps: Sequence[Grasp], names: Sequence[str], object_name: st
 def grasps_for_object(obj: object) -> list[Grasp]:
     """The grasp set of a scene object, in its own frame: the handles it declares, else the defaults.
 
-    Duck-typed on a scene object (``sim.scene.ObjectSpec``): ``grasps`` (declared :class:`Handle` s,
+    Duck-typed on a scene object (``scene.spec.ObjectSpec``): ``grasps`` (declared :class:`Handle` s,
     optional), ``primitive`` (``shape``, ``size``, ``radius``, ``length``), ``urdf`` and ``scale``,
     ``name``. Declared handles win; a primitive gets :func:`default_grasps`; a shipped URDF object
     :func:`urdf_grasps`.

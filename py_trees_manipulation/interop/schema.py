@@ -180,7 +180,7 @@ def node_type_schemas() -> dict[str, dict[str, Any]]:
 
 
 # ------------------------------------------------------------------------------------------------
-# scene: derived from sim.scene.SCENE_KEYS (key names, types, required keys, ranges stated in the docs)
+# scene: derived from scene.spec.SCENE_KEYS (key names, types, required keys, ranges stated in the docs)
 _RANGE_DOTS = re.compile(rf"({_NUMBER_RE})\s*\.\.\.\s*({_NUMBER_RE})")
 _RANGE_CMP = re.compile(rf"(?:^|[,(]\s*|each\s+)(>=|>)\s*({_NUMBER_RE})")
 _SECTION_OF = {"robots": "robots[]", "fixtures": "fixtures[]", "objects": "objects[]", "task": "task",

@@ -39,7 +39,7 @@ import numpy as np
 from ..geometry.poses import Pose
 
 __all__ = ["ReachSample", "ReachTarget", "ReachRequest", "targets_for", "door_target", "drawer_target", "grasp_target",
-           "request_from_params", "DEFAULT_OPEN_ANGLE_DEG", "DEFAULT_TWIST_ANGLE_DEG", "DEFAULT_PREGRASP_M"]
+           "request_from_params", "travel_refusal", "travel_bound", "DEFAULT_OPEN_ANGLE_DEG", "DEFAULT_TWIST_ANGLE_DEG", "DEFAULT_PREGRASP_M"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,17 @@ class ReachSample:
         probe: a margin beyond the task's own motion (a base search checks the arc a little further):
             probes are followed from the sample before them, and the path goes on from there, as
             the task does, after the last probe.
+        objects: ``((name, (4, 4) world pose), ...)``: movable objects put there before the check
+            (an object where it is picked, then where it was put down).
+        carried: ``(name, (4, 4) object pose in the TCP frame)``: the object the hand holds here,
+            attached to it and checked with the arm (it may touch ``touch`` bodies: the support it
+            is lifted off or put down on); None: the hand holds nothing.
+        free: reached by a free motion the motion planner plans when it starts (MoveToPose): only
+            this sample's own configuration is checked (IK from the one before first), not a line.
+        speed_mps: reached by a MoveCartesian line at this TCP speed (m/s): followed by the motion's
+            own computation (:meth:`~py_trees_manipulation.collision.arm_planner.ArmMotionPlanner._line_ik`:
+            the same IK waypoints from the same configuration), each waypoint collision-checked; None:
+            followed in the checker's own steps.
     """
 
     label: str
@@ -70,6 +81,10 @@ class ReachSample:
     held: bool = False
     from_contact: bool = False
     probe: bool = False
+    objects: tuple = ()
+    carried: Optional[tuple] = None
+    free: bool = False
+    speed_mps: Optional[float] = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +118,9 @@ class ReachTarget:
 DEFAULT_OPEN_ANGLE_DEG = 60.0
 DEFAULT_TWIST_ANGLE_DEG = 45.0
 DEFAULT_PREGRASP_M = 0.08
+DEFAULT_LIFT_M = 0.12        # examples/pick_and_place.yaml's lift and retreat
+LIFT_SPEED_MPS = 0.1         # its lift and retreat speed
+LOWER_SPEED_MPS = 0.05       # its guarded descent's speed
 ARC_STEP_DEG = 5.0
 ARC_STEP_M = 0.04
 PULL_STEP_M = 0.04
@@ -127,6 +145,8 @@ class ReachRequest:
             seeds its IK with); None: where the arm is when checked (a base search: the initial one).
         any_posture: the task moves the arm to the posture the check found (``posture_key``), so any
             arm posture from which the whole path works will do.
+        place_position: where the object's frame is put down, world (x, y, z) metres (its orientation
+            kept): the object's grasps are checked through the whole pick and place; None: the pick.
         margin_deg, margin_m: how far beyond the opening and the pull the path is probed (a base
             search's margin).
     """
@@ -141,6 +161,7 @@ class ReachRequest:
     pregrasp_m: float = DEFAULT_PREGRASP_M
     configuration: Optional[str] = None
     any_posture: bool = False
+    place_position: Optional[tuple] = None
     margin_deg: float = 0.0
     margin_m: float = 0.0
 
@@ -281,18 +302,47 @@ def drawer_target(spec: Any, pull_m: Optional[float] = None, pregrasp_m: float =
     return ReachTarget(what, (tuple(path),), name, "drawer")
 
 
-def grasp_target(obj: Any, pose: Pose, pregrasp_m: Optional[float] = None) -> ReachTarget:
+def grasp_target(obj: Any, pose: Pose, pregrasp_m: Optional[float] = None, place: Optional[Pose] = None,
+                 supports: Sequence[str] = (), lift_m: float = DEFAULT_LIFT_M) -> ReachTarget:
     """The grasps of a scene object (an :class:`~.scene.ObjectSpec`) at ``pose`` ((4, 4), world):
-    one alternative per grasp, pregrasp then grasp; none when its grasp set is empty."""
+    one alternative per grasp, pregrasp then grasp; none when its grasp set is empty.
+
+    With ``place`` ((4, 4), world: the object's pose where it is put down) each alternative is the
+    whole pick and place with that one grasp, as ``examples/pick_and_place.yaml`` moves: pregrasp,
+    grasp, the lift ``lift_m`` straight up with the object held (attached to the hand, the
+    ``supports`` bodies it may touch leaving them), above the place (a free motion: its configuration
+    only), lowered straight onto it, released (the object left there) and the retreat ``lift_m``
+    straight up."""
     from ..geometry.grasps import grasps_for_object
 
     paths = []
+    name = obj.name
     for g in grasps_for_object(obj):
         T = g.in_world(pose)
         pre = g.pregrasp_in_world(pose, pregrasp_m)
-        paths.append((ReachSample(f"the pregrasp of {g.name}", pre),
-                      ReachSample(f"the grasp {g.name}", T, (), (obj.name,))))
-    return ReachTarget(f"a grasp of {obj.name!r}", tuple(paths), obj.name, "grasp")
+        path = [ReachSample(f"the pregrasp of {g.name}", pre, objects=((name, pose),)),
+                ReachSample(f"the grasp {g.name}", T, (), (name,), objects=((name, pose),))]
+        if place is not None:
+            held = (name, np.linalg.solve(T, pose))
+            up = np.eye(4)
+            up[2, 3] = lift_m
+            T_place = place @ np.linalg.solve(pose, T)
+            touch = tuple(supports)
+            path += [ReachSample(f"the lift {lift_m:.2f} m with {g.name}", up @ T, (), touch, carried=held,
+                                 from_contact=True, speed_mps=LIFT_SPEED_MPS),
+                     ReachSample(f"above the place {_xyz(place)} with {g.name}", up @ T_place, carried=held,
+                                 free=True),
+                     ReachSample(f"the place {_xyz(place)} with {g.name}", T_place, (), touch, carried=held,
+                                 speed_mps=LOWER_SPEED_MPS),
+                     ReachSample(f"the retreat {lift_m:.2f} m up from the place {_xyz(place)}", up @ T_place,
+                                 objects=((name, place),), from_contact=True, speed_mps=LIFT_SPEED_MPS)]
+        paths.append(tuple(path))
+    what = f"a grasp of {name!r}" + (f" that also puts it down at {_xyz(place)}" if place is not None else "")
+    return ReachTarget(what, tuple(paths), name, "grasp")
+
+
+def _xyz(T: Pose) -> str:
+    return "(" + ", ".join(f"{v:.2f}" for v in T[:3, 3]) + ")"
 
 
 def targets_for(request: ReachRequest, scene: Any, object_pose: Optional[Callable[[str], Pose]] = None,
@@ -334,8 +384,81 @@ def targets_for(request: ReachRequest, scene: Any, object_pose: Optional[Callabl
                                  margin_m=request.margin_m))
     if obj_name:
         o = pick(objects, obj_name, "object")
-        out.append(grasp_target(o, object_pose(obj_name) if object_pose else o.pose))
+        now = np.asarray(object_pose(obj_name) if object_pose else o.pose, dtype=float)
+        place = None
+        if request.place_position is not None:
+            place = now.copy()
+            place[:3, 3] = np.asarray(request.place_position, dtype=float)
+        supports = [f.name for f in getattr(scene, "fixtures", ())]
+        out.append(grasp_target(o, now, place=place, supports=supports))
     return [dataclasses.replace(t, approach_from=request.configuration, any_posture=request.any_posture) for t in out]
+
+
+def _mechanisms(request: ReachRequest, scene: Any) -> tuple[list, list]:
+    extra = getattr(scene, "extra", {}) or {}
+    doors = {d.name: d for d in extra.get("doors") or ()}
+    cabinets = {c.name: c for c in extra.get("cabinets") or ()}
+    door_names = list(doors) if request.everything else ([request.door] if request.door in doors else [])
+    cab_names = list(cabinets) if request.everything else ([request.cabinet] if request.cabinet in cabinets else [])
+    return [doors[n] for n in door_names], [cabinets[n] for n in cab_names]
+
+
+def travel_refusal(request: ReachRequest, scene: Any) -> Optional[str]:
+    """Why the task asks more of a door or drawer than it can travel, or None: an opening arc
+    (``open_angle_deg``) beyond the hinge's upper limit (``max_opening_deg``), a pull (``pull_m``)
+    beyond the drawer's travel (``drawer_travel_m``). The mechanism bounds it, not the arm: the text
+    names the limit and the value that would work."""
+    doors, cabinets = _mechanisms(request, scene)
+    for d in doors:
+        limit = float(d.asset.max_opening_deg)
+        if abs(float(request.open_angle_deg)) > limit + 1e-9:
+            return (f"the {abs(float(request.open_angle_deg)):g} deg arc is more than door {d.name!r} opens: its hinge "
+                    f"stops at {limit:g} deg (max_opening_deg; the mechanism bounds the arc, not the arm): ask "
+                    f"open_angle <= {limit:g} or a door that opens further")
+    for c in cabinets:
+        travel = float(c.asset.drawer_travel_m)
+        if request.pull_m is not None and abs(float(request.pull_m)) > travel + 1e-9:
+            return (f"the {abs(float(request.pull_m)):.3f} m pull is longer than the drawer of {c.name!r} travels: "
+                    f"{travel:.3f} m (drawer_travel_m; the mechanism bounds the pull, not the arm): ask "
+                    f"pull_m <= {travel:.3f} or a cabinet with a longer travel")
+    return None
+
+
+def travel_bound(result: Any, scene: Any) -> Optional[str]:
+    """For a door or drawer target (a :class:`~..collision.reachability.TargetResult`) that the arm
+    does not follow to its end: how far along its arc or pull the arm got, against the task's goal
+    and the mechanism's own travel (``"the arm follows the drawer of 'cabinet' 0.120 m of the 0.250 m
+    pull (the drawer travels 0.350 m): the arm bounds the pull"``); None for other targets or a
+    target reached."""
+    t = result.target
+    if result.ok or t.kind not in ("door", "drawer") or not t.paths:
+        return None
+    extra = getattr(scene, "extra", {}) or {}
+    table = {x.name: x for x in extra.get("doors" if t.kind == "door" else "cabinets") or ()}
+    spec = table.get(t.subject)
+    if spec is None:
+        return None
+    a = spec.asset
+    joint = a.hinge_joint if t.kind == "door" else a.drawer_joint
+    path = t.paths[result.path]
+    goal = 0.0
+    got = 0.0
+    for i, smp in enumerate(path):
+        if smp.probe or not smp.held:
+            continue
+        v = next((abs(val) for b, j, val in smp.joints if b == spec.name and j == joint), 0.0)
+        goal = max(goal, v)
+        if i < result.reached:
+            got = max(got, v)
+    if goal <= 0.0:
+        return None
+    if t.kind == "door":
+        limit = float(a.max_opening_deg)
+        return (f"the arm follows the lever of door {spec.name!r} to {math.degrees(got):.0f} deg of the "
+                f"{math.degrees(goal):.0f} deg arc (the door opens to {limit:g} deg): the arm bounds the arc")
+    travel = float(a.drawer_travel_m)
+    return (f"the arm follows the drawer of {spec.name!r} {got:.3f} m of the {goal:.3f} m pull (the drawer "
+            f"travels {travel:.3f} m): the arm bounds the pull")
 
 
 #: the behaviour whose parameters are reach requests
@@ -352,7 +475,9 @@ def request_from_params(params: dict[str, Any]) -> ReachRequest:
                         object=params.get("object"), open_angle_deg=num("open_angle", DEFAULT_OPEN_ANGLE_DEG),
                         twist_angle_deg=num("twist_angle", DEFAULT_TWIST_ANGLE_DEG), pull_m=num("pull_m", None),
                         pregrasp_m=num("pregrasp_m", DEFAULT_PREGRASP_M), configuration=params.get("configuration"),
-                        any_posture=bool(params.get("posture_key")))
+                        any_posture=bool(params.get("posture_key")),
+                        place_position=(tuple(float(v) for v in params["place_position"])
+                                        if params.get("place_position") is not None else None))
 
 
 def requests_for_robot(requests: Sequence[ReachRequest], robot: str, first_robot: str) -> list[ReachRequest]:

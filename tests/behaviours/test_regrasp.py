@@ -293,7 +293,7 @@ def test_replan_budget_exhausted_fails_with_the_step_and_reason():
 
 # ---------------------------------------------------------------------------------------- geometry inputs
 class _Scene:
-    """A scene's objects, as RegraspConfig reads them (duck-typed like sim.scene.SceneSpec)."""
+    """A scene's objects, as RegraspConfig reads them (duck-typed like scene.spec.SceneSpec)."""
 
     def __init__(self):
         from py_trees_manipulation.scene.spec import parse_scene

@@ -1,0 +1,92 @@
+"""The cost of checking a whole task before the arm moves (prints figures; never a timed test).
+
+For the shipped examples, the check ``CheckReachability`` runs (the same function, on the same
+collision world the simulator builds, :func:`~py_trees_manipulation.collision.reachability.check_for_task`):
+
+* ``open_door``: the lever grasped, turned 45 deg, held along the whole 62 deg arc (the leaf
+  swinging in the collision world), turned back, the retreat; the base as shipped;
+* ``open_drawer``: the bar along the whole 0.25 m pull and the retreat;
+* ``pick_and_place``: every grasp of the mug through the whole pick and place (``place_position``:
+  the lift with the mug attached, above the place, lowered onto it, released, the retreat, each
+  straight line followed by the motion's own line IK), until one works;
+* ``pick_and_place`` with a place nothing reaches (``[0.2, 0.85, 0.629]``): every grasp tried and
+  refused (the worst case of a refusal before moving);
+
+and the regrasp plan of ``flip_box`` (every transition's straight lines followed by the executor's
+line IK; ``PlanRegrasp``'s geometric planning, :func:`~py_trees_manipulation.behaviors.regrasp.plan_in_world`
+is not repeated here: see ``bench_planning.py``).
+
+Goal (issue 33): under 1 s for pick_and_place and the door on the 2-core machine.
+
+Run: ``python benchmarks/bench_task_check.py [--repeat 5]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+import py_trees_manipulation.sim  # noqa: F401  (scene sections)
+from py_trees_manipulation.collision.reachability import check_for_task
+from py_trees_manipulation.collision.world import CollisionWorld
+from py_trees_manipulation.scene.reach_targets import ReachRequest, request_from_params, targets_for
+from py_trees_manipulation.scene.spec import parse_scene
+from py_trees_manipulation.trees.loader import load_task
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+GOAL_S = 1.0
+
+
+def _check_node_params(task) -> dict:
+    for node in task.tree.walk():
+        if node.type == "CheckReachability":
+            return dict(node.params)
+    return {}
+
+
+def cases() -> list[tuple[str, str, list[str], ReachRequest | None]]:
+    place = ReachRequest(object="mug", place_position=(0.45, 0.2, 0.629))
+    far = ReachRequest(object="mug", place_position=(0.2, 0.85, 0.629))
+    return [("open_door", "open_door.yaml", [], None),
+            ("open_drawer", "open_drawer.yaml", [], None),
+            ("pick_and_place", "pick_and_place.yaml", [], place),
+            ("pick_and_place, refused", "pick_and_place.yaml", [], far)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    print(f"whole-task check before the arm moves, {args.repeat} runs each (goal < {GOAL_S:g} s)")
+    print(f"{'task':<26} {'ok':>5} {'samples':>8} {'median s':>9} {'max s':>7}")
+    for label, file, sets, request in cases():
+        task = load_task(str(EXAMPLES / file), sets)
+        scene = parse_scene(task.scene, base_dir=task.scene_dir or str(EXAMPLES))
+        if request is None:
+            request = request_from_params(_check_node_params(task))
+        world = CollisionWorld.from_scene(scene)
+        robot = scene.robots[0].name
+        times = []
+        results = []
+        try:
+            for _ in range(args.repeat):
+                t0 = time.perf_counter()
+                targets = targets_for(request, scene, object_pose=world.object_pose)
+                margin = targets_for(request.with_margin(), scene, object_pose=world.object_pose)
+                results = check_for_task(world, robot, targets, margin, seed=0)
+                times.append(time.perf_counter() - t0)
+        finally:
+            world.close()
+        ok = all(r.ok for r in results)
+        samples = sum(r.reached for r in results)
+        med = statistics.median(times)
+        flag = "" if med < GOAL_S or "refused" in label else "  (over the goal)"
+        print(f"{label:<26} {str(ok):>5} {samples:>8} {med:9.3f} {max(times):7.3f}{flag}")
+        if not ok:
+            print(f"    refusal: {results[[r.ok for r in results].index(False)].describe()[:160]}")
+
+
+if __name__ == "__main__":
+    main()
