@@ -1,7 +1,9 @@
 """Hardware backend: run task trees on a ROS robot over rosbridge, and a robot stand-in to test it.
 
 - :mod:`.robotfile`: the YAML robot file (host, port, timeouts, ROS names per arm and gripper).
-- :mod:`.rosbridge`: :class:`~.rosbridge.HardwareBackend` (roslibpy client; ROS 1 actionlib).
+- :mod:`.rosbridge`: :class:`~.rosbridge.HardwareBackend` (roslibpy client), with its connection
+  (:mod:`.connection`), ROS 1 and ROS 2 action clients (:mod:`.actions`), goal bookkeeping
+  (:mod:`.goals`) and arms, grippers, object poses (:mod:`.resources`).
 - :mod:`.robot_server`: :class:`~.robot_server.RobotStandIn` (``ptm serve``): the simulator behind
   a rosbridge v2 websocket with PR2 gripper sensor action names.
 - :mod:`.convert`: message translation both ends share.

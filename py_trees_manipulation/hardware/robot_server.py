@@ -69,7 +69,8 @@ from ..msgs.actions import GoalHandle, GoalStatus
 from ..msgs.motion import JointTrajectoryGoal, MotionFeedback, MoveJointsGoal
 from . import convert as cv
 from ..msgs.plain import jsonable as _jsonable
-from .rosbridge import add_one_line_filter, ros2_action_type
+from .actions import ros2_action_type
+from .connection import add_one_line_filter
 
 STATUS_PERIOD_S = 0.2
 KEEP_FINISHED_S = 2.0

@@ -171,7 +171,7 @@ def test_refused_tree_still_writes_the_summary(tmp_path):
 
 # ---- ROS 2 rosbridge actions ----------------------------------------------------------------------
 def test_ros2_action_types_and_wire_times():
-    from py_trees_manipulation.hardware.rosbridge import _to_ros2, ros2_action_type
+    from py_trees_manipulation.hardware.actions import _to_ros2, ros2_action_type
 
     assert ros2_action_type("pr2_gripper_sensor_msgs/PR2GripperGrabAction") == "pr2_gripper_sensor_msgs/action/PR2GripperGrab"
     assert ros2_action_type("control_msgs/action/FollowJointTrajectory") == "control_msgs/action/FollowJointTrajectory"

@@ -285,7 +285,7 @@ def test_bad_frames_from_the_bridge_are_one_line_warnings_and_the_connection_sta
 
     from websockets.asyncio.server import serve
 
-    from py_trees_manipulation.hardware.rosbridge import _Connection
+    from py_trees_manipulation.hardware.connection import _Connection
 
     port: dict = {}
     stop = threading.Event()

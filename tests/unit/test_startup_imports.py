@@ -24,7 +24,9 @@ HEAVY = ("pybullet", "scipy", "matplotlib", "ompl", "ruckig", "toppra", "foxglov
 HEAVY_OURS = ("py_trees_manipulation.sim.backend", "py_trees_manipulation.viewer.runlog",
               "py_trees_manipulation.viewer.server", "py_trees_manipulation.viewer.snapshot",
               "py_trees_manipulation.viewer.report", "py_trees_manipulation.viewer.foxglove",
-              "py_trees_manipulation.collision.world", "py_trees_manipulation.hardware.rosbridge")
+              "py_trees_manipulation.collision.world", "py_trees_manipulation.hardware.rosbridge",
+              "py_trees_manipulation.hardware.connection", "py_trees_manipulation.hardware.actions",
+              "py_trees_manipulation.hardware.goals", "py_trees_manipulation.hardware.resources")
 
 _PROBE = """
 import json, sys
