@@ -361,12 +361,12 @@ def build_parser() -> argparse.ArgumentParser:
                                    "included), each with its parameters: type, unit, default and what it does.",
                        epilog="Examples:\n  ptm behaviours                      every one, with its parameters\n"
                               "  ptm behaviours MoveCartesian        one\n"
-                              "  ptm behaviours --format markdown    the README's table\n"
+                              "  ptm behaviours --format markdown    the table of docs/behaviours.md\n"
                               "Exit codes: 0, 2 no such behaviour (with the closest name).",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("name", nargs="?", help="show only this one (e.g. MoveCartesian, Sequence, Retry)")
     p.add_argument("--format", choices=["text", "markdown"], default="text",
-                   help="markdown: the README's behaviour table (generated from the registry)")
+                   help="markdown: the behaviour table of docs/behaviours.md (generated from the registry)")
     p.set_defaults(func=cmd_behaviours)
 
     p = sub.add_parser("backends", help="list the installed backends (ptm run --backend NAME)",

@@ -468,7 +468,7 @@ def object_grasps(obj: object, where: str = "") -> list[Grasp]:
         raise NoGraspsError(
             f"object {name!r} ({what}) has no known grasps: declare them under "
             f"{where or 'its scene entry'}.grasps (a list of {{name, pose (the TCP in the object frame: z approach, "
-            f"y finger axis), symmetry, approach_m, width_m}}; see the README's 'Grasps'). Primitives and the "
+            f"y finger axis), symmetry, approach_m, width_m}}; see docs/grasps.md). Primitives and the "
             f"shipped {known} have defaults")
     return out
 

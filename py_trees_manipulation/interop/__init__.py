@@ -5,6 +5,6 @@ Modules:
     (``ptm schema``);
   - ``btxml``: BehaviorTree.CPP v4 / Groot2 XML import and export (``ptm convert``, ``ptm run
     FILE.xml --scene TASK.yaml``);
-  - ``docs``: the generated behaviour reference and the README table (``ptm docs``);
+  - ``docs``: the generated reference tables of the documentation site (``ptm docs``);
   - ``cli``: the ``ptm`` subcommands above.
 """

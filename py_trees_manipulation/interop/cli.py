@@ -104,21 +104,33 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    from .docs import MarkersMissing, behaviours_markdown, readme_is_current, update_readme
+    from .docs import BLOCKS, MarkersMissing, behaviours_markdown, has_blocks, stale_blocks, update_page
 
     try:
-        if args.update_readme:
-            changed = update_readme(args.update_readme)
-            print(f"{args.update_readme}: {'updated' if changed else 'already current'}", file=sys.stderr)
+        pages = args.update or args.check
+        if pages:
+            pages = [p for p in pages if has_blocks(p)]
+            if not pages:
+                print("ptm: none of these files has a generated table (markers <!-- NAME:start --> and "
+                      f"<!-- NAME:end -->, NAME one of {', '.join(BLOCKS)})", file=sys.stderr)
+                return 2
+        if args.update:
+            for path in pages:
+                changed = update_page(path)
+                print(f"{path}: " + (f"updated ({', '.join(changed)})" if changed else "already current"),
+                      file=sys.stderr)
             return 0
         if args.check:
-            if readme_is_current(args.check):
-                return 0
-            print(f"{args.check}: the behaviour table is out of date; run 'ptm docs --update-readme {args.check}'",
-                  file=sys.stderr)
-            return 1
-    except (MarkersMissing, OSError) as e:
-        print(f"ptm: {e}", file=sys.stderr)
+            stale = [(path, stale_blocks(path)) for path in pages]
+            for path, names in stale:
+                if names:
+                    print(f"{path}: out of date: {', '.join(names)}; run 'ptm docs --update {path}'", file=sys.stderr)
+            return 1 if any(names for _, names in stale) else 0
+    except MarkersMissing as e:
+        print(f"ptm: {e.args[0] if e.args else e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"ptm: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return 2
     try:
         _write(behaviours_markdown(), args.output)
@@ -162,14 +174,17 @@ def register(subparsers: Any) -> None:
                                                     "trees and no main_tree_to_execute")
     p.set_defaults(func=cmd_convert)
 
-    p = subparsers.add_parser("docs", help="the behaviour reference as Markdown; keep the README's table current",
+    p = subparsers.add_parser("docs", help="the behaviour reference as Markdown; keep the site's generated tables current",
                               description="Print the behaviour reference (every behaviour, composite and decorator "
-                                          "with its parameters and units) as Markdown, or check/update the README's "
-                                          "table between its markers.",
-                              epilog="Examples:\n  ptm docs -o behaviours.md\n  ptm docs --update-readme README.md\n"
-                                     "  ptm docs --check README.md     # exit 1 when the table is out of date",
+                                          "with its parameters and units) as Markdown, or check/update the generated "
+                                          "tables of the documentation pages (docs/*.md): the behaviour table and the "
+                                          "key tables of scene and robot description files, between their "
+                                          "<!-- NAME:start --> and <!-- NAME:end --> markers.",
+                              epilog="Examples:\n  ptm docs -o behaviours.md\n  ptm docs --update docs/*.md\n"
+                                     "  ptm docs --check docs/*.md     # exit 1 when a table is out of date",
                               formatter_class=_HelpFormatter)
-    p.add_argument("--update-readme", metavar="README.md", help="regenerate the table between the behaviours markers")
-    p.add_argument("--check", metavar="README.md", help="exit 1 if the README's table differs from the registry")
+    p.add_argument("--update", "--update-readme", nargs="+", metavar="PAGE.md",
+                   help="regenerate the tables between the markers of these pages")
+    p.add_argument("--check", nargs="+", metavar="PAGE.md", help="exit 1 if a page's table differs from the registry")
     p.add_argument("-o", "--output", help="write the Markdown here instead of stdout")
     p.set_defaults(func=cmd_docs)

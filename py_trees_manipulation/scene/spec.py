@@ -232,10 +232,10 @@ SCENE_KEYS: dict[str, list[KeyDoc]] = {
     "robots[]": [
         KeyDoc("name", "str", "", "unique name; the arm and gripper resources are called this", True),
         KeyDoc("model", "str", "franka_panda", f"robot model: a stock model ({', '.join(stock_models())}) or a "
-               "robot description file (.yaml, relative to the task file; see the README's 'Robots')"),
+               "robot description file (.yaml, relative to the task file; see docs/robots.md)"),
         KeyDoc("base_pose", "pose or auto", "identity", "base pose, world frame; `auto` (or `{auto: {surface: "
                "floor}}`, `surface`: `floor` or a fixture's name): placed where every target of the task is "
-               "reachable (README 'Reachability')"),
+               "reachable (docs/reachability.md)"),
         KeyDoc("initial_configuration", "str or list", "ready",
                "a named configuration of the model (`ready`; the stock models also have `home`, `extended`, "
                "`forward`) or one angle per arm joint, rad"),
@@ -345,7 +345,7 @@ def accepted_keys(section: str) -> list[str]:
 
 
 def scene_keys_doc() -> str:
-    """Markdown reference of every accepted scene key (one table per section), for the README."""
+    """Markdown reference of every accepted scene key (one table per section), for docs/task_file.md."""
     titles = {"scene": "`scene`", "robots[]": "`scene.robots[]`", "fixtures[]": "`scene.fixtures[]`",
               "objects[]": "`scene.objects[]`", "primitive": "`scene.objects[].primitive`",
               "pose_noise": "`scene.objects[].pose_noise`", "grasps[]": "`scene.objects[].grasps[]`",

@@ -1,6 +1,6 @@
 """Load a YAML task file into a validated :class:`~.spec.TaskSpec` (nothing runs before this passes).
 
-File format (see the README's reference)::
+File format (see docs/task_file.md)::
 
     name: pick_and_lift             # optional
     description: ...
@@ -140,7 +140,7 @@ def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *
 
     scene = doc.get("scene")
     if scene is not None and not isinstance(scene, dict):
-        ctx.add(doc.value_loc("scene"), "'scene' must be a mapping", "see the README's scene reference")
+        ctx.add(doc.value_loc("scene"), "'scene' must be a mapping", "see docs/task_file.md, 'Scene'")
         scene = None
     scene_spec = _validate_scene(scene, ctx) if isinstance(scene, dict) else None
 

@@ -361,7 +361,7 @@ def write_summary(summary: dict[str, Any], path: str) -> None:
 
 
 #: metrics the verdict line shows before the others (at most ten are shown; ``--summary`` has all):
-#: the figures the README's examples table names for each example
+#: the figures the examples table (README, docs/examples.md) names for each example
 HEADLINE_METRICS = frozenset({
     "target_object", "object_lift_m", "place_error_m", "object_tilt_deg", "object_dropped", "crushed",
     "max_fingertip_force_n", "slip_events_missed", "grip_margin", "pad_force_imbalance_n",
@@ -380,7 +380,7 @@ def verdict_line(summary: dict[str, Any]) -> str:
                      + (f", {rtf:.1f}x real time" if rtf else "") + f", {s.get('ticks', 0)} ticks)")
     metrics = s.get("metrics") or {}
     scalars = [k for k, v in metrics.items() if k not in ("sim_time_s",) and not isinstance(v, (dict, list))]
-    # the examples' headline figures (README's examples table) first, whatever family they come from
+    # the examples' headline figures (the examples table) first, whatever family they come from
     keys = [k for k in scalars if k in HEADLINE_METRICS] + [k for k in scalars if k not in HEADLINE_METRICS]
     shown = [f"{k}={metrics[k]:.3f}" if isinstance(metrics[k], float) else f"{k}={metrics[k]}" for k in keys]
     line = " ".join(parts)

@@ -1,4 +1,5 @@
-"""The README's behaviour table is generated from the registry and must not drift from it."""
+"""The generated tables of the documentation site (docs/behaviours.md, the key tables of docs/robots.md
+and docs/task_file.md) come from the registries and must not drift from them."""
 
 from __future__ import annotations
 
@@ -10,17 +11,43 @@ from py_trees_manipulation.behaviors import registry
 from py_trees_manipulation.interop import docs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-README = os.path.join(ROOT, "README.md")
+PAGE = os.path.join(ROOT, "docs", "behaviours.md")
 
 
-def test_readme_behaviour_table_matches_the_registry():
-    """Fails when the markers are missing or the table is stale: run 'ptm docs --update-readme README.md'."""
-    assert os.path.exists(README), "README.md is missing"
+def test_behaviour_page_matches_the_registry():
+    """Fails when the markers are missing or the table is stale: run 'ptm docs --update docs/behaviours.md'."""
+    assert os.path.exists(PAGE), "docs/behaviours.md is missing"
     try:
-        current = docs.readme_is_current(README)
+        current = docs.readme_is_current(PAGE)
     except docs.MarkersMissing as e:
-        pytest.fail(f"README.md: {e}")
-    assert current, "README.md's behaviour table is out of date: run 'ptm docs --update-readme README.md'"
+        pytest.fail(f"docs/behaviours.md: {e}")
+    assert current, "docs/behaviours.md's behaviour table is out of date: run 'ptm docs --update docs/behaviours.md'"
+
+
+def test_every_generated_table_of_the_site_is_current():
+    """Each block where it belongs, and none stale: run 'ptm docs --update docs/*.md'."""
+    where = {"behaviours": "behaviours.md", "robot-keys": "robots.md", "scene-keys": "task_file.md"}
+    assert set(where) == set(docs.BLOCKS)
+    for block, page in where.items():
+        path = os.path.join(ROOT, "docs", page)
+        assert docs.stale_blocks(path) == [], f"docs/{page}: run 'ptm docs --update docs/{page}'"
+        with open(path, encoding="utf-8") as f:
+            assert block in docs.blocks_in(f.read()), f"docs/{page} lacks the {block} markers"
+
+
+def test_a_changed_parameter_makes_the_page_stale(tmp_path, monkeypatch):
+    """The drift check is real: a behaviour whose parameters change no longer matches the page."""
+    from py_trees_manipulation.behaviors.params import Param
+
+    page = tmp_path / "behaviours.md"
+    with open(PAGE, encoding="utf-8") as f:
+        page.write_text(f.read())
+    assert docs.stale_blocks(str(page)) == []
+    cls = registry.behaviours()["Wait"]
+    monkeypatch.setattr(cls, "PARAMS", {**cls.PARAMS, "extra_s": Param("float", 1.0, "a parameter the page lacks", unit="s")})
+    assert docs.stale_blocks(str(page)) == ["behaviours"]
+    assert docs.update_page(str(page)) == ["behaviours"]
+    assert "`extra_s` (number in s, default `1.0`)" in page.read_text()
 
 
 def test_table_lists_every_behaviour_with_parameters_and_units():

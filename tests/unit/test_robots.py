@@ -325,12 +325,12 @@ def test_ptm_robots_checks_a_description_file(tmp_path):
 
 
 def test_readme_documents_every_description_key_and_the_stock_models():
-    """The README's key reference is description_keys_doc() (paste it between the markers when the
-    key table changes) and its `ptm robots` listing is the command's output."""
+    """docs/robots.md's key reference is description_keys_doc() (`ptm docs --update docs/robots.md`
+    when the key table changes) and its `ptm robots` listing is the command's output."""
     from py_trees_manipulation.robots.description import description_keys_doc
 
     readme = open(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                               "README.md")).read()
+                               "docs", "robots.md")).read()
     block = readme.split("<!-- robot-keys:start -->\n", 1)[1].split("<!-- robot-keys:end -->", 1)[0]
     assert block == description_keys_doc()
     listing = _ptm("robots").stdout
