@@ -8,7 +8,10 @@
   ``kuka_iiwa_wsg50`` or a user's file) loaded in a PyBullet client.
 - :mod:`.backend`: :class:`~.backend.SimBackend`, the :class:`py_trees_manipulation.backend.Backend`
   implementation (1 kHz physics, IK with reachability check, PR2-style ``gripper_action``,
-  ground-truth world queries, metrics and telemetry).
+  ground-truth world queries, metrics and telemetry), built from :mod:`.extensions` (the extension
+  registry), :mod:`.resources` (goals on arms and grippers), :mod:`.arm`, :mod:`.gripper`,
+  :mod:`.world` (ground-truth queries), :mod:`.loading` (building the scene, start checks) and
+  :mod:`.metrics`; it keeps the clock and stepping.
 - :mod:`.planning`: the arm motions (``move_joints``, ``move_to_pose``, ``move_cartesian``),
   collision-checked and planned in a collision world while sim time stands still.
 

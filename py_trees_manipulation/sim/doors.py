@@ -69,7 +69,10 @@ from ..geometry.poses import Pose, pq_from_pose
 from ..geometry.screw import pose_on_screw, screw_coordinate, screw_waypoints
 from ..msgs.actions import GoalHandle
 from ..bullet.articulated import ArticulatedDoor, ArticulatedDrawer
-from .backend import SimArm, SimBackend, _Execution, register_extension
+from .arm import SimArm
+from .backend import SimBackend
+from .extensions import register_extension
+from .resources import _Execution
 from ..scene.spec import SceneError
 from ..scene.sections.doors import CabinetSpec, DoorSpec, parse_cabinets, parse_doors  # noqa: F401  (the scene sections)
 

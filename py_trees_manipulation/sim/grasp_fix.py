@@ -66,7 +66,7 @@ import pybullet as pb
 from ..control.grip_criterion import ContactSample, GraspEvent, GraspFixArm, GraspFixConfigError, GripCriterion, validate_links
 from ..conventions import quat_xyzw_from_wxyz
 from ..geometry.poses import pq_from_pose
-from .backend import register_extension
+from .extensions import register_extension
 from ..scene.spec import SceneError
 from ..scene.sections.grasp_fix import (DEFAULT_MAX_FORCE_N, ArmSpec, GraspFixSpec, _arm_robot, _default_links,  # noqa: F401
                                  check_grasp_fix, model_link_names, parse_grasp_fix)

@@ -46,7 +46,10 @@ import pybullet as pb
 from ..geometry.poses import Pose
 from ..msgs.actions import GoalHandle
 from ..msgs.motion import JointTrajectoryGoal, MotionFeedback, MotionResult, MoveJointsGoal
-from .backend import SimArm, SimBackend, _Execution, _JointTrajectory, register_extension
+from .arm import SimArm, _JointTrajectory
+from .backend import SimBackend
+from .extensions import register_extension
+from .resources import _Execution
 from ..scene.sections.motion_planning import MotionPlanningSettings, parse_motion_planning  # noqa: F401  (the scene section)
 
 __all__ = ["MotionPlanningSettings", "SimMotionPlanning", "CLEARANCE_RANGE_M"]

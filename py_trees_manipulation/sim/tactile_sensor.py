@@ -179,7 +179,10 @@ from ..control.tactile import NUM_CELLS, PAD_CELLS, PAD_COLS, PAD_ROWS
 from ..msgs.actions import GoalHandle, GoalStatus
 from ..msgs.gripper_sensor import ACTIONS, PR2GripperSensorRTState
 from ..robots import PadGeometry
-from .backend import SimBackend, SimGripper, _Execution, register_extension
+from .backend import SimBackend
+from .extensions import register_extension
+from .gripper import SimGripper
+from .resources import _Execution
 from ..scene.spec import SceneError
 from ..scene.sections.tactile import (FAULT_FINGERS, FAULT_KINDS, SECTION, SensorFault, TactileConfig,  # noqa: F401
                                parse_tactile)

@@ -1,0 +1,202 @@
+"""The simulated arm: :class:`SimArm` (state, kinematics on the shadow robot, 1 kHz position motors)
+and :class:`_JointTrajectory`, the execution that tracks a dense joint trajectory.
+
+Moved out of :mod:`.backend` (issue 37 item 6); its motion actions are served by :mod:`.planning`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+import pybullet as pb
+
+from ..bullet.robots import LoadedRobot
+from ..collision.ik import IKSolution, solve_ik
+from ..geometry.poses import Pose, check_pose, translation_distance
+from ..msgs.actions import GoalHandle
+from ..msgs.motion import MotionFeedback, MotionResult
+from .resources import _Execution, _SimResource
+
+
+# ------------------------------------------------------------------------------------------------
+# Arm
+# ------------------------------------------------------------------------------------------------
+class _JointTrajectory(_Execution):
+    """Tracks a dense (1 kHz) joint trajectory, then checks the end condition."""
+
+    SETTLE_S = 1.0
+    CHECK_EVERY = 10
+    SETTLED_AFTER = 300  # steps: within tolerance this long after the trajectory counts as arrived
+
+    def __init__(self, arm: "SimArm", handle: GoalHandle, q: np.ndarray, qd: np.ndarray,
+                 target_pose: Pose, position_tolerance_m: float, joint_target: Optional[np.ndarray] = None,
+                 max_force_n: Optional[float] = None):
+        super().__init__(arm, handle)
+        self.arm = arm
+        self.q = q.tolist()
+        self.qd = qd.tolist()
+        self.n = len(self.q)
+        self.k = 0
+        self.q_final = list(self.q[-1]) if self.n else arm.robot.joint_positions().tolist()
+        self.target_pose = target_pose
+        self.tol = position_tolerance_m
+        self.joint_target = joint_target
+        self.settle_steps = 0
+        self.max_settle = int(self.SETTLE_S * arm.backend.physics_hz)
+        self.max_force_n = max_force_n
+        self.force_baseline = arm.wrist_force() if max_force_n is not None else None
+        self.over_force = 0
+        self._cmd = arm._motor_command
+
+    def step(self) -> None:
+        k = self.k
+        if k < self.n:
+            self._cmd(self.q[k], self.qd[k])
+            self.k = k + 1
+            if self.max_force_n is not None:
+                f = float(np.linalg.norm(self.arm.wrist_force() - self.force_baseline))
+                self.over_force = self.over_force + 1 if f > self.max_force_n else 0
+                if self.over_force >= 5:
+                    self.arm.hold()
+                    self._end(True, stopped_on_contact=True,
+                              text=f"stopped on contact: wrist force {f:.1f} N > max_force_n {self.max_force_n:g} N")
+            return
+        if self.settle_steps == 0:
+            self._cmd(self.q_final, [0.0] * len(self.q_final))
+        self.settle_steps += 1
+        if self.settle_steps % self.CHECK_EVERY and self.settle_steps < self.max_settle:
+            return
+        err = self._error()
+        if err <= self.tol and (self.settle_steps >= self.SETTLED_AFTER
+                                or float(np.max(np.abs(self.arm.robot.joint_velocities()))) < 0.02):
+            self._end(True, text=f"reached the target ({err * 1000:.1f} mm from it)")
+        elif self.settle_steps >= self.max_settle:
+            wrench = float(np.linalg.norm(self.arm.wrist_force()))
+            self._end(False, text=f"the TCP stopped {err:.3f} m from the target (tolerance {self.tol:g} m), "
+                                  f"wrist force {wrench:.1f} N: the arm is blocked by a contact, or the load "
+                                  "is more than its joints can lift")
+
+    def _error(self) -> float:
+        if self.joint_target is not None:
+            # Joint goals: error is the joint-space miss mapped to a TCP distance via the target FK.
+            qerr = float(np.max(np.abs(self.arm.robot.joint_positions() - self.joint_target)))
+            if qerr <= 0.005:
+                return 0.0
+        return float(np.linalg.norm(self.arm.robot.tcp_position() - self.target_pose[:3, 3]))
+
+    def _end(self, success: bool, text: str, stopped_on_contact: bool = False) -> None:
+        tcp = self.arm.tcp_pose()
+        result = MotionResult(tcp_pose=tcp, position_error_m=translation_distance(tcp, self.target_pose),
+                              stopped_on_contact=stopped_on_contact)
+        if success:
+            self.handle.set_succeeded(result, text)
+        else:
+            self.handle.set_aborted(result, text)
+        self.finish()
+
+    def publish_feedback(self) -> None:
+        tcp = self.arm.tcp_pose()
+        self.handle.publish_feedback(MotionFeedback(
+            tcp_pose=tcp, distance_m=float(np.linalg.norm(tcp[:3, 3] - self.target_pose[:3, 3])),
+            progress=min(1.0, self.k / self.n) if self.n else 1.0))
+
+    def stop(self) -> Any:
+        self.arm.hold()
+        tcp = self.arm.tcp_pose()
+        return MotionResult(tcp_pose=tcp, position_error_m=translation_distance(tcp, self.target_pose))
+
+
+class SimArm(_SimResource):
+    """An arm of a simulated robot: state, kinematics on the shadow robot, 1 kHz position motors.
+
+    Its motion actions (``move_to_pose``, ``move_joints``, ``move_cartesian``) are served by the
+    ``motion_planning`` extension (:mod:`.planning`), which checks and plans them first.
+
+    Attributes:
+        name: the robot's name in the scene.
+        robot: the :class:`~.robots.LoadedRobot` in the physics client.
+        shadow: the same robot in the kinematics client (IK and FK).
+        joint_names: arm joint names, base to tip.
+        named_configurations: configurations by name, radians, ``joint_names`` order.
+    """
+
+    kind = "arm"
+    position_gain = 0.3
+    velocity_gain = 1.0
+
+    def __init__(self, backend: "SimBackend", name: str, robot: LoadedRobot, shadow: LoadedRobot):
+        super().__init__(backend, name)
+        self.robot = robot
+        self.shadow = shadow
+        self.joint_names = robot.arm_joint_names
+        self.named_configurations = {k: list(v) for k, v in robot.model.named_configurations.items()}
+        self._forces = robot.effort_limits.tolist()
+        self._pgains = [self.position_gain] * len(robot.arm_joints)
+        self._vgains = [self.velocity_gain] * len(robot.arm_joints)
+        self._hand_joint = robot.wrist_ft_joint
+        pb.enableJointForceTorqueSensor(robot.body, self._hand_joint, True, physicsClientId=robot.client)
+
+    # ---- state ---------------------------------------------------------------------------------
+    def tcp_pose(self) -> Pose:
+        """(4, 4) TCP pose, world frame, metres."""
+        return self.robot.tcp_pose()
+
+    def joint_positions(self) -> list[float]:
+        """Arm joint positions, radians, ``joint_names`` order."""
+        return self.robot.joint_positions().tolist()
+
+    def wrist_force(self) -> np.ndarray:
+        """Reaction force at the wrist force-torque joint (the description's
+        ``wrist_force_torque_joint``, e.g. ``panda_hand_joint``), N, shape (3,), joint frame.
+
+        Includes the weight and inertia of the hand, fingers and anything held; compare against a
+        baseline.
+        """
+        return np.array(pb.getJointState(self.robot.body, self._hand_joint,
+                                         physicsClientId=self.robot.client)[2][:3])
+
+    # ---- low-level ----------------------------------------------------------------------------
+    def _motor_command(self, q: Sequence[float], qd: Sequence[float]) -> None:
+        pb.setJointMotorControlArray(self.robot.body, self.robot.arm_joints, pb.POSITION_CONTROL,
+                                     targetPositions=q, targetVelocities=qd, forces=self._forces,
+                                     positionGains=self._pgains, velocityGains=self._vgains,
+                                     physicsClientId=self.robot.client)
+
+    def hold(self, q: Optional[Sequence[float]] = None) -> None:
+        """Hold the arm at ``q`` (radians; default: where it is now) with zero target velocity."""
+        q = self.robot.joint_positions().tolist() if q is None else [float(v) for v in q]
+        self._motor_command(q, [0.0] * len(q))
+
+    # ---- kinematics -----------------------------------------------------------------------------
+    def forward_kinematics(self, q: Sequence[float]) -> Pose:
+        """(4, 4) TCP pose, world frame, for arm joints ``q`` (radians), computed on the shadow robot."""
+        self.shadow.reset_arm(q)
+        return self.shadow.tcp_pose()
+
+    def solve_ik(self, target: Pose, seeds: Optional[Sequence[Sequence[float]]] = None,
+                 iterations: int = 6, threshold_m: float = 1e-4) -> IKSolution:
+        """Inverse kinematics for the TCP, verified by forward kinematics.
+
+        From each seed (default: the current configuration, then ``ready``) on the shadow robot:
+        two null-space ``calculateInverseKinematics`` iterations (joint limits, rest pose = the seed,
+        which keeps the solution near it and inside the limits), then plain damped-least-squares
+        iterations, which remove the millimetre bias of PyBullet's null-space solver. Every iterate is
+        clipped to the joint limits and scored by forward kinematics; the best one is returned.
+
+        Args:
+            target: (4, 4) TCP pose, world frame.
+            seeds: arm configurations to start from, radians.
+            iterations: refinement iterations per seed (each one ``calculateInverseKinematics`` call).
+            threshold_m: stop once the FK position error is below this (m) and the orientation error
+                below ``threshold_m`` (rad).
+        """
+        return self._solve_ik(check_pose(target), seeds, iterations, threshold_m)
+
+    def _solve_ik(self, target: Pose, seeds: Optional[Sequence[Sequence[float]]] = None,
+                  iterations: int = 6, threshold_m: float = 1e-4) -> IKSolution:
+        """:meth:`solve_ik` for a ``target`` already validated by ``check_pose`` (``follow_screw``
+        calls it once per waypoint): the same numbers, without re-validating the pose twice."""
+        if seeds is None:
+            seeds = [self.robot.joint_positions(), self.named_configurations.get("ready", self.robot.joint_positions())]
+        return solve_ik(self.shadow, target, seeds, iterations, threshold_m)

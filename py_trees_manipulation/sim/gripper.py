@@ -1,0 +1,193 @@
+"""The simulated parallel gripper: :class:`SimGripper` (finger state, position and effort commands,
+an installable 1 kHz controller), :class:`FingerState` and the ``gripper_action`` execution
+(:class:`_GripperMove`, pr2_controllers_msgs/Pr2GripperCommand; see :mod:`.backend`'s docstring).
+
+Moved out of :mod:`.backend` (issue 37 item 6).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+import pybullet as pb
+
+from ..bullet.robots import LoadedRobot
+from ..msgs.actions import GoalHandle
+from ..msgs.motion import Pr2GripperCommand, Pr2GripperCommandResult
+from .resources import _Execution, _SimResource
+
+
+# ------------------------------------------------------------------------------------------------
+# Gripper
+# ------------------------------------------------------------------------------------------------
+@dataclass
+class FingerState:
+    """Finger state of a parallel gripper.
+
+    Attributes:
+        gap_m: finger gap (on the Panda the sum of both finger joints), metres.
+        gap_velocity_mps: rate of change of the gap, m/s (negative while closing).
+        joint_effort_n: effort on the virtual gap joint, newtons, PR2 sign: negative closes.
+        grip_force_n: squeezing force of the fingers, newtons, >= 0 while squeezing.
+        finger_m: both finger joint positions (m; rad for revolute fingers).
+    """
+
+    gap_m: float
+    gap_velocity_mps: float
+    joint_effort_n: float
+    grip_force_n: float
+    finger_m: tuple[float, float]
+
+
+class _GripperMove(_Execution):
+    """pr2_controllers_msgs/Pr2GripperCommand execution (see the module docstring)."""
+
+    CHECK_EVERY = 10
+
+    def __init__(self, gripper: "SimGripper", handle: GoalHandle, target: float, force: float):
+        super().__init__(gripper, handle)
+        self.gripper = gripper
+        self.target = target
+        self.force = force
+        self.count = 0
+        self.still_since: Optional[float] = None
+        gripper.command_gap(target, force)
+
+    def step(self) -> None:
+        self.count += 1
+        if self.count % self.CHECK_EVERY:
+            return
+        g = self.gripper
+        st = g.state()
+        now = g.backend.now()
+        if abs(st.gap_m - self.target) <= g.position_tolerance_m:
+            self.handle.set_succeeded(self._result(st, reached=True),
+                                      f"reached gap {st.gap_m * 1000:.1f} mm (goal {self.target * 1000:.1f} mm)")
+            self.finish()
+            return
+        if abs(st.gap_velocity_mps) < g.stall_speed_mps:
+            if self.still_since is None:
+                self.still_since = now
+            elif now - self.still_since >= g.stall_time_s:
+                self.handle.set_aborted(
+                    self._result(st, stalled=True),
+                    f"stalled at gap {st.gap_m * 1000:.1f} mm (goal {self.target * 1000:.1f} mm), "
+                    f"squeezing with {st.grip_force_n:.1f} N: the fingers are blocked, typically by a grasped object")
+                self.finish()
+        else:
+            self.still_since = None
+
+    @staticmethod
+    def _result(st: FingerState, stalled: bool = False, reached: bool = False) -> Pr2GripperCommandResult:
+        return Pr2GripperCommandResult(position=st.gap_m, effort=st.grip_force_n, stalled=stalled, reached_goal=reached)
+
+    def publish_feedback(self) -> None:
+        self.handle.publish_feedback(self._result(self.gripper.state()))
+
+    def stop(self) -> Any:
+        st = self.gripper.state()
+        self.gripper.command_gap(st.gap_m, self.force)
+        return self._result(st)
+
+
+class SimGripper(_SimResource):
+    """The parallel gripper of a simulated robot.
+
+    Attributes:
+        name: the robot's name in the scene.
+        robot: the :class:`~.robots.LoadedRobot`.
+        max_gap_m: fully open gap, metres.
+        position_tolerance_m: ``gripper_action`` succeeds within this of the commanded gap, metres.
+        stall_speed_mps, stall_time_s: the fingers count as stalled when the gap speed stays below
+            ``stall_speed_mps`` for ``stall_time_s``.
+        controller: the installed 1 kHz controller, or None (position motors driven by the actions).
+    """
+
+    kind = "gripper"
+    position_tolerance_m = 0.002
+    stall_speed_mps = 0.005
+    stall_time_s = 0.1
+
+    def __init__(self, backend: "SimBackend", name: str, robot: LoadedRobot):
+        super().__init__(backend, name)
+        self.robot = robot
+        self.model = robot.model
+        self.max_gap_m = float(robot.model.max_gap_m)
+        self.min_gap_m = float(robot.model.min_gap_m)
+        self.controller: Any = None
+        #: the force limit of the last position command that closed the fingers, N (None: none yet)
+        self.closing_force_n: Optional[float] = None
+        self._torque_mode = False
+        self._body, self._client, self._fj = robot.body, robot.client, robot.finger_joints
+        # the finger gap's linear map (LoadedRobot.gap_of): pad travel per joint unit (m/m or m/rad),
+        # closed joint positions, closed gap; the Panda's is (1, 1), (0, 0), 0
+        self._s, self._c, self._g0 = robot.finger_travel, robot.finger_closed, robot.closed_gap
+        self.add_action("gripper_action", SimGripper._serve_gripper_action)
+
+    def gap_m(self) -> float:
+        """Finger gap, metres."""
+        return self.robot.gap_of(*self.robot.finger_positions())
+
+    def state(self) -> FingerState:
+        """Finger positions, gap speed and effort (one ``getJointStates`` call)."""
+        s = pb.getJointStates(self._body, self._fj, physicsClientId=self._client)
+        (s0, s1), (c0, c1) = self._s, self._c
+        effort = 0.5 * (s[0][3] / s0 + s[1][3] / s1)  # per finger along its pad travel, N, +opening
+        return FingerState(gap_m=self._g0 + s0 * (s[0][0] - c0) + s1 * (s[1][0] - c1),
+                           gap_velocity_mps=s0 * s[0][1] + s1 * s[1][1],
+                           joint_effort_n=effort, grip_force_n=max(0.0, -effort), finger_m=(s[0][0], s[1][0]))
+
+    def command_gap(self, gap_m: float, max_force_n: float = -1.0, speed_mps: Optional[float] = None) -> None:
+        """Drive both fingers to the gap ``gap_m`` (each pad travels half of it) with position motors.
+
+        Args:
+            gap_m: finger gap, metres, clipped to ``[min_gap_m, max_gap_m]``.
+            max_force_n: force limit of each finger motor, newtons; negative: the model's default.
+            speed_mps: speed of each finger, m/s; default: the model's.
+        """
+        force = self.model.default_grip_force_n if max_force_n < 0 else min(max_force_n, self.model.max_grip_force_n)
+        gap_m = float(np.clip(gap_m, self.min_gap_m, self.max_gap_m))
+        targets = self.robot.finger_targets(gap_m)
+        speed = self.model.finger_speed_mps if speed_mps is None else speed_mps
+        if gap_m < self.gap_m() - 1e-4:
+            self.closing_force_n = force   # what a grasp made by this command squeezes with, at most
+        self._torque_mode = False
+        for j, q, s in zip(self._fj, targets, self._s):
+            pb.setJointMotorControl2(self._body, j, pb.POSITION_CONTROL, targetPosition=q, force=force * abs(s),
+                                     maxVelocity=speed / abs(s), physicsClientId=self._client)
+
+    def command_effort(self, effort_n: float) -> None:
+        """Apply ``effort_n`` newtons on the virtual gap joint (PR2 sign: negative closes).
+
+        Each finger gets ``effort_n`` along its pad travel (virtual work on the gap; on a prismatic
+        finger joint that is ``effort_n`` along its axis, on a revolute one ``effort_n`` times its
+        lever). The position motors are switched off; :meth:`command_gap` switches them back on.
+        """
+        if not self._torque_mode:
+            for j in self._fj:
+                pb.setJointMotorControl2(self._body, j, pb.VELOCITY_CONTROL, force=0.0, physicsClientId=self._client)
+            self._torque_mode = True
+        s0, s1 = self._s
+        pb.setJointMotorControlArray(self._body, self._fj, pb.TORQUE_CONTROL, forces=[effort_n * s0, effort_n * s1],
+                                     physicsClientId=self._client)
+
+    def set_controller(self, controller: Any) -> None:
+        """Install a gripper controller whose ``step(gripper)`` runs before every physics step.
+
+        The controller owns the finger joints (through :meth:`state`, :meth:`command_effort`,
+        :meth:`command_gap`). ``None`` removes it. Actions that should go through the controller
+        are registered with :meth:`add_action`.
+        """
+        self.controller = controller
+        self.backend._dirty = True
+
+    @staticmethod
+    def _serve_gripper_action(gripper: "SimGripper", handle: GoalHandle) -> Optional[_Execution]:
+        goal = handle.goal
+        if not isinstance(goal, Pr2GripperCommand):
+            raise TypeError(f"gripper_action takes a Pr2GripperCommand, got {type(goal).__name__}")
+        if goal.position > gripper.max_gap_m + 1e-9:
+            raise ValueError(f"position {goal.position:g} m is wider than the gripper opens ({gripper.max_gap_m:g} m)")
+        return _GripperMove(gripper, handle, float(goal.position), float(goal.max_effort))

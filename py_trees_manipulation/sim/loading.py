@@ -1,0 +1,286 @@
+"""Building a :class:`~.backend.SimBackend`'s scene: fixtures, robots (with their kinematics shadow),
+objects (pose noise, primitives and URDFs, dynamics), the extensions, and the checks of the start
+(objects overlapping a fixture or each other, objects falling while the scene settles).
+
+:class:`_SceneLoading` holds the backend's construction methods (a base of
+:class:`~.backend.SimBackend`; they use its clients, scene and body tables). Moved out of
+:mod:`.backend` (issue 37 item 6); :mod:`.backend` re-exports the constants.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+import numpy as np
+import pybullet as pb
+import pybullet_data
+
+from ..backend import BackendError
+from ..bullet.robots import MODELS, LoadedRobot
+from ..conventions import quat_xyzw_from_wxyz
+from ..geometry.poses import Pose, pq_from_pose
+from ..scene.spec import ObjectSpec, RobotSpec
+from .arm import SimArm
+from .extensions import _EXTENSIONS
+from .gripper import SimGripper
+
+#: rolling friction of a fixture (a table, a shelf) whose URDF gives none, m (PyBullet's
+#: ``rollingFriction``). Bullet combines a contact's rolling friction as r_a * mu_b + r_b * mu_a,
+#: so this gives an object resting on the fixture a rolling resistance of about 0.2 mm (mu 0.8),
+#: a wooden table's order, and leaves the finger-object contacts as they were. Without it a
+#: cylinder lying on its side rolls off by itself (5 cm in 3 s on a level table, always the same
+#: way in the cylinder's frame: Bullet's cylinder contact), away from the grasp chosen for it.
+FIXTURE_ROLLING_FRICTION_M = 2.5e-4
+
+#: a movable object that starts deeper than this inside a fixture or another object is a scene
+#: mistake the run reports before it starts (m); resting contact and pose noise stay well below it
+START_PENETRATION_M = 0.01
+#: a movable object that falls further than this while the scene settles was placed in the air, a
+#: scene mistake reported before the run starts (m); an object placed a little above its support
+#: (what settling is for; a test drops a box from 7.5 cm) is not reported
+START_FALL_M = 0.10
+#: how a scene places an object, said with the height that fixes a start overlap or a fall
+_POSE_IS = "(a primitive's pose is its centre, a URDF object's pose its frame)"
+
+
+class _SceneLoading:
+    """The construction methods of :class:`~.backend.SimBackend` (see the module docstring)."""
+
+    # ---- construction ----------------------------------------------------------------------------
+    def _build(self) -> None:
+        c = self.client
+        sc = self.scene
+        for cid in (c, self._kin_client):
+            pb.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
+        if self.gui:
+            pb.configureDebugVisualizer(pb.COV_ENABLE_RENDERING, 0, physicsClientId=c)
+            pb.configureDebugVisualizer(pb.COV_ENABLE_GUI, 0, physicsClientId=c)
+        pb.setGravity(*sc.gravity, physicsClientId=c)
+        pb.setPhysicsEngineParameter(fixedTimeStep=self.dt, numSolverIterations=sc.solver_iterations,
+                                     numSubSteps=0, physicsClientId=c)
+        for f in sc.fixtures:
+            p, q = pq_from_pose(f.pose)
+            body = self._load_urdf(f.urdf_path, p, q, fixed=True, scale=f.scale, what=f"fixture {f.name!r}")
+            for link in range(-1, pb.getNumJoints(body, physicsClientId=c)):
+                if pb.getDynamicsInfo(body, link, physicsClientId=c)[6] == 0.0:  # rolling friction unset
+                    pb.changeDynamics(body, link, rollingFriction=FIXTURE_ROLLING_FRICTION_M, physicsClientId=c)
+            self._register(f.name, body)
+        for r in sc.robots:
+            self._build_robot(r)
+        # what reset() returns to: fixtures and robots loaded, nothing stepped (a reusable backend only)
+        self._initial_state = pb.saveState(physicsClientId=c) if self.reusable else None
+        for o in sc.objects:
+            self._build_object(o)
+        self.extensions: dict[str, Any] = {}
+        for ext_name, (section, factory) in _EXTENSIONS.items():
+            if section is None or section in sc.extra:
+                self.extensions[ext_name] = factory(self, sc.extra.get(section) if section else None)
+        if self.gui:
+            pb.configureDebugVisualizer(pb.COV_ENABLE_RENDERING, 1, physicsClientId=c)
+            pb.resetDebugVisualizerCamera(1.4, 50, -30, [0.4, 0.0, 0.6], physicsClientId=c)
+        self._check_start_overlaps()
+        self._settle()
+        self._init_metrics()
+
+    def _check_start_overlaps(self) -> None:
+        """Set :attr:`preflight_failure` when a movable object starts more than
+        :data:`START_PENETRATION_M` inside a fixture or another object: physics would throw it out
+        when the scene settles (a box placed by its base height, where a primitive's pose is its
+        centre, falls through the table). The message names both bodies, the depth and the height
+        that clears it."""
+        c = self.client
+        placed = [(f.name, self._bodies[f.name]) for f in self.scene.fixtures if f.name in self._bodies]
+        movable = {o.name for o in self.scene.objects if not o.fixed}
+        found = []
+        for o in self.scene.objects:
+            body = self._objects.get(o.name)
+            if body is not None and o.name in movable:
+                for other, ob in placed:
+                    pts = pb.getClosestPoints(body, ob, 0.0, physicsClientId=c)
+                    depth = -min((pt[8] for pt in pts), default=0.0)
+                    if depth > START_PENETRATION_M:
+                        z = pb.getBasePositionAndOrientation(body, physicsClientId=c)[0][2]
+                        found.append(f"object {o.name!r} starts {depth * 100:.1f} cm inside {other!r}: raise it to "
+                                     f"z = {z + depth + 0.001:.3f} m {_POSE_IS}")
+            if body is not None:
+                placed.append((o.name, body))
+        self.preflight_failure = "; ".join(x for x in (self._placement_failure, *found) if x) or None
+
+    def _settle(self) -> None:
+        # Let objects come to rest before the clock starts (not counted in now()). The pre-step hooks
+        # run too: articulated objects (door latch and handle spring) need them every step.
+        c = self.client
+        start = self._start_heights()
+        for _ in range(int(round(self.scene.settle_s * self.physics_hz))):
+            for h in self._pre_hooks:
+                h(self)
+            pb.stepSimulation(physicsClientId=c)
+        falls = self._start_falls(start)
+        if falls:
+            self.preflight_failure = "; ".join(x for x in (self.preflight_failure, *falls) if x)
+
+    def _start_heights(self) -> dict[str, tuple[float, float, str]]:
+        """For each movable object before settling: (base z, m; the gap under its lowest point to
+        the first body below, m, ``inf`` for none; that body's name). The gap is the least of five
+        vertical rays from under its bounding box (the centre and the corners)."""
+        c = self.client
+        out: dict[str, tuple[float, float, str]] = {}
+        for o in self.scene.objects:
+            body = self._objects.get(o.name)
+            if body is None or o.fixed:
+                continue
+            lo, hi = pb.getAABB(body, -1, physicsClientId=c)
+            for link in range(pb.getNumJoints(body, physicsClientId=c)):
+                a, b = pb.getAABB(body, link, physicsClientId=c)
+                lo, hi = np.minimum(lo, a), np.maximum(hi, b)
+            x0, y0, z_lo = float(lo[0]), float(lo[1]), float(lo[2]) - 1e-4
+            x1, y1 = float(hi[0]), float(hi[1])
+            xy = [((x0 + x1) / 2, (y0 + y1) / 2), (x0, y0), (x0, y1), (x1, y0), (x1, y1)]
+            hits = pb.rayTestBatch([(x, y, z_lo) for x, y in xy], [(x, y, z_lo - 10.0) for x, y in xy],
+                                   physicsClientId=c)
+            gap, under = math.inf, ""
+            for h in hits:
+                if h[0] >= 0 and h[0] != body and 10.0 * h[2] < gap:
+                    gap, under = 10.0 * h[2], self._names.get(h[0], f"body {h[0]}")
+            z = pb.getBasePositionAndOrientation(body, physicsClientId=c)[0][2]
+            out[o.name] = (float(z), gap, under)
+        return out
+
+    def _start_falls(self, start: dict[str, tuple[float, float, str]]) -> list[str]:
+        """The objects that fell more than :data:`START_FALL_M` while the scene settled: placed in
+        the air (hanging on something, they do not fall and are not reported). Each message says
+        how far it fell, what is under it and the height that puts it there."""
+        c = self.client
+        found = []
+        for name, (z0, gap, under) in start.items():
+            z1 = pb.getBasePositionAndOrientation(self._objects[name], physicsClientId=c)[0][2]
+            if z0 - z1 <= START_FALL_M:
+                continue
+            where = (f"its lowest point starts {gap:.3f} m above {under!r}: lower it to z = {z0 - gap + 0.001:.3f} m "
+                     f"{_POSE_IS}" if math.isfinite(gap)
+                     else "there is nothing under it: put it on a fixture (a table) or another object")
+            found.append(f"object {name!r} fell {z0 - z1:.3f} m while the scene settled "
+                         f"(settle_s {self.scene.settle_s:g}): {where}")
+        return found
+
+    def _load_urdf(self, path: str, p: np.ndarray, q: np.ndarray, fixed: bool, scale: float = 1.0,
+                   what: str = "", client: Optional[int] = None) -> int:
+        flags = pb.URDF_ENABLE_CACHED_GRAPHICS_SHAPES
+        if client is not None and client == self._kin_client:  # the kinematics shadow: links and joints only
+            flags |= pb.URDF_IGNORE_VISUAL_SHAPES | pb.URDF_IGNORE_COLLISION_SHAPES
+        elif not self.visual_shapes:
+            flags |= pb.URDF_IGNORE_VISUAL_SHAPES
+        try:
+            return pb.loadURDF(path, p.tolist(), quat_xyzw_from_wxyz(q), useFixedBase=fixed, globalScaling=scale,
+                               flags=flags, physicsClientId=self.client if client is None else client)
+        except pb.error as e:
+            raise BackendError(f"cannot load {what} from {path}: {e}") from None
+
+    def _register(self, name: str, body: int) -> None:
+        self._bodies[name] = body
+        self._names[body] = name
+
+    def _build_robot(self, spec: RobotSpec) -> None:
+        model = spec.description if spec.description is not None else MODELS[spec.model]
+        p, q = pq_from_pose(spec.base_pose)
+        body = self._load_urdf(model.urdf, p, q, fixed=True, what=f"robot {spec.name!r}")
+        shadow_body = self._load_urdf(model.urdf, p, q, fixed=True, what="kinematics shadow", client=self._kin_client)
+        robot = LoadedRobot(self.client, body, model)
+        shadow = LoadedRobot(self._kin_client, shadow_body, model)
+        q0 = (model.named_configurations[spec.initial_configuration]
+              if isinstance(spec.initial_configuration, str) else spec.initial_configuration)
+        robot.reset_arm(q0)
+        robot.reset_fingers(spec.initial_gap_m / 2)
+        shadow.reset_arm(q0)
+        for link in robot.finger_links:
+            pb.changeDynamics(body, link, lateralFriction=model.finger_lateral_friction, spinningFriction=0.003,
+                              frictionAnchor=True, physicsClientId=self.client)
+        if model.gripper.coupling == "gear":
+            # PyBullet ignores <mimic>: a gear constraint couples the fingers (as PyBullet's Panda demo
+            # does); gearRatio -m makes the second joint follow m times the first
+            gear = pb.createConstraint(body, robot.finger_joints[0], body, robot.finger_joints[1], pb.JOINT_GEAR,
+                                       [1, 0, 0], [0, 0, 0], [0, 0, 0], physicsClientId=self.client)
+            pb.changeConstraint(gear, gearRatio=-model.gripper.mimic_multiplier, erp=0.1, maxForce=50,
+                                physicsClientId=self.client)
+        # the URDF's other <mimic> joints (a linkage keeping the pads parallel): coupled to their
+        # leader the same way (the mimic offset is kept from the reset pose), default motors off
+        for follower, leader, m, _offset in robot.mimics:
+            pb.setJointMotorControl2(body, follower, pb.VELOCITY_CONTROL, force=0.0, physicsClientId=self.client)
+            gear = pb.createConstraint(body, leader, body, follower, pb.JOINT_GEAR, [1, 0, 0], [0, 0, 0], [0, 0, 0],
+                                       physicsClientId=self.client)
+            pb.changeConstraint(gear, gearRatio=-m, erp=0.1, maxForce=50, physicsClientId=self.client)
+        self._register(spec.name, body)
+        arm = SimArm(self, spec.name, robot, shadow)
+        gripper = SimGripper(self, spec.name, robot)
+        arm.hold(q0)
+        gripper.command_gap(spec.initial_gap_m)
+        gripper.closing_force_n = None   # the scene's initial gap is no grasp
+        self.arms[spec.name] = arm
+        self.grippers[spec.name] = gripper
+
+    def _noisy_pose(self, o: ObjectSpec) -> Pose:
+        T = o.pose.copy()
+        n = o.pose_noise
+        if n.position_m > 0 or n.yaw_deg > 0:
+            dx, dy = self.rng.uniform(-n.position_m, n.position_m, size=2) if n.position_m > 0 else (0.0, 0.0)
+            yaw = math.radians(self.rng.uniform(-n.yaw_deg, n.yaw_deg)) if n.yaw_deg > 0 else 0.0
+            c, s = math.cos(yaw), math.sin(yaw)
+            Rz = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1.0]])
+            T[:3, :3] = Rz @ T[:3, :3]
+            T[0, 3] += dx
+            T[1, 3] += dy
+        return T
+
+    def _build_object(self, o: ObjectSpec) -> None:
+        c = self.client
+        pose = self._noisy_pose(o)
+        p, q = pq_from_pose(pose)
+        if o.primitive is not None:
+            pr = o.primitive
+            color = list(o.color) if o.color else [0.6, 0.6, 0.6, 1.0]
+            if pr.shape == "box":
+                half = [s / 2 for s in pr.size]  # type: ignore[union-attr]
+                col = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=half, physicsClientId=c)
+                vis = pb.createVisualShape(pb.GEOM_BOX, halfExtents=half, rgbaColor=color, physicsClientId=c)
+            elif pr.shape == "cylinder":
+                col = pb.createCollisionShape(pb.GEOM_CYLINDER, radius=pr.radius, height=pr.length, physicsClientId=c)
+                vis = pb.createVisualShape(pb.GEOM_CYLINDER, radius=pr.radius, length=pr.length, rgbaColor=color,
+                                           physicsClientId=c)
+            else:
+                col = pb.createCollisionShape(pb.GEOM_SPHERE, radius=pr.radius, physicsClientId=c)
+                vis = pb.createVisualShape(pb.GEOM_SPHERE, radius=pr.radius, rgbaColor=color, physicsClientId=c)
+            mass = 0.0 if o.fixed else (o.mass_kg if o.mass_kg is not None else 0.1)
+            body = pb.createMultiBody(baseMass=mass, baseCollisionShapeIndex=col, baseVisualShapeIndex=vis,
+                                      basePosition=p.tolist(), baseOrientation=quat_xyzw_from_wxyz(q), physicsClientId=c)
+            dyn: dict[str, Any] = {"lateralFriction": 0.8 if o.lateral_friction is None else o.lateral_friction}
+        else:
+            body = self._load_urdf(o.urdf_path, p, q, fixed=o.fixed, scale=o.scale, what=f"object {o.name!r}")
+            dyn = {}
+            if o.lateral_friction is not None:
+                dyn["lateralFriction"] = o.lateral_friction
+            if o.mass_kg is not None and not o.fixed:
+                dyn["mass"] = o.mass_kg
+                dyn["localInertiaDiagonal"] = self._box_inertia(body, o.mass_kg)
+            if o.color is not None:
+                for link in range(-1, pb.getNumJoints(body, physicsClientId=c)):
+                    pb.changeVisualShape(body, link, rgbaColor=list(o.color), physicsClientId=c)
+        for key, val in (("spinningFriction", o.spinning_friction), ("rollingFriction", o.rolling_friction),
+                         ("restitution", o.restitution), ("contactStiffness", o.contact_stiffness),
+                         ("contactDamping", o.contact_damping)):
+            if val is not None:
+                dyn[key] = val
+        if dyn:
+            pb.changeDynamics(body, -1, physicsClientId=c, **dyn)
+        self._register(o.name, body)
+        self._objects[o.name] = body
+
+    def _box_inertia(self, body: int, mass: float) -> list[float]:
+        """Principal inertia (kg m^2) of a solid box of ``mass`` filling the body's local AABB."""
+        c = self.client
+        p, q = pb.getBasePositionAndOrientation(body, physicsClientId=c)
+        pb.resetBasePositionAndOrientation(body, p, [0, 0, 0, 1], physicsClientId=c)
+        lo, hi = pb.getAABB(body, -1, physicsClientId=c)
+        pb.resetBasePositionAndOrientation(body, p, q, physicsClientId=c)
+        x, y, z = (max(h - l, 1e-3) for l, h in zip(lo, hi))
+        return [mass / 12 * (y * y + z * z), mass / 12 * (x * x + z * z), mass / 12 * (x * x + y * y)]

@@ -1,0 +1,119 @@
+"""Run metrics and telemetry of a :class:`~.backend.SimBackend`: the target object's lift, tilt,
+drop and place error, and the named streams observers read (grippers, arms, objects, extensions).
+
+:class:`_RunMetrics` holds the backend's metrics methods (a base of :class:`~.backend.SimBackend`).
+Moved out of :mod:`.backend` (issue 37 item 6).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pybullet as pb
+
+
+class _RunMetrics:
+    """The metrics and telemetry methods of :class:`~.backend.SimBackend` (see the module docstring)."""
+
+    # ---- metrics and telemetry -------------------------------------------------------------------
+    def _init_metrics(self) -> None:
+        self._target = self.scene.task.target_object
+        self._monitor_every = 0
+        if self._target is None:
+            return
+        body = self._objects[self._target]
+        p, q = pb.getBasePositionAndOrientation(body, physicsClientId=self.client)
+        self._target_body = body
+        self._z0 = p[2]
+        self._up0 = np.array(pb.getMatrixFromQuaternion(q)).reshape(3, 3)[:, 2]
+        self._max_lift = 0.0
+        self._fell_after_lift = False
+        self._monitor_every = max(1, int(round(self.physics_hz / 100)))  # 100 Hz
+
+    def _monitor(self) -> None:
+        c = self.client
+        p, _ = pb.getBasePositionAndOrientation(self._target_body, physicsClientId=c)
+        lift = p[2] - self._z0
+        if lift > self._max_lift:
+            self._max_lift = lift
+        if self._max_lift > self.scene.task.lift_threshold_m and not self._fell_after_lift:
+            v, _ = pb.getBaseVelocity(self._target_body, physicsClientId=c)
+            # free fall: fast downwards and touching no robot (a held object is carried down as fast)
+            if v[2] < -0.4 and not any(pb.getContactPoints(bodyA=self._target_body, bodyB=a.robot.body,
+                                                              physicsClientId=c) for a in self.arms.values()):
+                self._fell_after_lift = True
+                self.emit_event("sim", f"object {self._target!r} is falling ({v[2]:.2f} m/s)")
+
+    def metrics(self) -> dict[str, Any]:
+        """Run metrics.
+
+        Returns:
+            ``sim_time_s``; when the scene has a target object (``task.target_object``, or its only
+            object): ``target_object``; ``object_lift_m`` (final base z minus initial z, m);
+            ``object_max_lift_m`` (sampled at 100 Hz, m); ``object_dropped`` (it was lifted more than
+            ``task.lift_threshold_m``, then fell -- downward speed above 0.4 m/s, touching no robot -- and
+            is now below that lift; or it ends more than 0.05 m below its start, i.e. off the table);
+            ``object_tilt_deg`` (angle between its initial and final z axes, degrees: a box knocked
+            over reads about 90); with
+            ``task.place_position``: ``place_error_m`` (distance of the final base position to it, m).
+        """
+        out: dict[str, Any] = {"sim_time_s": round(self.now(), 6)}
+        if self.closed:
+            return out
+        if self._target is not None:
+            out.update(self._object_metrics())
+        for ext in getattr(self, "extensions", {}).values():
+            fn = getattr(ext, "metrics", None)
+            if callable(fn):
+                out.update(fn())
+        return out
+
+    def _object_metrics(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        self._monitor()
+        pose = self.world.object_pose(self._target)
+        lift = float(pose[2, 3] - self._z0)
+        thr = self.scene.task.lift_threshold_m
+        tilt = math.degrees(math.acos(float(np.clip(pose[:3, 2] @ self._up0, -1.0, 1.0))))
+        out.update({
+            "target_object": self._target,
+            "object_lift_m": round(lift, 6),
+            "object_tilt_deg": round(tilt, 3),
+            "object_max_lift_m": round(float(max(self._max_lift, lift)), 6),
+            "object_dropped": bool((self._fell_after_lift and lift < thr) or lift < -0.05),
+        })
+        if self.scene.task.place_position is not None:
+            err = np.linalg.norm(pose[:3, 3] - np.array(self.scene.task.place_position))
+            out["place_error_m"] = round(float(err), 6)
+        return out
+
+    def telemetry(self) -> dict[str, dict[str, Any]]:
+        """Named streams of plain values for observers (see :mod:`py_trees_manipulation.observers`).
+
+        ``"gripper/<robot>"``: ``gap_m``, ``effort_n`` (grip force, N); ``"arm/<robot>"``:
+        ``tcp_position`` (m, world), ``joint_positions`` (rad); ``"object/<name>"``: ``pose``
+        (``{"position": [x, y, z], "orientation": [w, x, y, z]}``, world).
+        """
+        if self.closed:
+            return {}
+        out: dict[str, dict[str, Any]] = {}
+        for name, g in self.grippers.items():
+            st = g.state()
+            out[f"gripper/{name}"] = {"gap_m": round(st.gap_m, 6), "effort_n": round(st.grip_force_n, 4)}
+        for name, a in self.arms.items():
+            out[f"arm/{name}"] = {"tcp_position": [round(float(v), 6) for v in a.robot.tcp_position()],
+                                  "joint_positions": [round(v, 6) for v in a.joint_positions()]}
+        for name, body in self._objects.items():
+            # straight from PyBullet's (x, y, z, w): pose_to_spec(object_pose()) round-trips through
+            # a matrix and an eigen-decomposition (~0.2 ms, the run log calls this every tick)
+            p, q = pb.getBasePositionAndOrientation(body, physicsClientId=self.client)
+            sign = -1.0 if q[3] < 0 else 1.0  # w >= 0, as pq_from_pose
+            out[f"object/{name}"] = {"pose": {"position": [round(float(v), 6) for v in p],
+                                              "orientation": [round(sign * float(q[i]), 6) for i in (3, 0, 1, 2)]}}
+        for ext in getattr(self, "extensions", {}).values():
+            fn = getattr(ext, "telemetry", None)
+            if callable(fn):
+                out.update(fn())
+        return out
