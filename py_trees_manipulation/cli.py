@@ -63,7 +63,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.file.lower().endswith(".xml"):
             # BehaviorTree.CPP XML holds the tree; scene and blackboard come from --scene TASK.yaml
             try:
-                from .interop.btxml import load_task_from_xml
+                from .interop.btxml_import import load_task_from_xml
             except ImportError:
                 return _die("BehaviorTree.CPP XML is not supported by this installation")
             if not args.scene:
@@ -157,7 +157,7 @@ def _run_and_report(args: argparse.Namespace, task: Any, opts: Any, exts: list[A
 
 def _load_xml(path: str, scene: Optional[str], overrides: list[str], main_tree: Optional[str]) -> Any:
     """A BehaviorTree.CPP XML tree, with the scene and blackboard of ``scene`` (a task file) if given."""
-    from .interop.btxml import load_task_from_xml, load_tree_from_xml
+    from .interop.btxml_import import load_task_from_xml, load_tree_from_xml
 
     if scene:
         return load_task_from_xml(path, scene, overrides, main_tree_id=main_tree)

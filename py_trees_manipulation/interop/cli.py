@@ -59,7 +59,9 @@ def _kind(path: str) -> str:
 def cmd_convert(args: argparse.Namespace) -> int:
     from ..located.errors import TreeLoadError
     from ..trees.loader import load_task
-    from .btxml import export_xml, load_task_from_xml, load_tree_from_xml, task_to_yaml
+    from .btxml_export import export_xml
+    from .btxml_import import load_task_from_xml, load_tree_from_xml
+    from .btxml_yaml import task_to_yaml
 
     src = _kind(args.file)
     dst = _kind(args.output) if args.output and args.output != "-" else ("yaml" if src == "xml" else "xml")
