@@ -32,10 +32,9 @@ MUG = [0.5, 0.0, 0.629]
 GRASP_Z = MUG[2] + 0.045
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sim-time", type=float, default=5.73, help="sim time to step after settling, s")
-    args = ap.parse_args()
+def run(sim_time: float) -> dict:
+    """The whole script (connect, load, plan, step ``sim_time`` s after the settling, disconnect);
+    returns what :func:`main` prints (bench_scaling.py calls it in its own process)."""
     t_wall, t_cpu = time.perf_counter(), time.process_time()
 
     c = p.connect(p.DIRECT)
@@ -104,7 +103,7 @@ def main() -> None:
     plan += [(q, 0.0) for q in lifted]
 
     settle = int(0.2 * HZ)
-    steps = int(round(args.sim_time * HZ))
+    steps = int(round(sim_time * HZ))
     contacts = 0
     z0 = p.getBasePositionAndOrientation(mug, physicsClientId=c)[0][2]
     t_step = time.perf_counter()
@@ -120,9 +119,16 @@ def main() -> None:
     stepping = time.perf_counter() - t_step
     lift = p.getBasePositionAndOrientation(mug, physicsClientId=c)[0][2] - z0
     p.disconnect(physicsClientId=c)
-    print(json.dumps({"steps": settle + steps, "sim_time_s": args.sim_time, "lift_m": round(lift, 4),
-                      "contact_points_read": contacts, "stepping_wall_s": round(stepping, 4),
-                      "wall_s": round(time.perf_counter() - t_wall, 4), "cpu_s": round(time.process_time() - t_cpu, 4)}))
+    return {"steps": settle + steps, "sim_time_s": sim_time, "lift_m": round(lift, 4),
+            "contact_points_read": contacts, "stepping_wall_s": round(stepping, 4),
+            "wall_s": round(time.perf_counter() - t_wall, 4), "cpu_s": round(time.process_time() - t_cpu, 4)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sim-time", type=float, default=5.73, help="sim time to step after settling, s")
+    args = ap.parse_args()
+    print(json.dumps(run(args.sim_time)))
 
 
 if __name__ == "__main__":

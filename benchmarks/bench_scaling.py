@@ -1,0 +1,462 @@
+"""Cost that grows with the scene (issue 35): the framework against bare PyBullet, interleaved in one run.
+
+Prints figures, asserts nothing. Sections (``--only`` picks one):
+
+``settings``
+    What each physics setting costs: the pick_and_lift world with ``--settings-n`` extra resting
+    boxes, after a real run (the mug held in the closed gripper, the arm holding still), stepped
+    with ``stepSimulation`` alone while one setting at a time is switched to PyBullet's default:
+    resting bodies kept awake (PyBullet's default: a multibody never sleeps), the fixtures'
+    rolling friction, the fingers' friction anchor and spinning friction; and the same bodies in a
+    default PyBullet world. Then what the framework does per step on top of ``stepSimulation``
+    (controllers, tactile sampling, the 100 Hz monitor: ``SimBackend.step`` against
+    ``stepSimulation`` in the same world). Chunks of steps interleaved, the median per variant.
+
+``objects``
+    The issue's table: ``ptm run examples/pick_and_lift.yaml --no-log`` (in process: the task
+    parsed from text, the backend built, the tree run, the backend closed; the interpreter and its
+    imports are warm, as they are for the bare script) with N = 0, 20, 80, 200 extra 4 cm boxes
+    resting at the far end of the table (beyond the mug, away from the arm), against a minimal
+    bare PyBullet script with the same bodies and the same number of steps at default settings
+    (connect, load, step, disconnect); for N = 0 also the project's grasping bare script
+    (``bare_pybullet_pick.py``: motor commands and contact reads every step). Pairs run ABBA;
+    the ratios (bare time / framework time: 1.0x is parity, higher is faster than bare) are the
+    medians of the per-pair ratios, CPU time (steadier on a shared machine) and wall time. One
+    more framework run per N counts the PyBullet queries the framework makes (calls and time).
+
+``tree``
+    The same task with the tree grown by 50 and 200 extra nodes (a parallel branch of condition
+    checks ticked every tick: ``ObjectNear`` of the mug under ``FailureIsSuccess``) against the
+    minimal bare script, as in ``objects``.
+
+``clutter``
+    Planning in ``examples/pick_from_clutter.yaml``'s collision world with 0, 5, 10, 20 extra
+    obstacles (boxes standing on the table round the arm): the checker's rate (states/s CPU) on
+    seeded random configurations against the exact method (``getClosestPoints`` of every moving
+    link against every other body, and of every checked self-collision pair), and the median
+    plan time of seeded queries with the checker against an always-valid one.
+
+The 1-minute load average (``os.getloadavg``; the machine is shared) is printed with each
+section, before and after.
+
+Usage: ``python benchmarks/bench_scaling.py [--reps 3] [--only objects] [--n 0,20,80,200]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime
+import os
+import platform
+import statistics
+import sys
+import time
+from typing import Any, Callable, Optional
+
+import numpy as np
+import pybullet as pb
+import pybullet_data
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+EXAMPLE = os.path.join(ROOT, "examples", "pick_and_lift.yaml")
+CLUTTER = os.path.join(ROOT, "examples", "pick_from_clutter.yaml")
+sys.path.insert(0, HERE)
+
+BOX = 0.04          # extra boxes: 4 cm cubes
+BOX_MASS = 0.05     # kg
+TABLE_TOP = 0.625   # table/table.urdf's top, m
+
+
+def load() -> str:
+    return f"{os.getloadavg()[0]:.2f}"
+
+
+def box_positions(n: int) -> list[list[float]]:
+    """``n`` box centres on a 4.5 cm grid at the far end of the table (x 0.78 ... 1.23 m, y -0.45 ...
+    0.45 m: beyond the mug at x 0.5 m, 0.5 mm above the top so that they settle), row by row."""
+    out = []
+    for k in range(n):
+        i, j = divmod(k, 21)
+        if i >= 11:
+            raise ValueError(f"at most {11 * 21} boxes fit")
+        out.append([round(0.78 + 0.045 * i, 4), round(-0.45 + 0.045 * j, 4), TABLE_TOP + BOX / 2 + 0.0005])
+    return out
+
+
+def task_doc(n_boxes: int = 0, extra_nodes: int = 0) -> dict:
+    """examples/pick_and_lift.yaml as a plain mapping, with ``n_boxes`` extra boxes and the tree
+    grown by ``extra_nodes`` nodes (a parallel of the original tree and a branch of mug checks)."""
+    with open(EXAMPLE, encoding="utf-8") as f:
+        doc = yaml.safe_load(f)
+    doc["scene"]["objects"] += [
+        {"name": f"extra{k}", "primitive": {"shape": "box", "size": [BOX] * 3}, "mass_kg": BOX_MASS,
+         "pose": {"position": p}} for k, p in enumerate(box_positions(n_boxes))]
+    if extra_nodes:
+        if extra_nodes < 4 or extra_nodes % 2:
+            raise ValueError("extra_nodes: an even number >= 4 (a parallel, a sequence, pairs of nodes)")
+        checks = [{"FailureIsSuccess": {"name": f"check{k}", "child": {"ObjectNear": {
+            "name": f"mug_near{k}", "object": "mug", "position": [0.5, 0.0, 0.66], "tolerance_m": 0.05}}}}
+            for k in range((extra_nodes - 2) // 2)]
+        doc["tree"] = {"Parallel": {"name": "grown", "policy": "success_on_selected", "selected": ["pick_and_lift"],
+                                    "synchronise": False, "children": [
+                                        doc["tree"], {"Sequence": {"name": "checks", "memory": False,
+                                                                   "children": checks}}]}}
+    return doc
+
+
+def parse(doc: dict) -> Any:
+    from py_trees_manipulation.located.locyaml import loads
+    from py_trees_manipulation.trees.loader import load_task_data
+
+    return load_task_data(loads(yaml.safe_dump(doc, sort_keys=False), EXAMPLE), EXAMPLE)
+
+
+# ---- the runs -----------------------------------------------------------------------------------------
+def framework_run(text_doc: dict) -> dict:
+    """``ptm run --no-log`` in this process: parse, build, run, close. Wall and CPU seconds."""
+    from py_trees_manipulation.trees.runner import RunOptions, run_task
+
+    w0, c0 = time.perf_counter(), time.process_time()
+    task = parse(text_doc)
+    r = run_task(task, RunOptions(display=False))
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    if r.summary["status"] != "SUCCESS":
+        raise SystemExit(f"the framework run did not succeed: {r.summary}")
+    return {"wall": wall, "cpu": cpu, "sim_time_s": r.summary["sim_time_s"], "summary": r.summary}
+
+
+def bare_run(n_boxes: int, sim_time_s: float, settle_s: float = 0.2, hz: float = 1000.0) -> dict:
+    """A minimal bare PyBullet script: the same bodies (table, Panda at ready, the mug at scale 0.8
+    and 0.2 kg, the boxes), default settings but the time step, ``settle_s + sim_time_s`` of steps."""
+    w0, c0 = time.perf_counter(), time.process_time()
+    c = pb.connect(pb.DIRECT)
+    pb.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=c)
+    pb.setGravity(0, 0, -9.81, physicsClientId=c)
+    pb.setPhysicsEngineParameter(fixedTimeStep=1.0 / hz, physicsClientId=c)
+    pb.loadURDF("table/table.urdf", [0.5, 0, 0], useFixedBase=True, physicsClientId=c)
+    panda = pb.loadURDF("franka_panda/panda.urdf", [0, 0, 0.626], useFixedBase=True, physicsClientId=c)
+    for j, q in enumerate([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]):
+        pb.resetJointState(panda, j, q, physicsClientId=c)
+    mug = pb.loadURDF("objects/mug.urdf", [0.5, 0, 0.629], globalScaling=0.8, physicsClientId=c)
+    pb.changeDynamics(mug, -1, mass=0.2, physicsClientId=c)
+    col = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=[BOX / 2] * 3, physicsClientId=c)
+    for p in box_positions(n_boxes):
+        pb.createMultiBody(BOX_MASS, col, -1, p, physicsClientId=c)
+    steps = int(round(settle_s * hz)) + int(round(sim_time_s * hz))
+    for _ in range(steps):
+        pb.stepSimulation(physicsClientId=c)
+    pb.disconnect(physicsClientId=c)
+    return {"wall": time.perf_counter() - w0, "cpu": time.process_time() - c0, "steps": steps}
+
+
+def grasping_bare_run(sim_time_s: float) -> dict:
+    """``bare_pybullet_pick.py`` (the project's grasping bare script) in this process."""
+    import bare_pybullet_pick
+
+    w0, c0 = time.perf_counter(), time.process_time()
+    out = bare_pybullet_pick.run(sim_time_s)
+    return {"wall": time.perf_counter() - w0, "cpu": time.process_time() - c0, "lift_m": out["lift_m"]}
+
+
+def abba(fns: list[Callable[[], dict]], reps: int) -> list[list[dict]]:
+    """``reps`` results of each function, in the order A B B A A B ... (for two; rotated for more)."""
+    out: list[list[dict]] = [[] for _ in fns]
+    for i in range(reps):
+        order = list(range(len(fns)))
+        if i % 2:
+            order.reverse()
+        for k in order:
+            out[k].append(fns[k]())
+    return out
+
+
+def ratio_line(label: str, fw: list[dict], bare: list[dict], goal: Optional[float] = None) -> str:
+    med = statistics.median
+    rc = [b["cpu"] / f["cpu"] for f, b in zip(fw, bare)]
+    rw = [b["wall"] / f["wall"] for f, b in zip(fw, bare)]
+    return (f"  {label:34s} framework CPU {med(f['cpu'] for f in fw):6.2f} s (wall {med(f['wall'] for f in fw):6.2f}), "
+            f"bare CPU {med(b['cpu'] for b in bare):6.2f} s (wall {med(b['wall'] for b in bare):6.2f}): "
+            f"ratio CPU {med(rc):.2f}x ({min(rc):.2f}-{max(rc):.2f}), wall {med(rw):.2f}x"
+            + (f"  goal >= {goal:.2f}x" if goal is not None else ""))
+
+
+# ---- PyBullet queries made by a framework run ------------------------------------------------------------
+_COUNTED = ("stepSimulation", "getClosestPoints", "getContactPoints", "getOverlappingObjects")
+
+
+def counted_run(doc: dict) -> dict[str, tuple[int, float]]:
+    """One framework run with the PyBullet calls of :data:`_COUNTED` counted and timed (CPU)."""
+    real = {name: getattr(pb, name) for name in _COUNTED if hasattr(pb, name)}
+    stats = {name: [0, 0.0] for name in real}
+
+    def wrap(name: str, fn: Callable) -> Callable:
+        def wrapped(*a: Any, **k: Any) -> Any:
+            t = time.process_time()
+            try:
+                return fn(*a, **k)
+            finally:
+                s = stats[name]
+                s[0] += 1
+                s[1] += time.process_time() - t
+        return wrapped
+
+    for name, fn in real.items():
+        setattr(pb, name, wrap(name, fn))
+    try:
+        framework_run(doc)
+    finally:
+        for name, fn in real.items():
+            setattr(pb, name, fn)
+    return {k: (v[0], v[1]) for k, v in stats.items()}
+
+
+# ---- sections ---------------------------------------------------------------------------------------------
+def section_objects(ns: list[int], reps: int) -> None:
+    print(f"\n== objects: pick_and_lift with N extra resting boxes; {reps} ABBA pairs per N; load {load()}")
+    for n in ns:
+        doc = task_doc(n)
+        first = framework_run(doc)  # warm-up; the sim time the bare script steps
+        sim_time = first["sim_time_s"]
+        fns = [lambda: framework_run(doc), lambda: bare_run(n, sim_time)]
+        if n == 0:
+            fns.append(lambda: grasping_bare_run(sim_time))
+        res = abba(fns, reps)
+        print(ratio_line(f"N = {n:3d} vs minimal bare", res[0], res[1], 0.9 if n else 0.75))
+        if n == 0:
+            print(ratio_line("N =   0 vs grasping bare", res[0], res[2], 0.95))
+        calls = counted_run(doc)
+        print("    PyBullet calls of one framework run (CPU s): " + ", ".join(
+            f"{k} {c:,} ({t:.2f} s)" for k, (c, t) in calls.items() if c))
+    print(f"  load after: {load()}")
+
+
+def section_tree(sizes: list[int], reps: int) -> None:
+    print(f"\n== tree: pick_and_lift grown by extra nodes (checks ticked every tick); {reps} ABBA pairs; load {load()}")
+    base = framework_run(task_doc(0))
+    sim_time = base["sim_time_s"]
+    fns = [lambda s=s: framework_run(task_doc(0, s)) for s in [0, *sizes]] + [lambda: bare_run(0, sim_time)]
+    res = abba(fns, reps)
+    bare = res[-1]
+    for s, fw in zip([0, *sizes], res):
+        ticks = fw[0]["summary"].get("ticks")
+        print(ratio_line(f"+{s:3d} nodes vs minimal bare", fw, bare) + (f"  ({ticks} ticks)" if ticks else ""))
+    print(f"  load after: {load()}")
+
+
+def _self_pairs_exact(ck: Any, q: list[float]) -> bool:
+    """True when a checked self-collision pair penetrates at ``q`` (getClosestPoints of each pair)."""
+    c, body = ck._client, ck._body
+    for a, b in ck._rb.self_pairs:
+        for p in pb.getClosestPoints(body, body, 0.0, linkIndexA=a, linkIndexB=b, physicsClientId=c):
+            if p[8] < -1e-6:
+                return True
+    return False
+
+
+def exact_valid(ck: Any, q: list[float]) -> bool:
+    """The exact method: every moving link against every other body within its threshold
+    (``StateChecker.proximities``), every checked self pair by ``getClosestPoints``."""
+    if any(p.distance_m < p.threshold_m - 1e-6 for p in ck.proximities(q, ck.padding_m + 1e-3)):
+        return False
+    return not _self_pairs_exact(ck, q)
+
+
+def clutter_world(n_obstacles: int) -> Any:
+    import py_trees_manipulation.sim  # noqa: F401  (scene sections)
+    from py_trees_manipulation.collision.world import CollisionWorld
+    from py_trees_manipulation.scene.spec import parse_scene
+    from py_trees_manipulation.trees.loader import load_task
+
+    task = load_task(CLUTTER)
+    scene = copy.deepcopy(task.scene)
+    rng = np.random.default_rng(7)
+    placed = 0
+    while placed < n_obstacles:  # boxes standing on the table in the arm's reach, clear of its base
+        r, a = rng.uniform(0.3, 0.75), rng.uniform(-1.3, 1.3)
+        x, y = r * np.cos(a), r * np.sin(a)
+        sx, sy, sz = rng.uniform(0.04, 0.10), rng.uniform(0.04, 0.10), rng.uniform(0.06, 0.25)
+        scene["objects"].append({"name": f"obstacle{placed}", "primitive": {"shape": "box", "size": [sx, sy, sz]},
+                                 "fixed": True, "pose": {"position": [float(x), float(y), TABLE_TOP + sz / 2]}})
+        placed += 1
+    return CollisionWorld.from_scene(parse_scene(scene, base_dir=os.path.dirname(CLUTTER)))
+
+
+def section_clutter(counts: list[int], states: int, queries: int) -> None:
+    from bench_motion import queries as make_queries
+    from py_trees_manipulation.motion.ompl_planning import NoPathError, plan_joint_path
+
+    print(f"\n== clutter: pick_from_clutter's collision world with extra obstacles; {states} random states, "
+          f"{queries} plan queries each; load {load()}")
+    for n in counts:
+        world = clutter_world(n)
+        ck = world.checker("panda")
+        r = world.robots["panda"]
+        rng = np.random.default_rng(1)
+        qs = [q.tolist() for q in rng.uniform(r.lower, r.upper, size=(states, 7))]
+        for q in qs[:200]:
+            ck.is_valid(q)
+        rates: dict[str, list[float]] = {"checker": [], "exact": []}
+        exact_n = max(200, states // 10)
+        for _ in range(3):  # interleaved
+            c0 = time.process_time()
+            valid = sum(ck.is_valid(q) for q in qs)
+            rates["checker"].append(len(qs) / (time.process_time() - c0))
+            c0 = time.process_time()
+            for q in qs[:exact_n]:
+                exact_valid(ck, q)
+            rates["exact"].append(exact_n / (time.process_time() - c0))
+        plan_t: dict[str, list[float]] = {"checker": [], "always valid": []}
+        qq = make_queries(ck, r.lower, r.upper, queries)
+        fails = 0
+        for k, (a, b) in enumerate(qq):
+            for label, fn in (("checker", ck.is_valid), ("always valid", lambda q: True)):
+                c0 = time.process_time()
+                try:
+                    plan_joint_path(a, [b], r.lower, r.upper, fn, seed=k, time_s=2.0, max_step_rad=world.max_step_rad)
+                except NoPathError:
+                    fails += label == "checker"
+                plan_t[label].append(time.process_time() - c0)
+        med = statistics.median
+        print(f"  {n:2d} obstacles ({len(ck._obs)} obstacle links): checker {med(rates['checker']):8,.0f} states/s CPU, "
+              f"exact {med(rates['exact']):7,.0f} states/s: {med(rates['checker']) / med(rates['exact']):5.1f}x; "
+              f"{valid / len(qs):.0%} valid; median plan {med(plan_t['checker']) * 1e3:6.1f} ms CPU vs "
+              f"{med(plan_t['always valid']) * 1e3:5.1f} ms always-valid; {fails} without a path")
+        world.close()
+    print(f"  load after: {load()}")
+
+
+class _Variant:
+    """One setting switched for a while in a built world: ``apply()`` then ``revert()``."""
+
+    def __init__(self, label: str, apply: Callable[[], None], revert: Callable[[], None]):
+        self.label, self.apply, self.revert = label, apply, revert
+
+
+def section_settings(n_boxes: int, rounds: int) -> None:
+    from py_trees_manipulation.sim import backend as sim_backend
+    from py_trees_manipulation.trees.runner import RunOptions, make_backend, run_task
+
+    print(f"\n== settings: per-step cost in the pick_and_lift world with {n_boxes} extra boxes after a run "
+          f"(mug held, arm still); load {load()}")
+    task = parse(task_doc(n_boxes))
+    opts = RunOptions(display=False)
+    sim = make_backend(task, opts)
+    r = run_task(task, opts, backend=sim)
+    assert r.summary["status"] == "SUCCESS", r.summary
+    c = sim.client
+    robot = sim.arms["panda"].robot
+    fixtures = [sim._bodies[f.name] for f in sim.scene.fixtures]
+    target = sim._objects.get(sim.scene.task.target_object or "")
+    resting = [b for name, b in sim._objects.items() if b != target]
+    roll = getattr(sim_backend, "FIXTURE_ROLLING_FRICTION_M", 0.0)
+    finger = [(link, pb.getDynamicsInfo(robot.body, link, physicsClientId=c)[7]) for link in robot.finger_links]
+
+    def awake() -> None:
+        for b in [*fixtures, *resting]:
+            pb.changeDynamics(b, -1, activationState=pb.ACTIVATION_STATE_DISABLE_SLEEPING, physicsClientId=c)
+            pb.changeDynamics(b, -1, activationState=pb.ACTIVATION_STATE_WAKE_UP, physicsClientId=c)
+
+    def asleep() -> None:
+        for b in [*fixtures, *resting]:
+            pb.changeDynamics(b, -1, activationState=pb.ACTIVATION_STATE_ENABLE_SLEEPING, physicsClientId=c)
+        for b in resting:
+            pb.changeDynamics(b, -1, activationState=pb.ACTIVATION_STATE_SLEEP, physicsClientId=c)
+
+    sleeping_shipped = getattr(sim_backend, "SLEEP_THRESHOLD", None) is not None
+    restore_sleep = asleep if sleeping_shipped else awake
+
+    def set_roll(value: float) -> None:
+        for b in fixtures:
+            pb.changeDynamics(b, -1, rollingFriction=value, physicsClientId=c)
+
+    def set_fingers(on: bool) -> None:
+        for link, spin in finger:
+            pb.changeDynamics(robot.body, link, spinningFriction=spin if on else 0.0, frictionAnchor=on,
+                              physicsClientId=c)
+
+    variants = [
+        _Variant("framework as shipped", lambda: None, lambda: None),
+        _Variant("resting bodies kept awake (PyBullet default)" if sleeping_shipped
+                 else "resting bodies asleep (not shipped)", awake if sleeping_shipped else asleep, restore_sleep),
+        _Variant(f"fixtures' rolling friction 0 (shipped {roll:g} m)", lambda: set_roll(0.0), lambda: set_roll(roll)),
+        _Variant("fingers without friction anchor / spinning friction", lambda: set_fingers(False),
+                 lambda: set_fingers(True)),
+    ]
+    # the same bodies in a default world, in the same poses (the mug resting on the table)
+    bare = pb.connect(pb.DIRECT)
+    pb.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=bare)
+    pb.setGravity(0, 0, -9.81, physicsClientId=bare)
+    pb.setPhysicsEngineParameter(fixedTimeStep=sim.dt, physicsClientId=bare)
+    pb.loadURDF("table/table.urdf", [0.5, 0, 0], useFixedBase=True, physicsClientId=bare)
+    pbody = pb.loadURDF("franka_panda/panda.urdf", [0, 0, 0.626], useFixedBase=True, physicsClientId=bare)
+    for j in range(pb.getNumJoints(robot.body, physicsClientId=c)):
+        pb.resetJointState(pbody, j, pb.getJointState(robot.body, j, physicsClientId=c)[0], physicsClientId=bare)
+    mug = pb.loadURDF("objects/mug.urdf", [0.5, 0, 0.629], globalScaling=0.8, physicsClientId=bare)
+    pb.changeDynamics(mug, -1, mass=0.2, physicsClientId=bare)
+    col = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=[BOX / 2] * 3, physicsClientId=bare)
+    for p in box_positions(n_boxes):
+        pb.createMultiBody(BOX_MASS, col, -1, p, physicsClientId=bare)
+    for _ in range(300):
+        pb.stepSimulation(physicsClientId=bare)
+
+    def chunk(cid: int, steps: int = 200) -> float:
+        t0 = time.process_time()
+        for _ in range(steps):
+            pb.stepSimulation(physicsClientId=cid)
+        return (time.process_time() - t0) / steps * 1e6
+
+    def framework_chunk(steps: int = 200) -> float:
+        t0 = time.process_time()
+        sim.step(steps)
+        return (time.process_time() - t0) / steps * 1e6
+
+    per: dict[str, list[float]] = {v.label: [] for v in variants}
+    per["default PyBullet world, same bodies"] = []
+    per["SimBackend.step (framework per-step work)"] = []
+    for _ in range(rounds):
+        for v in variants:
+            v.apply()
+            chunk(c, 50)
+            per[v.label].append(chunk(c))
+            v.revert()
+        per["default PyBullet world, same bodies"].append(chunk(bare))
+        per["SimBackend.step (framework per-step work)"].append(framework_chunk())
+    pb.disconnect(physicsClientId=bare)
+    sim.close()
+    shipped = statistics.median(per["framework as shipped"])
+    for label, v in per.items():
+        m = statistics.median(v)
+        print(f"  {label:52s} {m:7.1f} us/step  ({m - shipped:+7.1f} us vs shipped)")
+    print(f"  load after: {load()}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reps", type=int, default=3, help="ABBA pairs per comparison (default 3)")
+    ap.add_argument("--only", choices=["settings", "objects", "tree", "clutter"], default=None)
+    ap.add_argument("--n", default="0,20,80,200", help="extra boxes for 'objects' (default 0,20,80,200)")
+    ap.add_argument("--nodes", default="50,200", help="extra tree nodes for 'tree' (default 50,200)")
+    ap.add_argument("--obstacles", default="0,5,10,20", help="extra obstacles for 'clutter' (default 0,5,10,20)")
+    ap.add_argument("--settings-n", type=int, default=80, help="extra boxes for 'settings' (default 80)")
+    ap.add_argument("--states", type=int, default=5000, help="random states per clutter scene (default 5000)")
+    ap.add_argument("--queries", type=int, default=20, help="plan queries per clutter scene (default 20)")
+    args = ap.parse_args()
+    print(f"bench_scaling {datetime.datetime.now().isoformat(timespec='minutes')} on {platform.node()} "
+          f"({os.cpu_count()} cores), Python {platform.python_version()}, PyBullet API {pb.getAPIVersion()}; "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.only in (None, "settings"):
+        section_settings(args.settings_n, rounds=max(5, 4 * args.reps))
+    if args.only in (None, "objects"):
+        section_objects([int(x) for x in args.n.split(",")], args.reps)
+    if args.only in (None, "tree"):
+        section_tree([int(x) for x in args.nodes.split(",")], args.reps)
+    if args.only in (None, "clutter"):
+        section_clutter([int(x) for x in args.obstacles.split(",")], args.states, args.queries)
+
+
+if __name__ == "__main__":
+    main()
