@@ -35,6 +35,7 @@ from __future__ import annotations
 from ..bullet import _quiet_import  # noqa: F401  (first: pybullet's import banner)
 
 import concurrent.futures
+import math
 import threading
 import time
 import weakref
@@ -56,6 +57,9 @@ __all__ = ["MotionPlanningSettings", "SimMotionPlanning", "CLEARANCE_RANGE_M"]
 
 CLEARANCE_RANGE_M = 0.25
 CLEARANCE_EVERY_STEPS = 10
+#: the clearance monitor asks Bullet's broadphase which bodies are near the arm first when the scene
+#: has more other bodies than this (fewer: one distance query per body is cheaper)
+BROADPHASE_MIN_BODIES = 8
 
 
 def _fmt(v: Any) -> str:
@@ -214,6 +218,7 @@ class _ClearanceMonitor:
         self.robot = arm.robot.body
         rb = world._robots[arm.name]
         self.moving = {j for j in rb.moving}
+        self.moving_shapes = sorted(j for j in rb.moving if j in rb.collidable)
         self.hand = set(rb.hand)
         names = backend._bodies
         self.others = [b for n, b in names.items() if b != self.robot]
@@ -238,22 +243,56 @@ class _ClearanceMonitor:
     def _allowed(self, side: Any, body: int, link: int) -> bool:
         return (side, body) in self.skip or (side, body, link) in self.skip
 
+    def _near(self, margin: float) -> set:
+        """``(moving side, body)`` pairs whose broadphase boxes (Bullet's own, grown by the contact
+        threshold) overlap: a moving link's box (or the held object's, side ``"held"``) grown by
+        ``margin`` (m) against every other body's; no other pair can be within ``margin`` (one
+        ``getAABB`` and one ``getOverlappingObjects`` per moving link: a scene's resting bodies
+        away from the arm are never measured)."""
+        c = self.client
+        aabb, overlapping = pb.getAABB, pb.getOverlappingObjects
+        sides = [(j, self.robot, j) for j in self.moving_shapes]
+        if self.held is not None:
+            sides.append(("held", self.held, -1))
+        out = set()
+        for side, body, link in sides:
+            lo, hi = aabb(body, link, physicsClientId=c)
+            found = overlapping([v - margin for v in lo], [v + margin for v in hi], physicsClientId=c)
+            for b, _ in found or ():
+                out.add((side, b))
+        return out
+
     def sample(self) -> None:
         c = self.client
         gcp = pb.getClosestPoints
         best, where = self.min_m, None
-        for b in self.others:
-            for p in gcp(self.robot, b, best, physicsClientId=c):
-                if p[3] in self.moving and p[8] < best and not (b == self.held) and not self._allowed(p[3], b, p[4]):
-                    best, where = p[8], (self.world_link_name(self.robot, p[3]), b, p[4])
-        if self.held is not None:
+        robot, held = self.robot, self.held
+        # few bodies: one query per body; many: only the pairs the broadphase puts near
+        near = self._near(best) if len(self.others) > BROADPHASE_MIN_BODIES else None
+        for b in self.others:  # in the same order either way (the first of equal distances wins)
+            if b == held:
+                continue
+            if near is None:
+                for p in gcp(robot, b, best, physicsClientId=c):
+                    if p[3] in self.moving and p[8] < best and not self._allowed(p[3], b, p[4]):
+                        best, where = p[8], (self.world_link_name(robot, p[3]), b, p[4])
+                continue
+            for j in self.moving_shapes:
+                if (j, b) not in near:
+                    continue
+                for p in gcp(robot, b, best, linkIndexA=j, physicsClientId=c):
+                    if p[8] < best and not self._allowed(j, b, p[4]):
+                        best, where = p[8], (self.world_link_name(robot, j), b, p[4])
+        if held is not None:
             for b in self.others:
-                for p in gcp(self.held, b, best, physicsClientId=c):
+                if near is not None and ("held", b) not in near:
+                    continue
+                for p in gcp(held, b, best, physicsClientId=c):
                     if p[8] < best and not self._allowed("held", b, p[4]):
-                        best, where = p[8], (self.names.get(self.held, "held"), b, p[4])
-            for p in gcp(self.held, self.robot, best, physicsClientId=c):
-                if p[4] in self.moving and p[4] not in self.hand and p[8] < best and not self._allowed("held", self.robot, p[4]):
-                    best, where = p[8], (self.names.get(self.held, "held"), self.robot, p[4])
+                        best, where = p[8], (self.names.get(held, "held"), b, p[4])
+            for p in gcp(held, robot, best, physicsClientId=c):
+                if p[4] in self.moving and p[4] not in self.hand and p[8] < best and not self._allowed("held", robot, p[4]):
+                    best, where = p[8], (self.names.get(held, "held"), robot, p[4])
         if where is not None:
             self.min_m = float(best)
             self.pair = f"{where[0]} / {self.names.get(where[1], where[1])}"
@@ -437,9 +476,12 @@ class SimMotionPlanning:
             if obj:
                 return obj
         fingers = set(arm.robot.finger_links)
+        touching: dict[int, set] = {}  # body -> finger links touching it (one query for the robot)
+        for p in pb.getContactPoints(bodyA=arm.robot.body, physicsClientId=b.client):
+            if p[3] in fingers:
+                touching.setdefault(p[2], set()).add(p[3])
         for name, body in b._objects.items():
-            pts = pb.getContactPoints(bodyA=arm.robot.body, bodyB=body, physicsClientId=b.client)
-            if len({p[3] for p in pts if p[3] in fingers}) >= 2:
+            if len(touching.get(body, ())) >= 2:
                 return name
         return None
 
