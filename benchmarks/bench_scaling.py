@@ -336,7 +336,7 @@ class _Variant:
 
 
 def section_settings(n_boxes: int, rounds: int) -> None:
-    from py_trees_manipulation.sim import backend as sim_backend
+    from py_trees_manipulation.sim import loading as sim_backend
     from py_trees_manipulation.trees.runner import RunOptions, make_backend, run_task
 
     print(f"\n== settings: per-step cost in the pick_and_lift world with {n_boxes} extra boxes after a run "
@@ -382,6 +382,8 @@ def section_settings(n_boxes: int, rounds: int) -> None:
         _Variant("resting bodies kept awake (PyBullet default)" if sleeping_shipped
                  else "resting bodies asleep (not shipped)", awake if sleeping_shipped else asleep, restore_sleep),
         _Variant(f"fixtures' rolling friction 0 (shipped {roll:g} m)", lambda: set_roll(0.0), lambda: set_roll(roll)),
+        _Variant("kept awake and fixtures' rolling friction 0", lambda: (awake(), set_roll(0.0)),
+                 lambda: (set_roll(roll), restore_sleep())),
         _Variant("fingers without friction anchor / spinning friction", lambda: set_fingers(False),
                  lambda: set_fingers(True)),
     ]

@@ -204,6 +204,7 @@ class SceneSpec:
     physics_hz: float = 1000.0
     solver_iterations: int = 50
     settle_s: float = 0.2
+    sleep_resting_bodies: bool = True
     robots: tuple[RobotSpec, ...] = ()
     fixtures: tuple[FixtureSpec, ...] = ()
     objects: tuple[ObjectSpec, ...] = ()
@@ -224,6 +225,9 @@ SCENE_KEYS: dict[str, list[KeyDoc]] = {
         KeyDoc("solver_iterations", "int", "50", "PyBullet constraint solver iterations per step (1 ... 1000)"),
         KeyDoc("settle_s", "number", "0.2", "physics run before the clock starts, s (0 ... 5), so objects placed a "
                "little above a surface come to rest; metrics measure from the settled poses"),
+        KeyDoc("sleep_resting_bodies", "bool", "true", "after settling, the fixtures and the movable objects at rest "
+               "(all but the task's `target_object`) sleep (PyBullet deactivation) until something touches them: a "
+               "resting body then costs nothing per physics step; `false`: every body stays awake (PyBullet's default)"),
         KeyDoc("robots", "list", "[]", "robots (see `robots[]`)"),
         KeyDoc("fixtures", "list", "[]", "static URDF bodies such as tables (see `fixtures[]`)"),
         KeyDoc("objects", "list", "[]", "movable objects (see `objects[]`)"),
@@ -771,6 +775,9 @@ def parse_scene(scene: Any, base_dir: Optional[str] = None) -> SceneSpec:
     if isinstance(iters, bool) or not isinstance(iters, int) or not 1 <= iters <= 1000:
         raise SceneError(("solver_iterations",), f"solver_iterations must be an integer in 1 ... 1000, got {iters!r}")
     settle = _number(d, "settle_s", root, 0.2, ge=0.0, le=5.0, unit="s")
+    sleep = d.get("sleep_resting_bodies", True)
+    if not isinstance(sleep, bool):
+        raise SceneError(("sleep_resting_bodies",), f"sleep_resting_bodies must be true or false, got {sleep!r}")
     seen: dict[str, PathT] = {}
     robots = tuple(_parse_robot(r, ("robots", i), seen, base_dir)
                    for i, r in enumerate(_list(d.get("robots", []), ("robots",), "robots")))
@@ -791,7 +798,7 @@ def parse_scene(scene: Any, base_dir: Optional[str] = None) -> SceneSpec:
         raise SceneError(("task",), "place_position needs a target_object (the scene has several objects)")
     extra = {k: sec.parse(d[k], (k,)) for k, sec in _EXTRA_SECTIONS.items() if k in d}
     spec = SceneSpec(seed=seed, gravity=gravity, physics_hz=hz, solver_iterations=iters, settle_s=settle,
-                     robots=robots, fixtures=fixtures, objects=objects, task=task, extra=extra)
+                     sleep_resting_bodies=sleep, robots=robots, fixtures=fixtures, objects=objects, task=task, extra=extra)
     for k, sec in _EXTRA_SECTIONS.items():
         if k in extra and sec.check is not None:
             sec.check(extra[k], spec)

@@ -42,6 +42,10 @@ START_PENETRATION_M = 0.01
 START_FALL_M = 0.10
 #: how a scene places an object, said with the height that fixes a start overlap or a fall
 _POSE_IS = "(a primitive's pose is its centre, a URDF object's pose its frame)"
+#: a movable object allowed to sleep (``sleep_resting_bodies``; PyBullet's ``sleepThreshold``) falls
+#: asleep once |v|^2 + |w|^2 of its base stays below this for Bullet's 2 s: slower than 1 cm/s and
+#: 0.01 rad/s ((m/s)^2 + (rad/s)^2; Bullet's default, 0.05, lets a body sliding at 0.2 m/s sleep)
+SLEEP_THRESHOLD = 1e-4
 
 
 class _SceneLoading:
@@ -112,6 +116,9 @@ class _SceneLoading:
         # run too: articulated objects (door latch and handle spring) need them every step.
         c = self.client
         start = self._start_heights()
+        for body in self._static_bodies():  # awake, as loaded (a reset backend's were asleep)
+            pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_DISABLE_SLEEPING, physicsClientId=c)
+            pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_WAKE_UP, physicsClientId=c)
         for _ in range(int(round(self.scene.settle_s * self.physics_hz))):
             for h in self._pre_hooks:
                 h(self)
@@ -119,6 +126,48 @@ class _SceneLoading:
         falls = self._start_falls(start)
         if falls:
             self.preflight_failure = "; ".join(x for x in (self.preflight_failure, *falls) if x)
+        if self.scene.sleep_resting_bodies:
+            self._sleep_resting()
+
+    def _static_bodies(self) -> list[int]:
+        """Fixtures and fixed objects without a moving joint (a table, a shelf board; not a door)."""
+        c = self.client
+        out = []
+        for name in [f.name for f in self.scene.fixtures] + [o.name for o in self.scene.objects if o.fixed]:
+            body = self._bodies.get(name)
+            if body is not None and all(pb.getJointInfo(body, j, physicsClientId=c)[2] == pb.JOINT_FIXED
+                                        for j in range(pb.getNumJoints(body, physicsClientId=c))):
+                out.append(body)
+        return out
+
+    def _sleep_resting(self) -> None:
+        """Let resting bodies sleep (scene key ``sleep_resting_bodies``), after settling.
+
+        PyBullet keeps every multibody awake by default: each resting object's contacts are solved
+        at every step (with a fixture's rolling friction, 3 more rows per contact), so a scene's
+        cost grows with its objects whether anything touches them or not. Here the static bodies
+        (:meth:`_static_bodies`) and every movable object but the task's ``target_object`` may
+        sleep (``ACTIVATION_STATE_ENABLE_SLEEPING``, :data:`SLEEP_THRESHOLD`); those at rest now are
+        put to sleep at once (a sleeping body costs nothing per step), the others fall asleep once
+        they come to rest. Bullet wakes a sleeping body whenever an awake one touches it (the
+        fingers, the arm, an object pushed into it), a constraint joins it (a GraspFix weld) or a
+        body it rests on moves, before that step's contacts are solved. The target object, whose
+        motion the run's metrics measure, the robots (their motors) and mechanisms (doors, drawers:
+        bodies with moving joints) stay awake throughout."""
+        c = self.client
+        for body in self._static_bodies():
+            pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_ENABLE_SLEEPING, physicsClientId=c)
+            pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_SLEEP, physicsClientId=c)
+        target = self.scene.task.target_object
+        for o in self.scene.objects:
+            body = self._objects.get(o.name)
+            if o.fixed or o.name == target or body is None:
+                continue
+            pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_ENABLE_SLEEPING,
+                              sleepThreshold=SLEEP_THRESHOLD, physicsClientId=c)
+            v, w = pb.getBaseVelocity(body, physicsClientId=c)
+            if v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + w[0] * w[0] + w[1] * w[1] + w[2] * w[2] < SLEEP_THRESHOLD:
+                pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_SLEEP, physicsClientId=c)
 
     def _start_heights(self) -> dict[str, tuple[float, float, str]]:
         """For each movable object before settling: (base z, m; the gap under its lowest point to
