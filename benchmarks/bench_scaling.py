@@ -65,25 +65,11 @@ EXAMPLE = os.path.join(ROOT, "examples", "pick_and_lift.yaml")
 CLUTTER = os.path.join(ROOT, "examples", "pick_from_clutter.yaml")
 sys.path.insert(0, HERE)
 
-BOX = 0.04          # extra boxes: 4 cm cubes
-BOX_MASS = 0.05     # kg
-TABLE_TOP = 0.625   # table/table.urdf's top, m
+from bare_pybullet_minimal import BOX, BOX_MASS, TABLE_TOP, box_positions  # noqa: E402
 
 
 def load() -> str:
     return f"{os.getloadavg()[0]:.2f}"
-
-
-def box_positions(n: int) -> list[list[float]]:
-    """``n`` box centres on a 4.5 cm grid at the far end of the table (x 0.78 ... 1.23 m, y -0.45 ...
-    0.45 m: beyond the mug at x 0.5 m, 0.5 mm above the top so that they settle), row by row."""
-    out = []
-    for k in range(n):
-        i, j = divmod(k, 21)
-        if i >= 11:
-            raise ValueError(f"at most {11 * 21} boxes fit")
-        out.append([round(0.78 + 0.045 * i, 4), round(-0.45 + 0.045 * j, 4), TABLE_TOP + BOX / 2 + 0.0005])
-    return out
 
 
 def task_doc(n_boxes: int = 0, extra_nodes: int = 0) -> dict:
@@ -128,28 +114,13 @@ def framework_run(text_doc: dict) -> dict:
     return {"wall": wall, "cpu": cpu, "sim_time_s": r.summary["sim_time_s"], "summary": r.summary}
 
 
-def bare_run(n_boxes: int, sim_time_s: float, settle_s: float = 0.2, hz: float = 1000.0) -> dict:
-    """A minimal bare PyBullet script: the same bodies (table, Panda at ready, the mug at scale 0.8
-    and 0.2 kg, the boxes), default settings but the time step, ``settle_s + sim_time_s`` of steps."""
+def bare_run(n_boxes: int, sim_time_s: float) -> dict:
+    """``bare_pybullet_minimal.py`` (the same bodies at default settings, stepped) in this process."""
+    import bare_pybullet_minimal
+
     w0, c0 = time.perf_counter(), time.process_time()
-    c = pb.connect(pb.DIRECT)
-    pb.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=c)
-    pb.setGravity(0, 0, -9.81, physicsClientId=c)
-    pb.setPhysicsEngineParameter(fixedTimeStep=1.0 / hz, physicsClientId=c)
-    pb.loadURDF("table/table.urdf", [0.5, 0, 0], useFixedBase=True, physicsClientId=c)
-    panda = pb.loadURDF("franka_panda/panda.urdf", [0, 0, 0.626], useFixedBase=True, physicsClientId=c)
-    for j, q in enumerate([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]):
-        pb.resetJointState(panda, j, q, physicsClientId=c)
-    mug = pb.loadURDF("objects/mug.urdf", [0.5, 0, 0.629], globalScaling=0.8, physicsClientId=c)
-    pb.changeDynamics(mug, -1, mass=0.2, physicsClientId=c)
-    col = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=[BOX / 2] * 3, physicsClientId=c)
-    for p in box_positions(n_boxes):
-        pb.createMultiBody(BOX_MASS, col, -1, p, physicsClientId=c)
-    steps = int(round(settle_s * hz)) + int(round(sim_time_s * hz))
-    for _ in range(steps):
-        pb.stepSimulation(physicsClientId=c)
-    pb.disconnect(physicsClientId=c)
-    return {"wall": time.perf_counter() - w0, "cpu": time.process_time() - c0, "steps": steps}
+    out = bare_pybullet_minimal.run(sim_time_s, n_boxes)
+    return {"wall": time.perf_counter() - w0, "cpu": time.process_time() - c0, "steps": out["steps"]}
 
 
 def grasping_bare_run(sim_time_s: float) -> dict:
