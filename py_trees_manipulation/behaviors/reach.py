@@ -84,6 +84,9 @@ class CheckReachability(ManipulationBehaviour):
                                            "direction)", unit="deg", min=-179.0, max=179.0, blackboard=False),
         "twist_angle": Param("float", 45.0, "lever turn held through the arc (0: none)", unit="deg", min=0.0,
                              max=90.0, blackboard=False),
+        "untwist_angle": Param("float", None, "lever turn back before the hand lets go (magnitude; default: the "
+                               "whole twist_angle): the retreat starts from the lever where the tree's TwistHandle "
+                               "leaves it", unit="deg", min=-90.0, max=90.0, blackboard=False),
         "cabinet": Param("str", None, "cabinet whose drawer is pulled: its bar along the pull line",
                          refers_to="cabinet", blackboard=False),
         "pull_m": Param("float", None, "drawer pull (magnitude; default: the drawer's travel)", unit="m",

@@ -13,7 +13,9 @@ how it was found, its clearance, and the trajectory sampled at the controller ra
 Planners (``MotionRequest.planner``): ``auto`` takes the straight joint motion when it is
 collision-free, else plans with RRTConnect; ``straight`` only takes the straight motion; an OMPL
 planner name always plans (:data:`~py_trees_manipulation.motion.PLANNERS`). Cartesian lines are never
-planned around: the line is the motion, checked state by state (IK every 20 ms / 5 mm of path).
+planned around: the line is the motion, checked state by state (IK every 20 ms / 5 mm of path); a
+7-joint arm's redundancy is resolved by the least joint motion, and when that line collides or leaves
+the reachable space, with the start posture kept (:meth:`ArmMotionPlanner.lines`).
 
 Pose goals: IK from the current configuration first (then ``ready``), as the straight motion would
 use it; when that solution misses the tolerance, collides, or its straight path collides, IK from
@@ -37,7 +39,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -484,17 +486,37 @@ class ArmMotionPlanner:
     # ---- Cartesian lines ---------------------------------------------------------------------------------
     def _cartesian(self, req: MotionRequest, start: np.ndarray, target: Pose, allowed: AllowedContacts) -> MotionPlan:
         w = self.world
-        T0 = w.tcp_pose(self.robot, start)
-        dist = translation_distance(T0, target)
-        angle = rotation_angle(T0, target)
-        qs, s_wp, t_wp = self._line_ik(req, start, T0, target, dist, angle)
-        if req.guarded:
-            allowed = allowed.merge(self._end_contacts(qs[-1], allowed))
-        ck = self.checker(allowed)
-        hit0 = ck.explain(start)
-        if hit0 is not None:
-            raise MotionPlanningError(f"the arm starts in collision: {self._hit_text(hit0)}", "start_in_collision", hit0)
-        # the line: every IK waypoint (5 mm / 0.05 rad apart) and the joint-space segments between them
+        first: Optional[MotionPlanningError] = None
+        for line in self.lines(req, start, target):
+            try:
+                if isinstance(line, MotionPlanningError):
+                    raise line
+                qs, s_wp, t_wp = line
+                end_allowed = allowed.merge(self._end_contacts(qs[-1], allowed)) if req.guarded else allowed
+                ck = self.checker(end_allowed)
+                hit0 = ck.explain(start)
+                if hit0 is not None:
+                    raise MotionPlanningError(f"the arm starts in collision: {self._hit_text(hit0)}",
+                                              "start_in_collision", hit0)
+                self._check_line(qs, s_wp, ck, target)
+            except MotionPlanningError as e:
+                if e.kind == "start_in_collision":
+                    raise
+                first = first or e
+                continue
+            traj = self._line_trajectory(qs, t_wp, req.dt)
+            clearance, pair = self._path_clearance(qs, ck)
+            return MotionPlan(robot=self.robot, kind="cartesian", mode="cartesian", planner="", planning_time_s=0.0,
+                              waypoints=qs, path_length_rad=path_length(qs), min_clearance_m=clearance,
+                              clearance_pair=pair, trajectory=traj, goal=qs[-1].copy(), target=target,
+                              allowed=ck.allowed, checks=ck.checks, attached=w.attached(self.robot))
+        assert first is not None
+        raise first
+
+    def _check_line(self, qs: np.ndarray, s_wp: np.ndarray, ck: StateChecker, target: Pose) -> None:
+        """Every IK waypoint of a line (5 mm / 0.05 rad apart) and the joint-space segments between
+        them at the world's resolution; raises MotionPlanningError naming the pair and where."""
+        w = self.world
         for k in range(len(qs) - 1):
             bad = first_invalid(qs[k:k + 2], ck.is_valid, w.max_step_rad)
             if bad is None:
@@ -504,19 +526,33 @@ class ArmMotionPlanner:
             at = float(s_wp[k] + bad.fraction * (s_wp[k + 1] - s_wp[k]))
             raise MotionPlanningError(f"{self._hit_text(hit)} at {100 * at:.0f}% of the straight line to "
                                       f"{_fmt(target[:3, 3])} (TCP at {_fmt(tcp)})", "path_collision", hit, at)
-        traj = self._line_trajectory(qs, t_wp, req.dt)
-        clearance, pair = self._path_clearance(qs, ck)
-        return MotionPlan(robot=self.robot, kind="cartesian", mode="cartesian", planner="", planning_time_s=0.0,
-                          waypoints=qs, path_length_rad=path_length(qs), min_clearance_m=clearance, clearance_pair=pair,
-                          trajectory=traj, goal=qs[-1].copy(), target=target, allowed=ck.allowed, checks=ck.checks,
-                          attached=w.attached(self.robot))
+
+    def lines(self, req: MotionRequest, start: np.ndarray, target: Pose) -> Iterator[Any]:
+        """The joint paths a straight TCP line from ``start`` (radians) to ``target`` ((4, 4), world)
+        may take, in the order a ``move_cartesian`` motion tries them: the arm's redundancy resolved
+        step by step (each waypoint's IK from the one before: the least joint motion), then with the
+        start posture kept (the null-space IK pulled toward the start configuration at every
+        waypoint: a 7-joint arm's elbow stays where it was instead of drifting along the line). A
+        6-joint arm has one. Each item is ``(q (n, dof), path fraction (n,), time (n,))`` or the
+        :class:`MotionPlanningError` why that resolution leaves the reachable space. Every check of
+        a line before the task moves (reachability, grasp choice, regrasp transitions) takes the
+        first line that is clear of collisions, as the motion does, so check and motion agree."""
+        T0 = self.world.tcp_pose(self.robot, start)
+        dist = translation_distance(T0, target)
+        angle = rotation_angle(T0, target)
+        for keep in (False, True) if len(start) > 6 else (False,):
+            try:
+                yield self._line_ik(req, start, T0, target, dist, angle, keep_posture=keep)
+            except MotionPlanningError as e:
+                yield e
 
     def _line_ik(self, req: MotionRequest, start: np.ndarray, T0: Pose, target: Pose, dist: float,
-                 angle: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 angle: float, keep_posture: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """IK waypoints along the straight TCP line (orientation slerped), timed by a trapezoidal speed
         profile at ``speed_mps`` with 0.1 s ramps; a waypoint every 20 ms of path, 5 mm and 0.05 rad
-        at most, each solved from the previous one; a segment is slowed down when a joint would
-        exceed its velocity limit. Returns ``(q (n, dof), path fraction (n,), time (n,))``.
+        at most, each solved from the previous one (``keep_posture``: the null-space iterations pulled
+        toward ``start``, see :meth:`lines`); a segment is slowed down when a joint would exceed its
+        velocity limit. Returns ``(q (n, dof), path fraction (n,), time (n,))``.
 
         (The simulator's tactile touch-down detection was tuned on exactly this profile: a smoother
         one, interpolated in the path fraction, delays the palm accelerometer's jolt on touch-down.)"""
@@ -544,7 +580,8 @@ class ArmMotionPlanner:
         line = _Interpolation(T0, target)
         for i in range(1, n_wp + 1):
             pose_i = line.at(float(s_wp[i]))
-            sol = solve_ik(r, pose_i, [q_prev], iterations=3, local=True)
+            sol = (solve_ik(r, pose_i, [q_prev], iterations=3, rest=start) if keep_posture
+                   else solve_ik(r, pose_i, [q_prev], iterations=3, local=True))
             if sol.position_error_m > req.position_tolerance_m:
                 raise MotionPlanningError(
                     f"the straight line to {_fmt(target[:3, 3])} leaves the reachable space "

@@ -361,27 +361,30 @@ def _retreats(ctx: _Context, c: GraspCandidate, approach_m: float) -> Optional[s
 
 def _executed_line(ctx: _Context, q: np.ndarray, target: Pose, speed_mps: float) -> Optional[str]:
     """The MoveCartesian line from ``q`` to ``target`` (world) as the motion computes it
-    (:meth:`~.arm_planner.ArmMotionPlanner._line_ik`), each waypoint collision-checked with every pair
-    at the padding except the hand with the object just let go; why it fails, or None."""
+    (:meth:`~.arm_planner.ArmMotionPlanner.lines`: the first redundancy resolution that is clear),
+    each waypoint collision-checked with every pair at the padding except the hand with the object
+    just let go; why the first fails when none is clear, or None."""
     from .arm_planner import ArmMotionPlanner, MotionPlanningError, MotionRequest
-    from ..geometry.poses import rotation_angle, translation_distance
 
     w, robot = ctx.world, ctx.robot
     planner = ArmMotionPlanner(w, robot)
-    T0 = w.tcp_pose(robot, q)
     req = MotionRequest(robot=robot, kind="cartesian", start=q, target=target, speed_mps=speed_mps,
                         position_tolerance_m=ctx.tolerance[0])
-    try:
-        qs, s_wp, _ = planner._line_ik(req, np.asarray(q, dtype=float), T0, target, translation_distance(T0, target),
-                                       rotation_angle(T0, target))
-    except MotionPlanningError as e:
-        return str(e)
     ck = w.checker(robot, _hand_touch(w, robot, ctx.obj, 0.0))
-    for k in range(1, len(qs)):
-        h = ck.explain(qs[k])
-        if h is not None:
-            return f"{_pair(h)} at {100 * float(s_wp[k]):.0f}% of it"
-    return None
+    first: Optional[str] = None
+    for line in planner.lines(req, np.asarray(q, dtype=float), target):
+        if isinstance(line, MotionPlanningError):
+            first = first or str(line)
+            continue
+        qs, s_wp, _ = line
+        for k in range(1, len(qs)):
+            h = ck.explain(qs[k])
+            if h is not None:
+                first = first or f"{_pair(h)} at {100 * float(s_wp[k]):.0f}% of it"
+                break
+        else:
+            return None
+    return first
 
 
 def choose_grasp(world: CollisionWorld, robot: str, obj: str, object_pose: Pose, grasps: Sequence[Grasp], *,

@@ -9,7 +9,7 @@ planning robot): it teleports that robot's arm joints while it searches. The sim
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 import pybullet as pb
@@ -60,7 +60,7 @@ LOCAL_MAX_STEP_RAD = 0.1
 
 
 def solve_ik(robot: "LoadedRobot", target: Pose, seeds: Sequence[Sequence[float]], iterations: int = 6,
-             threshold_m: float = 1e-4, local: bool = False) -> IKSolution:
+             threshold_m: float = 1e-4, local: bool = False, rest: Optional[Sequence[float]] = None) -> IKSolution:
     """Inverse kinematics for the TCP of ``robot`` (a kinematics-only copy: its arm is teleported).
 
     From each seed: two null-space ``calculateInverseKinematics`` iterations (joint limits, rest
@@ -83,6 +83,9 @@ def solve_ik(robot: "LoadedRobot", target: Pose, seeds: Sequence[Sequence[float]
         threshold_m: stop once the FK position error is below this (m) and the orientation error
             below ``threshold_m`` (rad).
         local: try the continuation step first (see above).
+        rest: the arm configuration (radians) the null-space iterations pull toward (default: each
+            seed): a line followed with ``rest`` = its start configuration keeps the arm's posture
+            (the elbow) where it started instead of letting it drift along the line.
 
     Raises:
         ValueError: no seed.
@@ -127,12 +130,12 @@ def solve_ik(robot: "LoadedRobot", target: Pose, seeds: Sequence[Sequence[float]
     for seed in seeds:
         q = sh.clip_to_limits(seed)
         reset_arm(q)
-        rest = sh.ik_rest(q)
+        rest_q = sh.ik_rest(q if rest is None else sh.clip_to_limits(rest))
         for it in range(2 + iterations):
             if it < 2:
                 sol = pb.calculateInverseKinematics(
                     sh.body, sh.tcp_link, pos_l, orn, lowerLimits=sh.ik_lower, upperLimits=sh.ik_upper,
-                    jointRanges=sh.ik_ranges, restPoses=rest, maxNumIterations=50, residualThreshold=1e-6,
+                    jointRanges=sh.ik_ranges, restPoses=rest_q, maxNumIterations=50, residualThreshold=1e-6,
                     physicsClientId=sh.client)
             else:
                 sol = dls()

@@ -607,16 +607,9 @@ class ReachChecker:
                 qs.append(q)
                 continue
             if s.speed_mps is not None:
-                ck = self._checker(s, q)
-                line, fail = self._executed_line(s, q)
+                line, fail = self._executed_line(s, q, self._checker(s, q))
                 if fail is not None:
                     return k, qs, fail
-                for i, qi in enumerate(line[1:], 1):
-                    hit = ck.explain(qi)
-                    if hit is not None:
-                        return k, qs, SampleResult(s.label, False, qi, reason=(
-                            f"is reachable only in collision {100 * i / max(len(line) - 1, 1):.0f}% along the "
-                            f"straight line to it: " + self._hit_text(hit).split(": ", 1)[-1]), collision=hit)
                 q = line[-1]
                 limit = self._limit_text(q)
                 if limit is not None:
@@ -650,27 +643,35 @@ class ReachChecker:
             qs.append(q)
         return len(path), qs, None
 
-    def _executed_line(self, s: ReachSample, q: np.ndarray) -> tuple[np.ndarray, Optional[SampleResult]]:
+    def _executed_line(self, s: ReachSample, q: np.ndarray, ck: Any) -> tuple[np.ndarray, Optional[SampleResult]]:
         """The IK waypoints (n, dof) of the MoveCartesian line from ``q`` to ``s.pose`` as the motion
-        computes them (:meth:`ArmMotionPlanner._line_ik`, its tolerance), or the failure."""
+        computes them (:meth:`~.arm_planner.ArmMotionPlanner.lines`: the same IK waypoints, the
+        same redundancy resolutions in the same order, its tolerance): the first one whose every
+        waypoint ``ck`` finds clear, or the failure of the first."""
         from .arm_planner import ArmMotionPlanner, MotionPlanningError, MotionRequest
 
         planner = self._line_planner
         if planner is None:
             planner = self._line_planner = ArmMotionPlanner(self.world, self.robot)
-        T0 = self.world.tcp_pose(self.robot, q)
-        dist = float(np.linalg.norm(s.pose[:3, 3] - T0[:3, 3]))
-        cos = (float(np.trace(T0[:3, :3].T @ s.pose[:3, :3])) - 1.0) / 2.0
-        angle = math.acos(max(-1.0, min(1.0, cos)))
         req = MotionRequest(robot=self.robot, kind="cartesian", start=q, target=s.pose, speed_mps=float(s.speed_mps),
                             position_tolerance_m=self.position_tolerance_m)
-        try:
-            qs, _, _ = planner._line_ik(req, np.asarray(q, dtype=float), T0, s.pose, dist, angle)
-        except MotionPlanningError as e:
-            return np.asarray([q]), SampleResult(s.label, False, q, reason=f"is out of reach: {e}")
-        finally:
-            self.ik_calls += max(1, int(math.ceil(dist / 0.005)))
-        return qs, None
+        first: Optional[SampleResult] = None
+        for line in planner.lines(req, np.asarray(q, dtype=float), s.pose):
+            self.ik_calls += 1 if isinstance(line, MotionPlanningError) else len(line[0])
+            if isinstance(line, MotionPlanningError):
+                first = first or SampleResult(s.label, False, q, reason=f"is out of reach: {line}")
+                continue
+            qs = line[0]
+            for i, qi in enumerate(qs[1:], 1):
+                hit = ck.explain(qi)
+                if hit is not None:
+                    first = first or SampleResult(s.label, False, qi, reason=(
+                        f"is reachable only in collision {100 * i / max(len(qs) - 1, 1):.0f}% along the straight "
+                        f"line to it: " + self._hit_text(hit).split(": ", 1)[-1]), collision=hit)
+                    break
+            else:
+                return qs, None
+        return np.asarray([q]), first
 
     def _path_failure(self, s: ReachSample, sol: IKSolution, jump: float, explain: bool) -> SampleResult:
         """Why sample ``s`` could not be reached from the sample before it (``sol``: the IK from there)."""

@@ -498,9 +498,10 @@ class TransitionChecker:
     def _line(self, name: str, robot: str, qa: np.ndarray, target: Pose, allowed: AllowedContacts,
               speed_mps: float = LINE_SPEED_MPS) -> np.ndarray:
         """The straight TCP line from ``qa`` to ``target`` (world frame), followed as
-        ``ExecuteRegraspPlan``'s MoveCartesian follows it (:meth:`ArmMotionPlanner._line_ik`: the same
-        IK waypoints, solved each from the one before, 5 mm / 0.05 rad apart at most), every waypoint
-        and the joint segments between them collision-checked (``motions="straight"``). Returns the
+        ``ExecuteRegraspPlan``'s MoveCartesian follows it (:meth:`ArmMotionPlanner.lines`: the same
+        IK waypoints, 5 mm / 0.05 rad apart at most, the same redundancy resolutions in the same
+        order: the first one clear is taken), every waypoint and the joint segments between them
+        collision-checked (``motions="straight"``). Returns the
         configuration at the line's end (radians), where the executed motion ends; raises _Fail
         naming the motion, where along it (metres, percent) and the bodies."""
         if self.motions != "straight":
@@ -511,19 +512,35 @@ class TransitionChecker:
         planner = self._planners[robot]
         T0 = w.tcp_pose(robot, qa)
         dist = float(np.linalg.norm(target[:3, 3] - T0[:3, 3]))
-        cos = (float(np.trace(T0[:3, :3].T @ target[:3, :3])) - 1.0) / 2.0
-        angle = math.acos(max(-1.0, min(1.0, cos)))
         req = MotionRequest(robot=robot, kind="cartesian", start=qa, target=target, speed_mps=speed_mps,
                             position_tolerance_m=self.pos_tol)
-        t0 = time.perf_counter()
-        try:
-            qs, s_wp, _ = planner._line_ik(req, np.asarray(qa, dtype=float), T0, target, dist, angle)
-        except MotionPlanningError as e:
-            raise _Fail(name, "motion", f"the {name} motion: {e}") from None
-        finally:
-            self.ik_s += time.perf_counter() - t0
-            self.ik_calls += max(1, int(math.ceil(dist / 0.005)))
         ck = self._checker(robot, allowed)
+        first: Optional[_Fail] = None
+        lines = planner.lines(req, np.asarray(qa, dtype=float), target)
+        while True:
+            t0 = time.perf_counter()
+            line = next(lines, None)
+            self.ik_s += time.perf_counter() - t0
+            if line is None:
+                break
+            if isinstance(line, MotionPlanningError):
+                first = first or _Fail(name, "motion", f"the {name} motion: {line}")
+                continue
+            qs, s_wp, _ = line
+            self.ik_calls += len(qs)
+            fail = self._line_hit(name, robot, qs, s_wp, dist, ck)
+            if fail is None:
+                return np.asarray(qs[-1], dtype=float)
+            first = first or fail
+        assert first is not None
+        raise first
+
+    def _line_hit(self, name: str, robot: str, qs: np.ndarray, s_wp: np.ndarray, dist: float,
+                  ck: Any) -> Optional["_Fail"]:
+        """Where a line's waypoints (and the joint steps between two more than SEGMENT_STEP_RAD
+        apart) first collide, as a _Fail naming how far along and the bodies, or None."""
+        w = self.world
+        planner = self._planners[robot]
         for k in range(1, len(qs)):
             # the waypoints are a few millimetres apart: each checked, and the states between two
             # that are more than SEGMENT_STEP_RAD apart in a joint
@@ -535,10 +552,10 @@ class TransitionChecker:
                 hit = ck.explain(qi)
                 at = float(s_wp[k - 1] + (i / n) * (s_wp[k] - s_wp[k - 1]))
                 tcp = w.tcp_pose(robot, qi)[:3, 3]
-                raise _Fail(name, "motion", f"the {name} motion collides {at * dist:.3f} m ({100 * at:.0f}%) along "
-                                            f"its {dist:.3f} m line, TCP at {_fmt(tcp)}: {planner._hit_text(hit)}",
-                            "" if hit is None or hit.self_collision else hit.body)
-        return np.asarray(qs[-1], dtype=float)
+                return _Fail(name, "motion", f"the {name} motion collides {at * dist:.3f} m ({100 * at:.0f}%) along "
+                                             f"its {dist:.3f} m line, TCP at {_fmt(tcp)}: {planner._hit_text(hit)}",
+                             "" if hit is None or hit.self_collision else hit.body)
+        return None
 
 
 # ================================================================================================

@@ -121,6 +121,7 @@ DEFAULT_PREGRASP_M = 0.08
 DEFAULT_LIFT_M = 0.12        # examples/pick_and_place.yaml's lift and retreat
 LIFT_SPEED_MPS = 0.1         # its lift and retreat speed
 LOWER_SPEED_MPS = 0.05       # its guarded descent's speed
+RETREAT_SPEED_MPS = 0.05     # examples/open_door.yaml's and open_drawer.yaml's retreat from the handle
 ARC_STEP_DEG = 5.0
 ARC_STEP_M = 0.04
 PULL_STEP_M = 0.04
@@ -139,6 +140,7 @@ class ReachRequest:
         open_angle_deg: the door's opening arc, degrees (its magnitude; the door's ``opening`` gives
             the direction).
         twist_angle_deg: the lever turn held through the arc, degrees (0: no lever turn).
+        untwist_angle_deg: the lever turned back before letting go, degrees (None: all of it).
         pull_m: the drawer pull, metres (None: the drawer's travel).
         pregrasp_m: stand-off of the approach before a door or drawer grasp, metres.
         configuration: the named arm configuration the approach starts from (what the motion planner
@@ -157,6 +159,7 @@ class ReachRequest:
     object: Optional[str] = None
     open_angle_deg: float = DEFAULT_OPEN_ANGLE_DEG
     twist_angle_deg: float = DEFAULT_TWIST_ANGLE_DEG
+    untwist_angle_deg: Optional[float] = None
     pull_m: Optional[float] = None
     pregrasp_m: float = DEFAULT_PREGRASP_M
     configuration: Optional[str] = None
@@ -209,12 +212,16 @@ def _steps(total: float, step: float) -> list[float]:
 
 def door_target(spec: Any, open_angle_deg: float = DEFAULT_OPEN_ANGLE_DEG,
                 twist_angle_deg: float = DEFAULT_TWIST_ANGLE_DEG, pregrasp_m: float = DEFAULT_PREGRASP_M,
-                pose: Optional[Pose] = None, margin_deg: float = 0.0) -> ReachTarget:
+                pose: Optional[Pose] = None, margin_deg: float = 0.0,
+                untwist_angle_deg: Optional[float] = None) -> ReachTarget:
     """The lever of a door (a :class:`~.doors.DoorSpec`) along its whole opening (module docstring).
 
     Args:
         pose: the door's model pose (default: the scene's ``spec.pose``).
         margin_deg: probe the arc this much beyond the opening (then go on from the opening's end).
+        untwist_angle_deg: how far the lever is turned back before the hand lets go, degrees
+            (default: the whole ``twist_angle_deg``); the retreat starts from that lever angle, as
+            the task's own ``TwistHandle`` leaves it.
 
     Raises:
         ValueError: the door has no handle.
@@ -227,6 +234,8 @@ def door_target(spec: Any, open_angle_deg: float = DEFAULT_OPEN_ANGLE_DEG,
     hinge_pt, hinge_ax = a.hinge_point_in_model, a.hinge_axis_in_model
     theta_end = math.radians(min(abs(float(open_angle_deg)), a.max_opening_deg))
     tau_end = math.radians(max(0.0, min(float(twist_angle_deg), a.handle.max_angle_deg)))
+    back = tau_end if untwist_angle_deg is None else min(tau_end, math.radians(max(0.0, float(untwist_angle_deg))))
+    tau_rest = tau_end - back
     hinge_j, handle_j = a.hinge_joint, a.handle_joint
     name = spec.name
     open_txt = f"{abs(float(open_angle_deg)):g} deg"
@@ -259,12 +268,13 @@ def door_target(spec: Any, open_angle_deg: float = DEFAULT_OPEN_ANGLE_DEG,
         path.append(ReachSample(f"{what} {math.degrees(th):.0f} deg beyond its {open_txt} arc (a margin)",
                                 tcp(theta_end + th, tau_end), joints(theta_end + th, tau_end), (name,), held=True,
                                 probe=True))
-    if tau_end > 0:
-        for t in _steps(tau_end, math.radians(ARC_STEP_DEG)):
+    if back > 1e-9:
+        for t in _steps(back, math.radians(ARC_STEP_DEG)):
             path.append(ReachSample(f"{what} turned back at the end of its {open_txt} arc",
                                     tcp(theta_end, tau_end - t), joints(theta_end, tau_end - t), (name,), held=True))
     path.append(ReachSample(f"the retreat {pregrasp_m * 100:.0f} cm back from {what} at the end of its arc",
-                            _back(tcp(theta_end, 0.0), pregrasp_m), joints(theta_end, 0.0), from_contact=True))
+                            _back(tcp(theta_end, tau_rest), pregrasp_m), joints(theta_end, tau_rest), from_contact=True,
+                            speed_mps=RETREAT_SPEED_MPS))
     return ReachTarget(what, (tuple(path),), name, "door")
 
 
@@ -298,7 +308,8 @@ def drawer_target(spec: Any, pull_m: Optional[float] = None, pregrasp_m: float =
         path.append(ReachSample(f"{what} pulled {d:.3f} m beyond its {total} pull line (a margin)", at(d_end + d),
                                 ((name, j, d_end + d),), (name,), held=True, probe=True))
     path.append(ReachSample(f"the retreat {pregrasp_m * 100:.0f} cm back from {what} pulled out",
-                            _back(at(d_end), pregrasp_m), ((name, j, d_end),), from_contact=True))
+                            _back(at(d_end), pregrasp_m), ((name, j, d_end),), from_contact=True,
+                            speed_mps=RETREAT_SPEED_MPS))
     return ReachTarget(what, (tuple(path),), name, "drawer")
 
 
@@ -377,7 +388,8 @@ def targets_for(request: ReachRequest, scene: Any, object_pose: Optional[Callabl
         if d.asset.handle_pivot_in_model is None:
             continue
         out.append(door_target(d, request.open_angle_deg, request.twist_angle_deg, request.pregrasp_m,
-                               body_pose(n) if body_pose else None, margin_deg=request.margin_deg))
+                               body_pose(n) if body_pose else None, margin_deg=request.margin_deg,
+                               untwist_angle_deg=request.untwist_angle_deg))
     for n in cab_names:
         c = pick(cabinets, n, "cabinet")
         out.append(drawer_target(c, request.pull_m, request.pregrasp_m, body_pose(n) if body_pose else None,
@@ -473,7 +485,9 @@ def request_from_params(params: dict[str, Any]) -> ReachRequest:
 
     return ReachRequest(robot=params.get("arm"), door=params.get("door"), cabinet=params.get("cabinet"),
                         object=params.get("object"), open_angle_deg=num("open_angle", DEFAULT_OPEN_ANGLE_DEG),
-                        twist_angle_deg=num("twist_angle", DEFAULT_TWIST_ANGLE_DEG), pull_m=num("pull_m", None),
+                        twist_angle_deg=num("twist_angle", DEFAULT_TWIST_ANGLE_DEG),
+                        untwist_angle_deg=(abs(num("untwist_angle", 0.0)) if params.get("untwist_angle") is not None
+                                           else None), pull_m=num("pull_m", None),
                         pregrasp_m=num("pregrasp_m", DEFAULT_PREGRASP_M), configuration=params.get("configuration"),
                         any_posture=bool(params.get("posture_key")),
                         place_position=(tuple(float(v) for v in params["place_position"])
