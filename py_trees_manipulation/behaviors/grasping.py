@@ -129,6 +129,9 @@ class ChooseGrasp(ManipulationBehaviour):
                                   min=0.0, max=0.5),
         "arm": Param("str", None, "name of the arm (default: the scene's first arm)", blackboard=False,
                      refers_to="robot"),
+        "suggest_base": Param("bool", True, "when no grasp is feasible because the object (or the place) is out "
+                              "of reach, search a base pose from which a grasp reaches it (and puts it down)",
+                              blackboard=False),
         "grasp_pose_key": Param("key", "grasp_pose", "blackboard key for the chosen TCP grasp pose (4x4, world)"),
         "pregrasp_pose_key": Param("key", "pregrasp_pose", "blackboard key for the pregrasp pose (4x4, world)"),
         "object_grasp_key": Param("key", "object_grasp", "blackboard key for the grasp in the object frame (4x4)"),
@@ -215,13 +218,21 @@ class ChooseGrasp(ManipulationBehaviour):
                   approach_m=self.param("approach_m"), place_poses=places,
                   place_approach_m=self.param("place_approach_m"))
 
+        suggest = bool(self.param("suggest_base"))
+        scene = svc.scene
+        seed = int(getattr(self.backend, "seed", 0) or 0)
+
         def query(world: Any, cancelled: Any) -> Any:
             from ..collision.grasp_choice import choose_grasp
 
             choice = choose_grasp(world, robot, obj, object_pose, grasps, cancelled=cancelled, **kw)
+            placement = None
+            if suggest and choice.chosen is None and any(c.rejection in ("unreachable", "place")
+                                                          for c in choice.candidates):
+                placement = _base_for_grasp(world, scene, robot, obj, object_pose, places, seed)
             # the one-line summary and the run log's record, formatted here on the planning worker
             # rather than in the tick that reads the answer
-            return choice, choice.summary(), choice.as_dict()
+            return choice, choice.summary(), choice.as_dict(), placement
 
         self.feedback_message = f"checking {len(grasps)} grasps of {obj}"
         self._handle = svc.query(query, label=f"grasp choice for {obj}")
@@ -235,12 +246,20 @@ class ChooseGrasp(ManipulationBehaviour):
             return Status.RUNNING
         if h.status != GoalStatus.SUCCEEDED:
             return self.fail(f"grasp choice failed: {h.text or h.status.name}")
-        choice, summary, record = h.result
+        choice, summary, record, placement = h.result
         self.write_output("choice_key", choice)
         self._event(choice, summary, record)
         obj = self.param("object")
         if choice.chosen is None:
-            return self.fail(f"no feasible grasp of {obj}: {summary}")
+            text = f"no feasible grasp of {obj}: {summary}"
+            if placement is not None:
+                from .reach import base_suggestion
+
+                robots = list(getattr(self.backend, "arms", {}))
+                what = "a grasp reaches it" + (" and puts it down" if choice.place_count else "")
+                text += "; " + base_suggestion(placement, robots.index(self._robot) if self._robot in robots else 0,
+                                               what)
+            return self.fail(text)
         c = choice.chosen
         self.write_output("grasp_pose_key", c.grasp_pose)
         self.write_output("pregrasp_pose_key", c.pregrasp_pose)
@@ -261,3 +280,21 @@ class ChooseGrasp(ManipulationBehaviour):
             text = (f"{self.name}: {choice.chosen.grasp.name} for {choice.object}" if choice.chosen
                     else f"{self.name}: no feasible grasp of {choice.object}") + f" ({summary})"
             emit(f"grasp/{choice.robot}", text, grasp_choice=record)
+
+
+def _base_for_grasp(world: Any, scene: Any, robot: str, obj: str, object_pose: np.ndarray, places: list,
+                    seed: int) -> Any:
+    """A base pose (:class:`~py_trees_manipulation.collision.reachability.BasePlacement`) from which one
+    of ``obj``'s grasps reaches it at ``object_pose`` and, with a place pose, through the whole pick
+    and place (:func:`~py_trees_manipulation.scene.reach_targets.grasp_target`), on the surface the
+    robot stands on, searched as ``base_pose: auto`` searches; the world is put back as it was."""
+    from ..collision.base_placement import surface_under
+    from ..collision.reachability import find_base_relaxing
+    from ..scene.reach_targets import grasp_target
+
+    spec = next((o for o in getattr(scene, "objects", ()) if o.name == obj), None)
+    if spec is None:
+        return None
+    supports = [f.name for f in getattr(scene, "fixtures", ())]
+    target = grasp_target(spec, object_pose, place=places[0] if places else None, supports=supports)
+    return find_base_relaxing(world, robot, lambda probe: [target], surface_under(world, scene, robot), seed=seed)

@@ -161,16 +161,20 @@ class CheckReachability(ManipulationBehaviour):
         if bound is not None:
             text += f"; {bound}"
         if placement is not None:
-            i = robots.index(robot)
-            if placement.ok:
-                spec = placement.base_pose_spec()
-                pos = ", ".join(f"{v:g}" for v in spec["position"])
-                text += (f"; every target is reachable from a base at {_where(placement.pose)}: "
-                         f"--set 'scene.robots.{i}.base_pose={{position: [{pos}], rpy_deg: [0, 0, "
-                         f"{spec['rpy_deg'][2]:g}]}}' (or base_pose: auto)")
-            else:
-                text += f"; and {placement.failure}"
+            text += "; " + base_suggestion(placement, robots.index(robot), "every target is reachable")
         return self.fail(text)
+
+
+def base_suggestion(placement: Any, index: int, what: str) -> str:
+    """The fix a reach failure gives: ``"{what} from a base at (x, y, z) facing N deg: --set
+    'scene.robots.{index}.base_pose=...' (or base_pose: auto)"``, or why no base was found
+    (``placement``: a :class:`~py_trees_manipulation.collision.reachability.BasePlacement`)."""
+    if not placement.ok:
+        return f"and {placement.failure}"
+    spec = placement.base_pose_spec()
+    pos = ", ".join(f"{v:g}" for v in spec["position"])
+    return (f"{what} from a base at {_where(placement.pose)}: --set 'scene.robots.{index}.base_pose={{position: "
+            f"[{pos}], rpy_deg: [0, 0, {spec['rpy_deg'][2]:g}]}}' (or base_pose: auto)")
 
 
 def requests_from_tree(tree: Any) -> list:

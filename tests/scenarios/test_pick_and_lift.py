@@ -41,6 +41,25 @@ def test_unreachable_object_fails_with_the_reason():
     assert fb["location"].endswith("grasp_from_above.yaml:23:9")
 
 
+@pytest.mark.parametrize("model, where", [("franka_panda", "[1.2, 0.0, 0.629]"),
+                                          ("kuka_iiwa_wsg50", "[1.2, -0.4, 0.629]")])
+def test_an_unreachable_pick_names_a_base_that_does_it(model, where):
+    """Issue 33 item 2: a pick out of reach names a base pose (on the surface the robot stands on)
+    from which a grasp reaches the object; run from that base, the same pick succeeds."""
+    import re
+
+    sets = [f"scene.objects.0.pose.position={where}", "scene.objects.0.pose_noise.position_m=0",
+            f"scene.robots.0.model={model}"]
+    r = run_task(load_task(PICK, sets), RunOptions(display=False, timeout_s=30))
+    fb = r.summary["failed_behaviour"]
+    assert r.summary["status"] == "FAILURE" and fb["type"] == "ChooseGrasp"
+    m = re.search(r"a grasp reaches it from a base at .*?: --set '(scene\.robots\.0\.base_pose=\{.*?\})'", fb["feedback"])
+    assert m, fb["feedback"]
+    r2 = run_task(load_task(PICK, sets + [m.group(1)]), RunOptions(display=False, timeout_s=30))
+    assert r2.summary["status"] == "SUCCESS", r2.summary.get("failed_behaviour")
+    assert r2.summary["metrics"]["object_lift_m"] >= 0.10
+
+
 def test_pick_and_place_puts_the_mug_within_3_cm():
     r = run_task(load_task(PLACE), RunOptions(display=False, timeout_s=60))
     m = r.summary["metrics"]
