@@ -191,6 +191,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
             where = f", scene with {k} object{'' if k == 1 else 's'}"
         else:
             where = "; no scene: runs only on --backend hardware (the simulator needs 'scene:')"
+        if args.plan and task.scene:
+            from .trees.plan_check import plan_check
+
+            problems = plan_check(task, progress=(lambda line: print(f"{path}: checking {line} ...",
+                                                                     file=sys.stderr)) if args.verbose else None)
+            if problems:
+                for p in problems:
+                    print(str(p), file=sys.stderr)
+                worst = 2
+                continue
+            where += "; planning checks pass"
         print(f"{path}: OK ({n} node{'' if n == 1 else 's'}{where})")
     return worst
 
@@ -330,12 +341,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check task files without running them",
                        description="Check task files (YAML) or BehaviorTree.CPP XML trees without running them: every "
                                    "problem a run would meet in the file is reported as FILE:LINE:COL with the fix.",
-                       epilog="Exit codes: 0 valid (warnings may be printed), 2 invalid.")
+                       epilog="Examples:\n  ptm validate examples/*.yaml\n"
+                              "  ptm validate --plan examples/open_door.yaml --set scene.doors.0.width_m=0.9\n"
+                              "Exit codes: 0 valid (warnings may be printed), 2 invalid (with --plan: or a planning "
+                              "check fails).", formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("files", nargs="+", help="task files (YAML) or BehaviorTree.CPP XML trees")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help=set_help)
     p.add_argument("--scene", metavar="TASK.yaml", help="for XML trees: the task file whose scene and blackboard they "
                                                        "run with (checks blackboard reads and scene names too)")
     p.add_argument("--main-tree", metavar="ID", help="for XML files with several trees and no main_tree_to_execute")
+    p.add_argument("--plan", action="store_true",
+                   help="also run the tree's planning checks against the scene as written, without the simulator: "
+                        "CheckReachability (the whole door arc, drawer pull, pick and place) and ChooseGrasp (a grasp "
+                        "of the object where the file puts it, and the place); a failure names the node's line and a "
+                        "base pose that works (a few seconds)")
+    p.add_argument("-v", "--verbose", action="store_true", help="with --plan: say which check runs")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("render", help="draw a task tree (no simulator needed)",

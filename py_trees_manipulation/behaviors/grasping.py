@@ -163,6 +163,55 @@ class ChooseGrasp(ManipulationBehaviour):
             return [(key, f"{cls.__name__}.{key}: {e}", "")]
         return []
 
+    @classmethod
+    def plan_problems(cls, params: dict[str, Any], world: Any, scene: Any, seed: int = 0,
+                      blackboard: Optional[dict] = None) -> list[tuple[str, str, str]]:
+        """``ptm validate --plan``: the grasp choice against the scene as written (the object where the
+        file puts it, the place pose when the file gives it, literally or as an initial blackboard
+        value), in the collision world built from the task file: ``(parameter, problem, hint)`` when
+        no grasp is feasible, with the base that would do it."""
+        from ..collision.grasp_choice import choose_grasp
+
+        decl = cls.all_params()
+        values: dict[str, Any] = {}
+        for key, p in decl.items():
+            v = params.get(key, p.default)
+            if isinstance(v, BlackboardRef):
+                if (blackboard or {}).get(v.key) is None:
+                    v = None if key != "place_pose" else "none"
+                else:
+                    try:
+                        v = p.coerce(blackboard[v.key])
+                    except Exception:
+                        v = None if key != "place_pose" else "none"
+            values[key] = v
+        obj = values.get("object")
+        robots = [r.name for r in getattr(scene, "robots", ())]
+        robot = values.get("arm") or (robots[0] if robots else None)
+        if not isinstance(obj, str) or obj not in getattr(world, "bodies", {}) or robot not in robots:
+            return []
+        try:
+            grasps = object_grasp_set(scene, obj, _grasp_names(values.get("grasps")))
+        except (KeyError, ValueError):
+            return []   # said by the load-time checks
+        place = values.get("place_pose")
+        places = [] if isinstance(place, str) or place is None else [np.array(place, dtype=float)]
+        pose = world.object_pose(obj)
+        kw = {k: values[k] for k in ("width_margin_m", "max_approach_angle_deg", "approach_m", "place_approach_m")
+              if values.get(k) is not None}
+        choice = choose_grasp(world, robot, obj, pose, grasps, place_poses=places, **kw)
+        if choice.chosen is not None:
+            return []
+        text = f"ChooseGrasp: no feasible grasp of {obj}: {choice.summary()}"
+        if values.get("suggest_base", True) and any(c.rejection in ("unreachable", "place") for c in choice.candidates):
+            from .reach import base_suggestion
+
+            placement = _base_for_grasp(world, scene, robot, obj, pose, places, seed)
+            if placement is not None:
+                what = "a grasp reaches it" + (" and puts it down" if places else "")
+                text += "; " + base_suggestion(placement, robots.index(robot), what)
+        return [("object", text, "")]
+
     def setup(self, **kwargs: Any) -> None:
         """Resolve the arm; check the backend has a collision world (refused before the run otherwise).
 

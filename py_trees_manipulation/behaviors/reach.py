@@ -13,6 +13,7 @@ task's targets are written once.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from py_trees.common import Status
@@ -105,64 +106,86 @@ class CheckReachability(ManipulationBehaviour):
     }
 
     def update(self) -> Status:
-        from ..scene.reach_targets import request_from_params, travel_bound, travel_refusal
-
         planning = _planning(self.backend)
         if planning is None:
             return self.fail("no collision world to check reachability in: the backend plans no motions "
                              "(on hardware the task's scene must name the robot)")
         scene = getattr(planning, "scene", None) or getattr(self.backend, "scene", None)
-        robots = [r.name for r in getattr(scene, "robots", ())]
-        robot = self.param("arm") or (robots[0] if robots else None)
-        if robot not in robots:
-            return self.fail(f"no robot {robot!r} in the scene; it has {robots or 'none'}")
-        request = request_from_params(dict(self.params))
-        refusal = travel_refusal(request, scene)
-        if refusal is not None:
-            return self.fail(refusal)
         seed = int(getattr(self.backend, "seed", 0) or 0)
-        suggest = bool(self.param("suggest_base"))
-
-        def job(world: Any) -> Any:
-            from ..collision.reachability import base_frame, check_for_task, find_base_relaxing
-            from ..collision.base_placement import surface_under
-            from ..scene.reach_targets import targets_for
-
-            targets = targets_for(request, scene, object_pose=world.object_pose)
-            # the posture a base search would find (its margins) first, so that a base placed by
-            # base_pose: auto is executed from the posture it was placed for
-            margin = targets_for(request.with_margin(), scene, object_pose=world.object_pose)
-            results = check_for_task(world, robot, targets, margin, seed=seed)
-            T = base_frame(world, robot)
-            placement = None
-            if suggest and not all(r.ok for r in results):
-                placement = find_base_relaxing(
-                    world, robot, lambda probe: targets_for(request.with_margin() if probe else request, scene,
-                                                            object_pose=world.object_pose),
-                    surface_under(world, scene, robot), seed=seed)
-            return targets, results, T, placement
-
-        try:
-            targets, results, base, placement = planning.call_in_world(job)
-        except KeyError as e:
-            return self.fail(str(e.args[0]) if e.args else str(e))
-        if not targets:
-            return self.fail("nothing to check: the scene has no door, cabinet or target object (name one)")
-        bad = [r for r in results if not r.ok]
-        if not bad and results and results[0].configurations:
-            self.write_output("posture_key", [round(float(v), 6) for v in results[0].configurations[0]])
-        if not bad:
-            self.feedback_message = (f"{len(results)} target{'s' if len(results) != 1 else ''} reachable from "
-                                     f"{robot}'s base at {_where(base)}: "
-                                     + ", ".join(f"{r.target.name} ({r.samples} poses)" for r in results))
+        verdict = planning.call_in_world(lambda world: check_reach(world, scene, dict(self.params), seed))
+        if verdict.ok:
+            if verdict.posture is not None:
+                self.write_output("posture_key", verdict.posture)
+            self.feedback_message = verdict.text
             return Status.SUCCESS
-        text = f"{bad[0].describe()} (from {robot}'s base at {_where(base)})"
-        bound = travel_bound(bad[0], scene)
-        if bound is not None:
-            text += f"; {bound}"
-        if placement is not None:
-            text += "; " + base_suggestion(placement, robots.index(robot), "every target is reachable")
-        return self.fail(text)
+        return self.fail(verdict.text)
+
+    @classmethod
+    def plan_problems(cls, params: dict[str, Any], world: Any, scene: Any, seed: int = 0,
+                      blackboard: Optional[dict] = None) -> list[tuple[str, str, str]]:
+        """``ptm validate --plan``: the same check against the scene as written (the collision world
+        built from the task file, nothing simulated): ``(parameter, problem, hint)`` when it fails."""
+        verdict = check_reach(world, scene, cls.coerce_params(dict(params)), seed)
+        return [] if verdict.ok else [("", f"CheckReachability: {verdict.text}", "")]
+
+
+@dataclass
+class ReachVerdict:
+    """What :func:`check_reach` found: ``ok``, the feedback or failure ``text``, and the arm posture
+    (radians) at the first pose of the first target (``posture_key``), None when not checked."""
+
+    ok: bool
+    text: str
+    posture: Optional[list] = None
+
+
+def check_reach(world: Any, scene: Any, params: dict[str, Any], seed: int = 0) -> ReachVerdict:
+    """``CheckReachability``'s check, in ``world`` (a
+    :class:`~py_trees_manipulation.collision.world.CollisionWorld` synced to the task: the backend's
+    own, or one built from the task file by ``ptm validate --plan``), with its parameter values
+    ``params`` (units converted): the mechanism's travel first, then every target followed as the
+    task moves, and on failure a base pose that does it all (``suggest_base``)."""
+    from ..collision.base_placement import surface_under
+    from ..collision.reachability import base_frame, check_for_task, find_base_relaxing
+    from ..scene.reach_targets import request_from_params, targets_for, travel_bound, travel_refusal
+
+    robots = [r.name for r in getattr(scene, "robots", ())]
+    robot = params.get("arm") or (robots[0] if robots else None)
+    if robot not in robots:
+        return ReachVerdict(False, f"no robot {robot!r} in the scene; it has {robots or 'none'}")
+    request = request_from_params(params)
+    refusal = travel_refusal(request, scene)
+    if refusal is not None:
+        return ReachVerdict(False, refusal)
+    try:
+        targets = targets_for(request, scene, object_pose=world.object_pose)
+        # the posture a base search would find (its margins) first, so that a base placed by
+        # base_pose: auto is executed from the posture it was placed for
+        margin = targets_for(request.with_margin(), scene, object_pose=world.object_pose)
+    except KeyError as e:
+        return ReachVerdict(False, str(e.args[0]) if e.args else str(e))
+    if not targets:
+        return ReachVerdict(False, "nothing to check: the scene has no door, cabinet or target object (name one)")
+    results = check_for_task(world, robot, targets, margin, seed=seed)
+    base = base_frame(world, robot)
+    bad = [r for r in results if not r.ok]
+    if not bad:
+        posture = ([round(float(v), 6) for v in results[0].configurations[0]]
+                   if results and results[0].configurations else None)
+        return ReachVerdict(True, f"{len(results)} target{'s' if len(results) != 1 else ''} reachable from "
+                                  f"{robot}'s base at {_where(base)}: "
+                                  + ", ".join(f"{r.target.name} ({r.samples} poses)" for r in results), posture)
+    text = f"{bad[0].describe()} (from {robot}'s base at {_where(base)})"
+    bound = travel_bound(bad[0], scene)
+    if bound is not None:
+        text += f"; {bound}"
+    if params.get("suggest_base", True):
+        placement = find_base_relaxing(
+            world, robot, lambda probe: targets_for(request.with_margin() if probe else request, scene,
+                                                    object_pose=world.object_pose),
+            surface_under(world, scene, robot), seed=seed)
+        text += "; " + base_suggestion(placement, robots.index(robot), "every target is reachable")
+    return ReachVerdict(False, text)
 
 
 def base_suggestion(placement: Any, index: int, what: str) -> str:

@@ -19,10 +19,13 @@ it into :class:`~py_trees_manipulation.collision.reachability.ReachTarget` s fro
   the drawer's axis to ``pull_m`` (every 4 cm; default the drawer's whole travel), the retreat.
 - **an object**: one alternative per grasp of its grasp set
   (:func:`~py_trees_manipulation.geometry.grasps.grasps_for_object`), each the pregrasp (the grasp's
-  own approach stand-off, or ``pregrasp_m``) and the grasp; any one reachable suffices.
+  own approach stand-off, or ``pregrasp_m``) and the grasp; any one reachable suffices. With a place
+  (``place_position``) each alternative is the whole pick and place with that grasp: the lift with
+  the object attached to the hand, above the place, lowered onto it, released, the retreat.
 
 A request naming nothing asks for everything the scene has: every door, every cabinet and the task's
-target object (``scene.task.target_object``).
+target object (``scene.task.target_object``), put down at the task's ``place_position`` when the
+scene gives one (so ``base_pose: auto`` places the robot for the whole pick and place).
 
 Units: metres and degrees as the parameter names say; poses (4, 4), world frame.
 """
@@ -398,9 +401,12 @@ def targets_for(request: ReachRequest, scene: Any, object_pose: Optional[Callabl
         o = pick(objects, obj_name, "object")
         now = np.asarray(object_pose(obj_name) if object_pose else o.pose, dtype=float)
         place = None
-        if request.place_position is not None:
+        where = request.place_position
+        if where is None and request.everything:
+            where = getattr(getattr(scene, "task", None), "place_position", None)   # the task's own place
+        if where is not None:
             place = now.copy()
-            place[:3, 3] = np.asarray(request.place_position, dtype=float)
+            place[:3, 3] = np.asarray(where, dtype=float)
         supports = [f.name for f in getattr(scene, "fixtures", ())]
         out.append(grasp_target(o, now, place=place, supports=supports))
     return [dataclasses.replace(t, approach_from=request.configuration, any_posture=request.any_posture) for t in out]

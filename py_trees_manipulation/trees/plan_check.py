@@ -1,0 +1,82 @@
+"""``ptm validate --plan``: a task's planning checks against its scene as written, without the simulator.
+
+:func:`plan_check` builds the collision world of the task file's scene (robots placed by
+``base_pose: auto`` as the simulator would place them), then asks every behaviour of the tree that
+can decide its outcome from the scene alone (a ``plan_problems(params, world, scene, seed,
+blackboard)`` class method) whether it will: ``CheckReachability`` (every target followed as the task
+moves it: the door's whole arc and the retreat, the drawer's whole pull, a pick and place with the
+object held; with a base pose that does it all), ``ChooseGrasp`` (a grasp of the object where the file
+puts it, reaching the place pose when the file gives it; with a base that does it). Steps whose
+outcome depends on what a sensor will see (a force-guarded descent, a detected handle, a slip) are
+checked when they start, as in a run.
+
+Each problem names the node's line in the file, as a load error does. Nothing moves; no PyBullet
+GUI, no physics: the checks are the behaviours' own functions in a collision world, so the verdict
+is the one a run's first check would give.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from typing import Any, Callable, Optional
+
+from ..behaviors import registry
+from ..located.errors import Problem
+from .spec import TaskSpec
+
+__all__ = ["plan_check"]
+
+
+def plan_check(task: TaskSpec, seed: Optional[int] = None,
+               progress: Optional[Callable[[str], None]] = None) -> list[Problem]:
+    """The problems the task's planning checks find in its scene as written (empty: none).
+
+    Args:
+        task: a loaded task (:func:`~.loader.load_task`) with a scene.
+        seed: the IK and base-search seed (default: the scene's).
+        progress: called with a line before each check (a long base search says what it does).
+
+    Returns:
+        One :class:`~py_trees_manipulation.located.errors.Problem` per failed check, at the
+        node's (or the parameter's) place in the file, and one per robot ``base_pose: auto`` could
+        not place.
+    """
+    from ..bullet import _quiet_import  # noqa: F401  (first: pybullet's import banner)
+    from ..behaviors.reach import requests_from_tree
+    from ..collision.base_placement import place_robots
+    from ..collision.world import CollisionWorld
+    from ..scene.spec import parse_scene
+
+    if not task.scene:
+        return []
+    scene = parse_scene(task.scene, base_dir=getattr(task, "scene_dir", None)
+                        or os.path.dirname(os.path.abspath(task.file)))
+    seed = int(scene.seed if seed is None else seed)
+    problems: list[Problem] = []
+    if any(getattr(r, "base_auto", None) is not None for r in scene.robots):
+        if progress:
+            progress("placing the robots (base_pose: auto)")
+        scene, placements = place_robots(scene, requests_from_tree(task.tree), seed=seed)
+        for name, p in placements.items():
+            if not p.ok:
+                problems.append(Problem(task.tree.loc, f"base_pose: auto: {p.failure}"))
+    world = CollisionWorld.from_scene(scene)
+    try:
+        for node in task.tree.walk():
+            cls = registry.lookup(node.type) if node.category == "behaviour" else None
+            check = getattr(cls, "plan_problems", None)
+            if not callable(check):
+                continue
+            if progress:
+                progress(f"{node.type} '{node.name or node.type}'")
+            kw = {"blackboard": task.blackboard or {}} if "blackboard" in inspect.signature(check).parameters else {}
+            try:
+                found = check(dict(node.params), world, scene, seed=seed, **kw)
+            except Exception as e:  # a check that cannot run on this scene says so, never a traceback
+                found = [("", f"{node.type}: cannot be checked ahead: {type(e).__name__}: {e}", "")]
+            for key, message, hint in found:
+                problems.append(Problem(node.param_locs.get(key, node.loc), message, hint))
+    finally:
+        world.close()
+    return problems

@@ -1,0 +1,46 @@
+"""``ptm validate --plan``: the tree's planning checks against the scene as written, without the
+simulator (issue 33 item 1): a task that cannot be done is refused at the node's line, with the base
+that would do it; the shipped tasks pass."""
+
+import os
+import re
+
+import pytest
+
+from py_trees_manipulation.cli import main
+from py_trees_manipulation.trees.loader import load_task
+from py_trees_manipulation.trees.plan_check import plan_check
+
+EXAMPLES = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+
+
+@pytest.mark.parametrize("name", ["pick_and_lift", "pick_and_place", "open_drawer"])
+def test_the_shipped_tasks_pass_the_plan_check(name):
+    assert plan_check(load_task(os.path.join(EXAMPLES, f"{name}.yaml"))) == []
+
+
+def test_a_door_the_arm_cannot_open_from_its_base_is_refused_at_the_check_node_with_a_base_that_works(capsys):
+    door = os.path.join(EXAMPLES, "open_door.yaml")
+    code = main(["validate", "--plan", door, "--set", "scene.doors.0.width_m=0.9"])
+    err = capsys.readouterr().err
+    assert code == 2
+    # the CheckReachability node's line in open_door.yaml, the sample where the arm gives up, the bound
+    assert re.search(r"open_door\.yaml:\d+:\d+: CheckReachability: the door handle at \d+ deg of its 62 deg arc "
+                     r"is out of reach", err), err
+    assert "the arm bounds the arc" in err
+    m = re.search(r"--set '(scene\.robots\.0\.base_pose=\{.*?\})'", err)
+    assert m, err
+    # from the base it names, the whole opening (arc, turn back, retreat) passes
+    assert main(["validate", "--plan", door, "--set", "scene.doors.0.width_m=0.9", "--set", m.group(1)]) == 0
+    assert "planning checks pass" in capsys.readouterr().out
+
+
+def test_a_place_out_of_reach_is_refused_at_the_grasp_choice():
+    task = load_task(os.path.join(EXAMPLES, "pick_and_place.yaml"), ["parameters.place_position=[1.2, 0.3, 0.629]"])
+    problems = plan_check(task)
+    assert len(problems) == 1
+    p = problems[0]
+    assert p.loc.file.endswith("grasp_from_above.yaml")
+    assert p.message.startswith("ChooseGrasp: no feasible grasp of mug: 14 candidates: 14 cannot put it down at "
+                                "the place pose: above the place pose: out of reach")
+    assert "a grasp reaches it and puts it down from a base at" in p.message
