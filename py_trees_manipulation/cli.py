@@ -108,7 +108,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _die(str(e))
     opts = RunOptions(backend=args.backend, gui=args.gui, realtime=args.realtime, seed=args.seed,
                       tick_hz=args.tick_hz, timeout_s=args.timeout, robot=getattr(args, "robot", None),
-                      observers=observers, display=False if args.quiet else None)
+                      observers=observers, display=False if args.quiet else None, plan_first=args.plan_first)
 
     # Ctrl-C ends the run; more Ctrl-C cannot cut its log and summary short, nor (once the run was
     # interrupted) the exit with 130 that follows
@@ -334,6 +334,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help=set_help)
     p.add_argument("--summary", metavar="OUT.json", help="write the run summary as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="no live tree display even on a terminal")
+    p.add_argument("--plan-first", action=argparse.BooleanOptionalAction, default=None,
+                   help="before the first goal, run the tree's planning checks (ptm validate --plan) in the backend's "
+                        "collision world, the robot where it is: a task that cannot be done fails before anything "
+                        "moves (default: on for every backend but sim, whose run checks itself)")
     for ext in _optional_modules(RUN_EXTENSIONS):
         ext.add_run_arguments(p)
     p.set_defaults(func=cmd_run)

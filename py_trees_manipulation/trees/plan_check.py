@@ -19,17 +19,27 @@ from __future__ import annotations
 
 import inspect
 import os
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from ..behaviors import registry
 from ..located.errors import Problem
 from .spec import TaskSpec
 
-__all__ = ["plan_check"]
+__all__ = ["plan_check", "plan_check_in_backend", "PlanProblem"]
+
+
+@dataclass(frozen=True)
+class PlanProblem(Problem):
+    """A planning check that fails: where (``loc``), why (``message``), and the node (``node_type``,
+    ``node_name``) whose check it is."""
+
+    node_type: str = ""
+    node_name: str = ""
 
 
 def plan_check(task: TaskSpec, seed: Optional[int] = None,
-               progress: Optional[Callable[[str], None]] = None) -> list[Problem]:
+               progress: Optional[Callable[[str], None]] = None) -> list[PlanProblem]:
     """The problems the task's planning checks find in its scene as written (empty: none).
 
     Args:
@@ -38,9 +48,8 @@ def plan_check(task: TaskSpec, seed: Optional[int] = None,
         progress: called with a line before each check (a long base search says what it does).
 
     Returns:
-        One :class:`~py_trees_manipulation.located.errors.Problem` per failed check, at the
-        node's (or the parameter's) place in the file, and one per robot ``base_pose: auto`` could
-        not place.
+        One :class:`PlanProblem` per failed check, at the node's (or the parameter's) place in the
+        file, and one per robot ``base_pose: auto`` could not place.
     """
     from ..bullet import _quiet_import  # noqa: F401  (first: pybullet's import banner)
     from ..behaviors.reach import requests_from_tree
@@ -53,30 +62,52 @@ def plan_check(task: TaskSpec, seed: Optional[int] = None,
     scene = parse_scene(task.scene, base_dir=getattr(task, "scene_dir", None)
                         or os.path.dirname(os.path.abspath(task.file)))
     seed = int(scene.seed if seed is None else seed)
-    problems: list[Problem] = []
+    problems: list[PlanProblem] = []
     if any(getattr(r, "base_auto", None) is not None for r in scene.robots):
         if progress:
             progress("placing the robots (base_pose: auto)")
         scene, placements = place_robots(scene, requests_from_tree(task.tree), seed=seed)
         for name, p in placements.items():
             if not p.ok:
-                problems.append(Problem(task.tree.loc, f"base_pose: auto: {p.failure}"))
+                problems.append(PlanProblem(task.tree.loc, f"base_pose: auto: {p.failure}"))
     world = CollisionWorld.from_scene(scene)
     try:
-        for node in task.tree.walk():
-            cls = registry.lookup(node.type) if node.category == "behaviour" else None
-            check = getattr(cls, "plan_problems", None)
-            if not callable(check):
-                continue
-            if progress:
-                progress(f"{node.type} '{node.name or node.type}'")
-            kw = {"blackboard": task.blackboard or {}} if "blackboard" in inspect.signature(check).parameters else {}
-            try:
-                found = check(dict(node.params), world, scene, seed=seed, **kw)
-            except Exception as e:  # a check that cannot run on this scene says so, never a traceback
-                found = [("", f"{node.type}: cannot be checked ahead: {type(e).__name__}: {e}", "")]
-            for key, message, hint in found:
-                problems.append(Problem(node.param_locs.get(key, node.loc), message, hint))
+        problems += check_nodes(task, world, scene, seed, progress)
     finally:
         world.close()
+    return problems
+
+
+def plan_check_in_backend(task: TaskSpec, backend: Any, seed: int = 0) -> list[PlanProblem]:
+    """:func:`plan_check` in a backend's own collision world (its planning service's, synced to the
+    robot's joint states and the perceived objects: the hardware backend), before the first goal is
+    sent; empty when the backend has no collision world."""
+    from ..backend import planning_service
+
+    svc = planning_service(backend)
+    scene = getattr(svc, "scene", None)
+    if svc is None or scene is None or not callable(getattr(svc, "call_in_world", None)):
+        return []
+    return svc.call_in_world(lambda world: check_nodes(task, world, scene, seed))
+
+
+def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
+                progress: Optional[Callable[[str], None]] = None) -> list[PlanProblem]:
+    """Every node's ``plan_problems`` check in ``world`` (module docstring), in tick order."""
+    problems: list[PlanProblem] = []
+    for node in task.tree.walk():
+        cls = registry.lookup(node.type) if node.category == "behaviour" else None
+        check = getattr(cls, "plan_problems", None)
+        if not callable(check):
+            continue
+        name = node.name or node.type
+        if progress:
+            progress(f"{node.type} '{name}'")
+        kw = {"blackboard": task.blackboard or {}} if "blackboard" in inspect.signature(check).parameters else {}
+        try:
+            found = check(dict(node.params), world, scene, seed=seed, **kw)
+        except Exception as e:  # a check that cannot run on this scene says so, never a traceback
+            found = [("", f"{node.type}: cannot be checked ahead: {type(e).__name__}: {e}", "")]
+        for key, message, hint in found:
+            problems.append(PlanProblem(node.param_locs.get(key, node.loc), message, hint, node.type, name))
     return problems

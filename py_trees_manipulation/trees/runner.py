@@ -47,6 +47,10 @@ class RunOptions:
         timeout_s: give up after this much backend time, seconds.
         display: show the live tree in the terminal (None: only when stdout is a TTY).
         robot: robot file for the hardware backend.
+        plan_first: before the first tick, run the tree's planning checks in the backend's collision
+            world (:func:`~.plan_check.plan_check_in_backend`: ``ptm validate --plan``'s checks,
+            with the robot where it is): a task that cannot be done fails before any goal is sent.
+            None (default): on every backend but the simulator (whose run is its own check).
     """
 
     backend: str = "sim"
@@ -58,6 +62,7 @@ class RunOptions:
     display: Optional[bool] = None
     robot: Optional[str] = None
     observers: list[Any] = field(default_factory=list)
+    plan_first: Optional[bool] = None
 
 
 @dataclass
@@ -193,6 +198,16 @@ def run_task(task: TaskSpec, options: Optional[RunOptions] = None, backend: Any 
         # the backend may know before anything moves that the task cannot succeed (base_pose: auto
         # found no base from which every target is reachable): FAILURE without a tick
         preflight = getattr(backend, "preflight_failure", None)
+        plan_first = options.plan_first if options.plan_first is not None else options.backend != "sim"
+        if not preflight and plan_first:
+            from .plan_check import plan_check_in_backend
+
+            problems = plan_check_in_backend(task, backend, seed=int(summary["seed"] or 0))
+            if problems:
+                p = problems[0]
+                preflight = f"planning check before the first goal: {p.message}"
+                summary["failed_behaviour"] = {"name": p.node_name, "type": p.node_type, "feedback": p.message,
+                                               "location": str(p.loc)}
         if preflight:
             status_name, exit_code = "FAILURE", EXIT_FAILURE
             summary["error"] = str(preflight)

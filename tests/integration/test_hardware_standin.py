@@ -134,6 +134,22 @@ def test_a_motion_planned_round_obstacles_in_the_client_is_followed_point_by_poi
     assert "/r_arm_controller/move_to_pose" not in served
 
 
+def test_a_task_that_cannot_be_done_fails_before_the_first_goal_is_sent(standin, tmp_path):
+    """Issue 33 item 1: on hardware the tree's planning checks (``ptm validate --plan``'s) run in the
+    client's collision world, the robot where it is, before any goal: a place out of reach is refused
+    at the grasp choice's line, with a base that works, and the robot receives nothing."""
+    s = standin("examples/pick_and_place.yaml")
+    proc, hw = ptm_run("examples/pick_and_place.yaml", s.robot_file(tmp_path), tmp_path,
+                       "--set", "parameters.place_position=[1.2, 0.3, 0.629]", timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    fb = hw["failed_behaviour"]
+    assert hw["status"] == "FAILURE" and hw["ticks"] == 0
+    assert fb["type"] == "ChooseGrasp" and fb["location"].startswith("examples/subtrees/grasp_from_above.yaml:")
+    assert "cannot put it down at the place pose" in fb["feedback"]
+    assert "a grasp reaches it and puts it down from a base at" in fb["feedback"]
+    assert not [ln for ln in s.lines if ln.startswith("goal ")]     # nothing was sent to the robot
+
+
 @pytest.mark.parametrize("task, final", [("examples/regrasp.yaml", "holds_side"), ("examples/flip_box.yaml", "execute")])
 def test_regrasp_tasks_over_rosbridge_succeed_as_in_the_sim(standin, tmp_path, task, final):
     """Issue 37 item 5: the regrasp planning services are the same on both backends. Over the
