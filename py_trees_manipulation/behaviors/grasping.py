@@ -338,7 +338,7 @@ def _base_for_grasp(world: Any, scene: Any, robot: str, obj: str, object_pose: n
     and place (:func:`~py_trees_manipulation.scene.reach_targets.grasp_target`), on the surface the
     robot stands on, searched as ``base_pose: auto`` searches; the world is put back as it was."""
     from ..collision.base_placement import surface_under
-    from ..collision.reachability import find_base_relaxing
+    from ..collision.base_search import find_base_relaxing
     from ..scene.reach_targets import grasp_target
 
     spec = next((o for o in getattr(scene, "objects", ()) if o.name == obj), None)

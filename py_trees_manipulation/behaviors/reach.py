@@ -146,7 +146,9 @@ def check_reach(world: Any, scene: Any, params: dict[str, Any], seed: int = 0) -
     ``params`` (units converted): the mechanism's travel first, then every target followed as the
     task moves, and on failure a base pose that does it all (``suggest_base``)."""
     from ..collision.base_placement import surface_under
-    from ..collision.reachability import base_frame, check_for_task, find_base_relaxing
+    from ..collision.base_pose import base_frame
+    from ..collision.base_search import find_base_relaxing
+    from ..collision.reach_checker import check_for_task
     from ..scene.reach_targets import request_from_params, targets_for, travel_bound, travel_refusal
 
     robots = [r.name for r in getattr(scene, "robots", ())]

@@ -5,8 +5,8 @@ runs before the simulator loads the robot, in a collision world of the scene
 (:class:`~py_trees_manipulation.collision.world.CollisionWorld`): it collects the task's targets
 (:mod:`.reach_targets`: the ``CheckReachability`` nodes of the tree, else everything the scene has:
 every door, every cabinet, the target object's grasps) and searches a base pose with
-:func:`~py_trees_manipulation.collision.reachability.find_base` (its margins relaxed in steps when no
-base passes with them: :func:`~py_trees_manipulation.collision.reachability.find_base_relaxing`).
+:func:`~py_trees_manipulation.collision.base_search.find_base` (its margins relaxed in steps when no
+base passes with them: :func:`~py_trees_manipulation.collision.base_search.find_base_relaxing`).
 
 **The mounting surface** is given by ``surface`` (``floor``, or a fixture's name: the base stands on
 the top of that fixture's bounding box, its origin kept inside the top inset by the base's own
@@ -27,7 +27,9 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import pybullet as pb
 
-from .reachability import BasePlacement, MountingSurface, base_frame, find_base_relaxing, set_base_frame
+from .base_pose import base_frame, set_base_frame
+from .base_search import find_base_relaxing
+from .reach_results import BasePlacement, MountingSurface
 from ..scene.reach_targets import ReachRequest, requests_for_robot, targets_for
 
 __all__ = ["place_robots", "mounting_surface", "surface_under"]
@@ -48,7 +50,7 @@ def _aabb(world: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
 
 def _base_radius(world: Any, robot: str) -> float:
     """Horizontal radius of the robot's fixed links around its base origin, metres."""
-    from .reachability import _fixed_links
+    from .base_pose import _fixed_links
 
     body = world.robots[robot].body
     c = world.client

@@ -160,7 +160,8 @@ class TransitionChecker:
         """``(WristBounds, shoulder point (3,) world, base frame (4, 4))`` of ``robot``, or None when
         its kinematics give no such bound (cached: the bases do not move while planning)."""
         if robot not in self._workspace:
-            from .reachability import base_frame, wrist_bounds
+            from .arm_workspace import wrist_bounds
+            from .base_pose import base_frame
             wb = wrist_bounds(self.world, robot)
             if wb is None:
                 self._workspace[robot] = None
@@ -184,7 +185,7 @@ class TransitionChecker:
         """A failed :class:`TransitionResult` (cause ``"reach"``) when a waypoint of a grasp or release is
         outside the arm's workspace, without any IK: its wrist point (the TCP pose fixes it) is nearer
         to the shoulder or farther from it than any configuration of the arm puts it
-        (:class:`~.reachability.WristBounds`: the iiwa's elbow keeps its wrist 0.39 m or more from its
+        (:class:`~.arm_workspace.WristBounds`: the iiwa's elbow keeps its wrist 0.39 m or more from its
         shoulder, so a hand level and low close to its base is out of reach). A necessary
         condition only: None says "maybe", the full check decides. The planner asks this for every
         edge it generates, so that placements and grasps the arm cannot reach never become
@@ -407,7 +408,7 @@ class TransitionChecker:
         first = [np.asarray(q_now, dtype=float)] + ([np.asarray(ready, dtype=float)] if ready is not None else [])
         more: list[np.ndarray] = []
         if T is not None:
-            from .reachability import base_frame
+            from .base_pose import base_frame
             p = np.linalg.solve(base_frame(self.world, robot), np.append(T[:3, 3], 1.0))[:3]
             bearing = math.atan2(p[1], p[0])
             for q in first + named:

@@ -60,7 +60,7 @@ class ReachSample:
             planning padding.
         from_contact: a straight line away from a contact (backing off a handle just let go): as
             the motion planner does, pairs closer than the padding at the sample before may stay
-            but not get :data:`~py_trees_manipulation.collision.reachability.START_RELAX_M` closer; every step of the line is checked.
+            but not get :data:`~py_trees_manipulation.collision.reach_checker.START_RELAX_M` closer; every step of the line is checked.
         probe: a margin beyond the task's own motion (a base search checks the arc a little further):
             probes are followed from the sample before them, and the path goes on from there, as
             the task does, after the last probe.
@@ -443,7 +443,7 @@ def travel_refusal(request: ReachRequest, scene: Any) -> Optional[str]:
 
 
 def travel_bound(result: Any, scene: Any) -> Optional[str]:
-    """For a door or drawer target (a :class:`~..collision.reachability.TargetResult`) that the arm
+    """For a door or drawer target (a :class:`~..collision.reach_results.TargetResult`) that the arm
     does not follow to its end: how far along its arc or pull the arm got, against the task's goal
     and the mechanism's own travel (``"the arm follows the drawer of 'cabinet' 0.120 m of the 0.250 m
     pull (the drawer travels 0.350 m): the arm bounds the pull"``); None for other targets or a
