@@ -48,7 +48,9 @@ from ..motion import DEFAULT_PLANNER, PLANNER_CHOICES
 from ..motion.paths import densify, first_invalid, path_length
 from ..motion.timing import Trajectory, time_parameterize
 from .ik import IKSolution, solve_ik
-from .world import AllowedContacts, CollisionWorld, Proximity, StateChecker
+from .contacts import AllowedContacts, Proximity
+from .state_checker import StateChecker
+from .world import CollisionWorld
 
 __all__ = ["MotionRequest", "MotionPlan", "MotionPlanningError", "ArmMotionPlanner", "PoseCheck"]
 

@@ -52,7 +52,8 @@ from ..geometry.grasps import Grasp, translate_z
 from ..geometry.poses import Pose, check_pose, invert
 from ..motion.paths import first_invalid
 from .ik import solve_ik
-from .world import AllowedContacts, CollisionWorld, Proximity
+from .contacts import AllowedContacts, Proximity
+from .world import CollisionWorld
 
 __all__ = ["GraspCandidate", "GraspChoice", "choose_grasp", "REJECTIONS"]
 

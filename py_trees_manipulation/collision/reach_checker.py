@@ -20,7 +20,8 @@ from .arm_workspace import WristBounds, arm_mirror
 from .base_pose import base_frame, base_overlap
 from .ik import IKSolution, solve_ik
 from .reach_results import SampleResult, TargetResult
-from .world import AllowedContacts, CollisionWorld, Proximity
+from .contacts import AllowedContacts, Proximity
+from .world import CollisionWorld
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..bullet.robots import LoadedRobot

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..geometry.poses import Pose
 from ..scene.reach_targets import ReachTarget
-from .world import Proximity
+from .contacts import Proximity
 
 __all__ = ["SampleResult", "TargetResult", "MountingSurface", "BasePlacement"]
 

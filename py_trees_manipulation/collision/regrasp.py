@@ -56,7 +56,8 @@ from ..geometry.poses import Pose, invert
 from ..planning.geometric import PlacementCandidate, PlacementSettings, TransitionQuery, TransitionResult
 from .arm_planner import ArmMotionPlanner
 from .ik import solve_ik
-from .world import AllowedContacts, CollisionWorld, Proximity
+from .contacts import AllowedContacts, Proximity
+from .world import CollisionWorld
 
 __all__ = ["TransitionChecker", "SupportSurface", "support_surface", "surface_placements", "resting_gap",
            "ObjectGeometry", "build_placements", "robot_reach"]

@@ -1,0 +1,84 @@
+"""What a collision check reports and what a motion may touch: :class:`Proximity` (one close pair,
+with its message) and :class:`AllowedContacts` (pairs never checked, pairs relaxed), as
+:meth:`~.world.CollisionWorld.checker` takes and :class:`~.state_checker.StateChecker` reports them.
+
+Units: metres.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["Proximity", "Collision", "AllowedContacts"]
+
+
+@dataclass(frozen=True)
+class Proximity:
+    """One close pair between the planned robot (or its held object) and something else.
+
+    Attributes:
+        link: the robot link's name, or the held object's name when ``held``.
+        body: the other body's name. body_link: its link's name (``"base"`` for the base).
+        distance_m: signed distance, metres (negative: penetration).
+        threshold_m: the distance this pair must keep (the padding, 0 for self-collision, less
+            for a relaxed pair).
+        held: the pair is the held object's.
+        self_collision: both sides are links of the planned robot.
+        key: ``(moving side, other body id, other link index)``, the key of :class:`AllowedContacts`.
+    """
+
+    link: str
+    body: str
+    body_link: str
+    distance_m: float
+    threshold_m: float
+    held: bool = False
+    self_collision: bool = False
+    key: tuple = ()
+
+    @property
+    def violation_m(self) -> float:
+        """How far the pair is inside its threshold, metres (positive: a collision)."""
+        return self.threshold_m - self.distance_m
+
+    def describe(self) -> str:
+        """``"panda_link6 would hit shelf"``, ``"the held box would hit table"``,
+        ``"panda_hand would hit panda_link2 (self-collision)"``."""
+        who = f"the held {self.link}" if self.held else self.link
+        other = self.body_link if self.self_collision else self.body
+        if not self.self_collision and self.body_link not in ("base", self.body):
+            other = f"{self.body} ({self.body_link})"
+        text = f"{who} would hit {other}"
+        return text + (" (self-collision)" if self.self_collision else "")
+
+
+Collision = Proximity  # a Proximity inside its threshold
+
+
+@dataclass
+class AllowedContacts:
+    """Contacts a motion may make, for :meth:`CollisionWorld.checker`.
+
+    Keys name the planned robot's side as ``("link", link index)`` or ``("held", -1)`` and the other
+    side as a body id and a link index (``None``: any link of that body).
+
+    Attributes:
+        pairs: ``(moving side, other body id, other link or None)`` never checked.
+        relaxed: ``(moving side, other body id, other link) -> threshold_m``: pairs that start closer
+            than the padding and must not get closer than ``threshold_m``.
+        reasons: one line per rule that allowed something (for logs).
+    """
+
+    pairs: set = field(default_factory=set)
+    relaxed: dict = field(default_factory=dict)
+    reasons: list = field(default_factory=list)
+
+    def allows(self, key: tuple) -> bool:
+        side, body, link = key
+        return (side, body, None) in self.pairs or key in self.pairs
+
+    def merge(self, other: "AllowedContacts") -> "AllowedContacts":
+        out = AllowedContacts(set(self.pairs) | other.pairs, dict(self.relaxed), self.reasons + other.reasons)
+        for k, v in other.relaxed.items():
+            out.relaxed[k] = min(v, out.relaxed.get(k, v))
+        return out

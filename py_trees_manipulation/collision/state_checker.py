@@ -1,0 +1,354 @@
+"""The state checker: is an arm configuration clear in a :class:`~.world.CollisionWorld`? Its own
+box broadphase, exact ``getClosestPoints`` on the few pairs left, PyBullet's contact pass for
+self-collision, the held object; and the explanations (:meth:`StateChecker.explain`,
+:meth:`StateChecker.proximities`, :meth:`StateChecker.clearance`). See :mod:`~.world` for what a
+check covers and why it is fast.
+
+Units: metres, radians.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import chain
+from typing import Optional, Sequence
+
+import numpy as np
+import pybullet as pb
+
+from .contacts import AllowedContacts, Proximity
+
+__all__ = ["StateChecker"]
+
+_SELF = 0.0  # self-collision threshold, metres (the padding applies to the environment only)
+_CONFIRM_TOL = 1e-6
+
+
+class StateChecker:
+    """Validity of ``robot``'s arm configurations in a :class:`~.world.CollisionWorld` (see its module docs).
+
+    Made by :meth:`~.world.CollisionWorld.checker`; meant for one motion: the allowed contacts, the attached
+    object and the obstacles' poses are those of the moment it is made. Not thread-safe: one thread
+    uses a world at a time.
+
+    Attributes:
+        robot: the robot's name. padding_m: the environment clearance, metres.
+        allowed: the motion's :class:`AllowedContacts`. checks: :meth:`is_valid` calls so far.
+        lower, upper: the arm's joint limits, radians.
+    """
+
+    # (``world`` is a CollisionWorld, not imported here: the world imports this module to make its checkers)
+    def __init__(self, world: "CollisionWorld", robot: str, allowed: AllowedContacts, padding_m: float):
+        self.world = world
+        self.robot = robot
+        self.allowed = allowed
+        self.padding_m = padding_m
+        self.checks = 0
+        rb = world._robots[robot]
+        r = rb.loaded
+        c = world.client
+        self._rb = rb
+        self._body = r.body
+        self._client = c
+        self._arm = list(r.arm_joints)
+        self._tcp_link = r.tcp_link
+        self._moving = rb.moving
+        self._hand = rb.hand
+        self.lower, self.upper = r.lower.copy(), r.upper.copy()
+        self._held = world._attached.get(robot)
+        self._held_body = self._held.body if self._held is not None else None
+        # moving links with geometry: their boxes move
+        self._mv = [j for j in sorted(rb.moving) if j in rb.collidable]
+        self._box_c = np.array([rb.box[j][0] for j in self._mv]).reshape(-1, 3)
+        self._box_h = np.array([rb.box[j][1] for j in self._mv]).reshape(-1, 3)
+
+        # obstacles: every link of every other body, AABB cached now
+        obstacles = []
+        for body, links in world._links.items():
+            if body in (r.body, self._held_body, world._probe):
+                continue
+            for link in links:
+                if pb.getCollisionShapeData(body, link, physicsClientId=c):
+                    lo, hi = pb.getAABB(body, link, physicsClientId=c)
+                    obstacles.append((body, link, lo, hi))
+        self._obs = [(b, link) for b, link, _, _ in obstacles]
+        lo = np.array([o[2] for o in obstacles]).reshape(-1, 3)
+        hi = np.array([o[3] for o in obstacles]).reshape(-1, 3)
+        self._oc, self._oh = (lo + hi) / 2, (hi - lo) / 2
+        # per (moving link, obstacle) threshold; -inf: allowed (never checked)
+        thr = np.full((len(self._mv), len(obstacles)), -np.inf)
+        for i, link in enumerate(self._mv):
+            for k, (ob, ol) in enumerate(self._obs):
+                t = self._threshold(("link", link), ob, ol, False)
+                if t is not None:
+                    thr[i, k] = t
+        self._thr = thr
+        self._thr_list = thr.tolist()
+        # obstacle boxes grown by each pair's threshold, (L, M, 3); empty (lo = +inf) where allowed
+        grow = np.where(np.isfinite(thr), thr, -np.inf)[:, :, None]
+        self._env_lo = np.where(np.isfinite(grow), (self._oc - self._oh)[None] - grow, np.inf)
+        self._env_hi = np.where(np.isfinite(grow), (self._oc + self._oh)[None] + grow, -np.inf)
+        # one linear map from a link's [p, R (row-major), |R|] to [lo, -hi] of its world AABB:
+        # lo = p + R c - |R| h, -hi = -(p + R c) - |R| h; then "near" is [lo, -hi] <= [env_hi, -env_lo]
+        L = len(self._mv)
+        W = np.zeros((L, 6, 21))
+        for i in range(L):
+            c3, h3 = self._box_c[i], self._box_h[i]
+            for a in range(3):
+                W[i, a, a] = 1.0
+                W[i, a, 3 + 3 * a:6 + 3 * a] = c3
+                W[i, a, 12 + 3 * a:15 + 3 * a] = -h3
+                W[i, 3 + a] = -W[i, a]
+                W[i, 3 + a, 12 + 3 * a:15 + 3 * a] = -h3
+        self._W = W
+        self._env_bound = np.concatenate([self._env_hi, -self._env_lo], axis=2)   # (L, M, 6)
+        if self._held is not None:
+            hthr = np.full(len(obstacles), -np.inf)
+            for k, (ob, ol) in enumerate(self._obs):
+                t = self._threshold(("held", -1), ob, ol, False)
+                if t is not None:
+                    hthr[k] = t
+            self._held_thr = hthr
+            self._held_reach = self._oh + hthr[:, None]
+            # the held object against the robot's own moving links, hand excluded
+            self._held_links = [(i, j) for i, j in enumerate(self._mv) if j not in rb.hand]
+            self._held_link_thr = np.array([
+                -np.inf if (t := self._threshold(("held", -1), r.body, j, False)) is None else t
+                for _, j in self._held_links])
+
+    def _own_masks(self) -> None:
+        """Collision filter groups so that ``performCollisionDetection`` sees this robot's links only
+        (its checked self-collision pairs; everything else is tested by the box broadphase)."""
+        c = self._client
+        for body, links in self.world._links.items():
+            for link in links:
+                if body == self._body:
+                    pb.setCollisionFilterGroupMask(body, link, 2, 2, physicsClientId=c)
+                else:
+                    pb.setCollisionFilterGroupMask(body, link, 1, 0, physicsClientId=c)
+        self.world._mask_owner = self._body
+
+    # ---- the check ---------------------------------------------------------------------------------
+    def set_state(self, q: Sequence[float]) -> None:
+        """Teleport the arm to ``q`` (radians) and the attached object with it."""
+        c = self._client
+        values = q.tolist() if isinstance(q, np.ndarray) else q
+        pb.resetJointStatesMultiDof(self._body, self._arm, [[float(v)] for v in values], physicsClientId=c)
+        h = self._held
+        if h is not None:
+            ls = pb.getLinkState(self._body, self._tcp_link, computeForwardKinematics=True, physicsClientId=c)
+            p, o = pb.multiplyTransforms(ls[4], ls[5], h.rel_pos, h.rel_orn, physicsClientId=c)
+            pb.resetBasePositionAndOrientation(h.body, p, o, physicsClientId=c)
+
+    def _threshold(self, side: tuple, body: int, link: int, self_collision: bool) -> Optional[float]:
+        """The distance the pair ``(side, body, link)`` must keep, or None when it is allowed."""
+        if self_collision:
+            return _SELF
+        key = (side, body, link)
+        if self.allowed.allows(key):
+            return None
+        return self.allowed.relaxed.get(key, self.padding_m)
+
+    def _violations(self, q: Sequence[float], first: bool) -> list[tuple]:
+        """``(side, other body, other link, self_collision, held, distance, threshold)`` of the pairs
+        inside their threshold at ``q``; stops at the first with ``first``."""
+        c = self._client
+        body = self._body
+        self.set_state(q)
+        out: list[tuple] = []
+        gcp = pb.getClosestPoints
+        # resetJointStatesMultiDof has already updated the link frames (no forward kinematics again)
+        states = pb.getLinkStates(body, self._mv, physicsClientId=c)
+        # the links' world AABBs, as Bullet computes them: the local box rotated with the link
+        gm = pb.getMatrixFromQuaternion
+        frames = np.fromiter(chain.from_iterable(st[0] + gm(st[1]) for st in states), float,
+                             count=12 * len(states)).reshape(-1, 12)
+        feats = np.concatenate([frames, np.abs(frames[:, 3:])], axis=1)         # (L, 21): p, R, |R|
+        lo_neg_hi = (self._W @ feats[:, :, None])[:, :, 0]                         # (L, 6): lo, -hi
+        # environment: a link box overlaps an obstacle box grown by the pair's threshold
+        near = (lo_neg_hi[:, None, :] <= self._env_bound).all(axis=2)
+        if near.any():
+            for i, k in np.argwhere(near).tolist():
+                ob, ol = self._obs[k]
+                thr = self._thr_list[i][k]
+                pts = gcp(body, ob, thr, linkIndexA=self._mv[i], linkIndexB=ol, physicsClientId=c)
+                if pts:
+                    d = min(p[8] for p in pts)
+                    if d < thr - _CONFIRM_TOL:
+                        out.append((("link", self._mv[i]), ob, ol, False, False, d, thr))
+                        if first:
+                            return out
+        # self-collision: PyBullet's contact pass sees only this robot's checked link pairs
+        if self.world._mask_owner != body:
+            self._own_masks()
+        pb.performCollisionDetection(physicsClientId=c)
+        for pt in pb.getContactPoints(physicsClientId=c):
+            if pt[8] < _SELF - _CONFIRM_TOL and pt[1] == body and pt[2] == body:
+                a, b = pt[3], pt[4]
+                pts = gcp(body, body, 0.0, linkIndexA=a, linkIndexB=b, physicsClientId=c)
+                d = min((x[8] for x in pts), default=0.0)
+                if d < _SELF - _CONFIRM_TOL:
+                    side_link, other = (a, b) if a in self._moving else (b, a)
+                    out.append((("link", side_link), body, other, True, False, d, _SELF))
+                    if first:
+                        return out
+        # the held object
+        h = self._held
+        if h is not None:
+            hp, ho = pb.getBasePositionAndOrientation(h.body, physicsClientId=c)
+            Rh = np.array(pb.getMatrixFromQuaternion(ho)).reshape(3, 3)
+            hc = np.asarray(hp) + Rh @ h.box[0]
+            hh = np.abs(Rh) @ h.box[1]
+            if len(self._obs):
+                near = np.all(np.abs(hc - self._oc) <= hh + self._held_reach, axis=1)
+                for k in np.nonzero(near)[0]:
+                    ob, ol = self._obs[k]
+                    thr = float(self._held_thr[k])
+                    pts = gcp(h.body, ob, thr, linkIndexA=-1, linkIndexB=ol, physicsClientId=c)
+                    if pts:
+                        d = min(x[8] for x in pts)
+                        if d < thr - _CONFIRM_TOL:
+                            out.append((("held", -1), ob, ol, False, True, d, thr))
+                            if first:
+                                return out
+            lo, hi = lo_neg_hi[:, :3], -lo_neg_hi[:, 3:]
+            for (i, j), thr in zip(self._held_links, self._held_link_thr):
+                if not np.isfinite(thr) or np.any(lo[i] > hc + hh + thr) or np.any(hi[i] < hc - hh - thr):
+                    continue
+                pts = gcp(h.body, body, float(thr), linkIndexA=-1, linkIndexB=j, physicsClientId=c)
+                if pts:
+                    d = min(x[8] for x in pts)
+                    if d < thr - _CONFIRM_TOL:
+                        out.append((("held", -1), body, j, False, True, d, float(thr)))
+                        if first:
+                            return out
+        return out
+
+    def is_valid(self, q: Sequence[float]) -> bool:
+        """True when ``q`` (radians, arm joint order) keeps every checked pair at its threshold."""
+        self.checks += 1
+        if self._held is not None:
+            return not self._violations(q, first=True)
+        # the same test as _violations, inlined for speed (the planner calls this ~1,000 times a plan)
+        c = self._client
+        body = self._body
+        pb.resetJointStatesMultiDof(body, self._arm, [[float(v)] for v in q], physicsClientId=c)
+        if self.world._mask_owner != body:
+            self._own_masks()
+        pb.performCollisionDetection(physicsClientId=c)
+        for pt in pb.getContactPoints(physicsClientId=c):
+            if pt[8] < -_CONFIRM_TOL and pt[1] == body and pt[2] == body:
+                pts = pb.getClosestPoints(body, body, 0.0, linkIndexA=pt[3], linkIndexB=pt[4], physicsClientId=c)
+                if min((x[8] for x in pts), default=0.0) < -_CONFIRM_TOL:
+                    return False
+        if not self._obs:
+            return True
+        gm = pb.getMatrixFromQuaternion
+        states = pb.getLinkStates(body, self._mv, physicsClientId=c)
+        frames = np.fromiter(chain.from_iterable(st[0] + gm(st[1]) for st in states), float,
+                             count=12 * len(states)).reshape(-1, 12)
+        feats = np.concatenate([frames, np.abs(frames[:, 3:])], axis=1)
+        near = ((self._W @ feats[:, :, None])[:, None, :, 0] <= self._env_bound).all(axis=2)
+        if not near.any():
+            return True
+        gcp = pb.getClosestPoints
+        obs, thr_list, mv = self._obs, self._thr_list, self._mv
+        for i, k in np.argwhere(near).tolist():
+            ob, ol = obs[k]
+            thr = thr_list[i][k]
+            pts = gcp(body, ob, thr, linkIndexA=mv[i], linkIndexB=ol, physicsClientId=c)
+            if pts and min(p[8] for p in pts) < thr - _CONFIRM_TOL:
+                return False
+        return True
+
+    __call__ = is_valid
+
+    def _classify(self, a: int, la: int, b: int, lb: int) -> Optional[tuple[tuple, int, int, bool, bool]]:
+        """``(moving side, other body, other link, self_collision, held)`` for a pair of
+        ``getClosestPoints``, None when it involves neither the moving links nor the held object."""
+        rb, held = self._body, self._held_body
+        a_moving = (a == rb and la in self._moving) or a == held
+        b_moving = (b == rb and lb in self._moving) or b == held
+        if not a_moving and not b_moving:
+            return None
+        if a == rb and b == rb:  # self-collision (the robot's fixed base included)
+            return (("link", la), b, lb, True, False) if a_moving else (("link", lb), a, la, True, False)
+        if a_moving and b_moving:
+            # held object against one of the robot's moving links: the hand holding it never counts
+            rlink = la if a == rb else lb
+            if rlink in self._hand:
+                return None
+            return (("held", -1), rb, rlink, False, True)
+        if a_moving:
+            side = ("held", -1) if a == held else ("link", la)
+            return (side, b, lb, False, a == held)
+        side = ("held", -1) if b == held else ("link", lb)
+        return (side, a, la, False, b == held)
+
+    # ---- explanations and clearance --------------------------------------------------------------------
+    def proximities(self, q: Optional[Sequence[float]] = None, max_distance: float = 0.05,
+                    include_allowed: bool = False) -> list[Proximity]:
+        """Every pair of the planned robot's moving links (or its held object) and another body within
+        ``max_distance`` (m), closest first, exact distances (``getClosestPoints``); self-collision
+        pairs are not listed (see :meth:`explain`).
+
+        Args:
+            q: arm joints to evaluate at (radians); default: where the arm is in the world now.
+            include_allowed: also list the pairs the motion allows (their threshold is then -inf).
+        """
+        c = self._client
+        w = self.world
+        if q is not None:
+            self.set_state(q)
+        best: dict[tuple, Proximity] = {}
+        held = self._held_body
+        for src in ([self._body] if held is None else [self._body, held]):
+            for body in w._links:
+                if body == w._probe or body == src or (src == self._body and body == held):
+                    continue
+                for pt in pb.getClosestPoints(src, body, max_distance, physicsClientId=c):
+                    cls = self._classify(pt[1], pt[3], pt[2], pt[4])
+                    if cls is None or cls[3]:
+                        continue
+                    side, ob, ol, _, is_held = cls
+                    thr = self._threshold(side, ob, ol, False)
+                    if thr is None and not include_allowed:
+                        continue
+                    name = w.names[held] if side[0] == "held" else w.link_name(self._body, side[1])
+                    prox = Proximity(link=name, body=w.names.get(ob, str(ob)), body_link=w.link_name(ob, ol),
+                                     distance_m=float(pt[8]), threshold_m=-math.inf if thr is None else thr,
+                                     held=is_held, key=(side, ob, ol))
+                    k = (side, ob, ol)
+                    if k not in best or prox.distance_m < best[k].distance_m:
+                        best[k] = prox
+        return sorted(best.values(), key=lambda p: p.distance_m)
+
+    def explain(self, q: Sequence[float]) -> Optional[Proximity]:
+        """The worst pair inside its threshold at ``q`` (largest violation), or None when ``q`` is valid."""
+        w = self.world
+        worst: Optional[Proximity] = None
+        for side, ob, ol, self_col, held, d, thr in self._violations(q, first=False):
+            if side[0] == "held":
+                name = w.names[self._held_body]
+            else:
+                name = w.link_name(self._body, side[1])
+            prox = Proximity(link=name, body=w.names.get(ob, str(ob)), body_link=w.link_name(ob, ol),
+                             distance_m=float(d), threshold_m=float(thr), held=held, self_collision=self_col,
+                             key=(side, ob, ol))
+            if worst is None or prox.violation_m > worst.violation_m:
+                worst = prox
+        return worst
+
+    def clearance(self, q: Sequence[float], max_distance: float = 0.25) -> Optional[Proximity]:
+        """The closest checked pair within ``max_distance`` (m) at ``q``, or None; allowed pairs,
+        relaxed pairs (in contact from the start) and self-collision pairs do not count."""
+        for p in self.proximities(q, max_distance):
+            if not p.self_collision and p.key not in self.allowed.relaxed:
+                return p
+        return None
+
+    def within_limits(self, q: Sequence[float], tol: float = 1e-6) -> Optional[int]:
+        """Index of the first joint of ``q`` outside the limits, or None."""
+        qa = np.asarray(q, dtype=float)
+        bad = np.nonzero((qa < self.lower - tol) | (qa > self.upper + tol))[0]
+        return int(bad[0]) if len(bad) else None
