@@ -1,0 +1,306 @@
+"""Planning regrasps: ``PlanRegrasp`` (HPP constraint-graph search from the current grasp state to a
+goal) and, with geometry, :func:`plan_in_world` (every transition of a candidate plan checked by IK
+and collisions in the backend's collision world, placements and grasps chosen by the plan).
+
+Units: metres, milliseconds in metrics. Poses: (4, 4) homogeneous transforms, world frame.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping, Optional, Sequence
+
+import numpy as np
+from py_trees.common import Status
+
+from ..geometry.poses import invert, rotation_angle
+from ..planning.geometric import GeometricGoal, GeometricPlan, GeometricStep, GraspVariant
+from ..planning.regrasp import NoPlanError, RegraspPlan
+from .base import ManipulationBehaviour
+from .grasp_state import _CONFIG_PARAMS, _RegraspBase
+from .params import REQUIRED, Param
+from .regrasp_config import RegraspConfig, _config_of, _goal_of, _goal_text, _names, _reason, _resolve
+
+__all__ = ["PlanRegrasp", "plan_in_world", "plan_with_geometry", "placement_goal_of", "geometry_host"]
+
+
+def geometry_host(backend: Any) -> Optional[Any]:
+    """The backend's planning service (:func:`~py_trees_manipulation.backend.planning_service`: the
+    simulator's ``motion_planning`` extension or the hardware client's planner) when it can run a
+    function in its synced collision world (``call_in_world``); None when the backend has none."""
+    from ..backend import planning_service
+
+    service = planning_service(backend)
+    return service if service is not None and callable(getattr(service, "call_in_world", None)) else None
+
+
+def placement_goal_of(cfg: RegraspConfig, value: Any) -> dict[str, list[str]]:
+    """``{object: [faces]}`` from the ``placement_goal`` parameter (``"+x"`` means ``"<object>/+x"``).
+
+    Raises:
+        ValueError: not a mapping, or an unknown object.
+    """
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"placement_goal: expected {{object: [faces it must end resting on]}}, got {value!r}")
+    out: dict[str, list[str]] = {}
+    for o, faces in value.items():
+        if o not in cfg.objects:
+            raise ValueError(f"placement_goal: unknown object {o!r}; the regrasp objects are {sorted(cfg.objects)}")
+        if isinstance(faces, str):
+            faces = [faces]
+        if not isinstance(faces, (list, tuple)) or not faces:
+            raise ValueError(f"placement_goal.{o}: expected a list of face names (e.g. [{o}/+x, {o}/-x])")
+        out[str(o)] = [str(f) if "/" in str(f) else f"{o}/{f}" for f in faces]
+    return out
+
+
+def plan_with_geometry(backend: Any, cfg: RegraspConfig, start: Any, goal: Any,
+                       faces: Optional[Mapping[str, Sequence[str]]] = None, failed: Sequence[tuple] = (),
+                       max_checks: int = 200, motions: str = "straight") -> GeometricPlan:
+    """:func:`plan_in_world` in the backend's collision world, synced to the simulator now, on the
+    world's worker thread (the calling thread waits: typically tens of milliseconds).
+
+    Raises:
+        RuntimeError: the backend has no collision world; and as :func:`plan_in_world`.
+    """
+    host = geometry_host(backend)
+    if host is None:
+        raise RuntimeError("planning with geometry needs a collision world (the backend's motion_planning service)")
+    scene = getattr(backend, "scene", None) or getattr(host, "scene", None)
+    scene_objects = {o.name: o for o in getattr(scene, "objects", ())}
+
+    def job(world: Any) -> GeometricPlan:
+        return plan_in_world(world, cfg, start, goal, faces, scene_objects=scene_objects, failed=failed,
+                             max_checks=max_checks, motions=motions)
+
+    return host.call_in_world(job)
+
+
+def plan_in_world(world: Any, cfg: RegraspConfig, start: Any, goal: Any,
+                  faces: Optional[Mapping[str, Sequence[str]]] = None, scene_objects: Optional[Mapping[str, Any]] = None,
+                  failed: Sequence[tuple] = (), max_checks: int = 200, motions: str = "straight") -> GeometricPlan:
+    """A regrasp plan whose transitions were checked by IK and collisions in a collision world
+    (:class:`~py_trees_manipulation.planning.geometric.GeometricRegraspPlanner` with
+    :class:`~py_trees_manipulation.collision.regrasp.TransitionChecker`), from the objects' poses and
+    the arms' configurations in ``world`` now. Call it on the thread that owns the world.
+
+    Placements: where each free object lies now, the description's ``contacts``, the spot it lies on
+    with its other faces and a grid on every ``environment_contacts`` surface (``placements:``). A
+    gripper that holds a handle at the start holds it by the grasp measured now (``"<handle>/as held"``).
+    The grid is searched at the objects' own yaws first (``placements.yaws_deg[0]``); only when no
+    plan passes the checks are the turned yaws added and the search run again: the common plan pays
+    nothing for them (four yaws make the graph four times larger), and an object is turned only to
+    bring round a handle the arm cannot take as it lies.
+
+    Args:
+        world: the :class:`~py_trees_manipulation.collision.world.CollisionWorld`.
+        start: the start grasp state (any form of :func:`_resolve`).
+        goal: a grasp goal (:func:`_goal_of`); faces: :func:`placement_goal_of`.
+        scene_objects: object name -> scene object (its faces: ``placements_for_object``).
+        failed: executed steps that failed (:meth:`GeometricRegraspPlanner.failed_steps`), pruned.
+        max_checks: transitions checked at most; motions: ``"straight"`` or ``"none"``
+            (:class:`~py_trees_manipulation.collision.regrasp.TransitionChecker`).
+
+    Raises:
+        ValueError: bad input (an environment contact that is no body, a description placement that
+            does not rest on a surface, an unknown handle or face in the goal), naming it.
+        NoPlanError: no plan passes the checks; the text lists the pruned transitions and why.
+    """
+    settings = cfg.placements
+    if len(settings.yaws_deg) > 1:
+        import dataclasses
+
+        try:
+            own_yaw = dataclasses.replace(settings, yaws_deg=tuple(settings.yaws_deg[:1]))
+            return _plan_in_world(world, cfg, own_yaw, start, goal, faces, scene_objects, failed, max_checks, motions)
+        except NoPlanError:
+            pass
+    return _plan_in_world(world, cfg, settings, start, goal, faces, scene_objects, failed, max_checks, motions)
+
+
+def _plan_in_world(world: Any, cfg: RegraspConfig, settings: Any, start: Any, goal: Any,
+                   faces: Optional[Mapping[str, Sequence[str]]], scene_objects: Optional[Mapping[str, Any]],
+                   failed: Sequence[tuple], max_checks: int, motions: str) -> GeometricPlan:
+    """:func:`plan_in_world` with the grid's placement settings ``settings``."""
+    from ..collision.regrasp import (ObjectGeometry, TransitionChecker, build_placements, robot_reach,
+                                     support_surface)
+    from ..geometry.grasps import placements_for_object
+    from ..planning.geometric import GeometricModel, GeometricRegraspPlanner
+
+    scene_objects = dict(scene_objects or {})
+    start_t = _resolve(cfg, start)
+    names = cfg.factory.names_from_grasps(start_t)
+    held = {cfg.handles[h].object for h in names.values() if h}
+    poses = {o: np.asarray(world.object_pose(o), dtype=float) for o in cfg.objects}
+    tcp = {g: np.asarray(world.tcp_pose(arm), dtype=float) for g, (arm, _) in cfg.grippers.items()}
+    openings = {g: float(world.robots[arm].model.gripper.opening_m[1]) for g, (arm, _) in cfg.grippers.items()}
+    surfaces = []
+    for n in cfg.environment_contacts:
+        try:
+            surfaces.append(support_surface(world, n))
+        except ValueError as e:
+            raise ValueError(f"regrasp.environment_contacts: {e}") from None
+    reach = robot_reach(world, sorted({arm for arm, _ in cfg.grippers.values()}))
+    placements, notes = {}, []
+    for o, spec in cfg.objects.items():
+        fcs = placements_for_object(scene_objects[o]) if o in scene_objects else []
+        og = ObjectGeometry(o, poses[o], o in held, fcs, spec.placements, spec.handover_pose)
+        try:
+            placements[o], n = build_placements(world, og, surfaces, reach, settings)
+        except ValueError as e:
+            raise ValueError(f"regrasp.objects.{o}.contacts.{e}") from None
+        notes += n
+    variants = cfg.grasp_variants()
+    start_variants = {}
+    for g, h in names.items():
+        if not h:
+            continue
+        T_rel = invert(poses[cfg.handles[h].object]) @ tcp[g]
+        vs = variants[h]
+        near = min(range(len(vs)), key=lambda k: rotation_angle(vs[k].pose, T_rel)
+                   + 20.0 * float(np.linalg.norm(vs[k].pose[:3, 3] - T_rel[:3, 3])))
+        variants[h] = vs + (GraspVariant(h, f"{h}/as held", T_rel, vs[near].width_m, vs[near].approach_m,
+                                         graspable=False),)
+        start_variants[g] = len(variants[h]) - 1
+    model = GeometricModel(cfg.factory, variants, placements, start_poses=poses, tcp_poses=tcp,
+                           gripper_opening_m=openings,
+                           handover_poses={o: spec.handover_pose for o, spec in cfg.objects.items()},
+                           lift_m=cfg.lift_m, retreat_m=cfg.retreat_m, notes=notes)
+    checker = TransitionChecker(world, {g: arm for g, (arm, _) in cfg.grippers.items()}, motions=motions)
+    planner = GeometricRegraspPlanner(model, checker, max_checks=max_checks)
+    planner.add_failed_steps(failed)
+    st = planner.start_state(start_t, variants=start_variants)
+    return planner.plan(st, GeometricGoal(goal, dict(faces or {})))
+
+
+def _one_line(text: str) -> str:
+    return "; ".join(line.strip().lstrip("- ") for line in text.splitlines() if line.strip())
+
+
+_GEOMETRY = Param("choice", "auto", "check every transition by IK and collisions in the collision world: 'auto' "
+                  "(when the backend has one: the simulator), 'on', 'off' (grasp states only)",
+                  choices=("auto", "on", "off"), blackboard=False)
+
+
+def _use_geometry(b: ManipulationBehaviour) -> bool:
+    mode = b.params.get("geometry", "off")
+    has = geometry_host(b.backend) is not None and hasattr(getattr(b.backend, "world", None), "object_pose")
+    if mode == "on" and not has:
+        raise KeyError("geometry: on needs a backend with a collision world (the simulator)")
+    return has and mode != "off"
+
+
+# ------------------------------------------------------------------------------------------------
+# PlanRegrasp
+# ------------------------------------------------------------------------------------------------
+class PlanRegrasp(_RegraspBase):
+    """Plan the grasp changes from the current grasp state to ``goal`` (HPP constraint graph, A*).
+
+    With geometry (``geometry: auto`` in the simulator) the plan also chooses, for every release,
+    where and on which face each object is put down, and for every grasp which of the handle's
+    grasps is used; every transition of a candidate plan is checked by IK and collisions (pregrasp,
+    grasp, lift; pre-place, place, retreat) before the plan is returned, and a transition that fails
+    is pruned and the search goes on (HPP style). Without geometry the plan is over grasp states
+    only (placements are chosen when the plan runs).
+
+    SUCCESS on the first tick with the plan written to ``output_key``; FAILURE when the description
+    is missing or malformed, the current state is refused by the rules, or no plan exists (the
+    reason names start, goal and, with geometry, every pruned transition and why). The plan is
+    :meth:`RegraspPlan.to_dict` plus ``goal_spec`` (the goal as given), ``placement_goal``,
+    ``start_names`` and ``plan_time_ms``. Never RUNNING: the tick waits for the planner.
+
+    Args:
+        goal: ``{gripper: handle}`` (``""``/null: empty; unlisted grippers don't care; ``{}``: any), an
+            HPP state name, or ``"{key}"``.
+        placement_goal: ``{object: [faces]}``: the object must end resting on one of these faces
+            (``box/+x``, or ``+x``); needs geometry.
+        current: the start state; default: sensed or ``state_key`` (see ``sense``).
+        geometry: ``auto``, ``on`` or ``off`` (above). max_checks: transitions checked at most.
+        check_motions: also check the straight joint motions between a transition's waypoints.
+        config / config_key: the regrasp description (module docstring).
+        output_key: blackboard key for the plan.
+
+    Blackboard:
+        reads ``config_key``, ``state_key``; writes ``output_key``, ``state_key`` (the start state),
+        ``/metrics/plan_time_ms`` (added to), ``/metrics/planned_grasp_changes`` and, with geometry,
+        ``/metrics/geometric_checks``, ``/metrics/pruned_transitions``, ``/metrics/ik_time_ms`` and
+        ``/metrics/collision_time_ms`` (added to).
+
+    Example:
+        .. code-block:: yaml
+
+            - PlanRegrasp: {goal: {panda/hand: box/side}, output_key: regrasp_plan}
+            - PlanRegrasp: {goal: {panda/hand: ""}, placement_goal: {box: [+x, -x, +y, -y]}}
+    """
+
+    ABSTRACT = False
+    STATE_PARAM = "goal"
+    BLACKBOARD_WRITES = ("state_key",)  # besides output_key (trees/dataflow.py)
+    PARAMS = {
+        **_CONFIG_PARAMS,
+        "goal": Param("any", REQUIRED, "goal grasp state: {gripper: handle or ''}, a state name, or '{key}'"),
+        "placement_goal": Param("any", None, "{object: [faces]}: faces the object must end resting on (needs geometry)"),
+        "current": Param("any", None, "start grasp state (default: sensed or state_key)"),
+        "geometry": _GEOMETRY,
+        "max_checks": Param("int", 200, "transitions checked by IK and collisions at most", min=1, max=100000,
+                            blackboard=False),
+        "check_motions": Param("bool", True, "also check the straight joint motions between a transition's waypoints "
+                               "(approach, lift, descent, retreat)", blackboard=False),
+        "output_key": Param("key", "regrasp_plan", "blackboard key for the plan"),
+    }
+
+    def update(self) -> Status:
+        try:
+            cfg = _config_of(self)
+            goal = _goal_of(cfg, self.param("goal"))
+            faces = placement_goal_of(cfg, self.param("placement_goal"))
+            cur = self.param("current")
+            start = _resolve(cfg, cur) if cur is not None else _resolve(cfg, self.current_state(cfg))
+            geometric = _use_geometry(self)
+            if faces and not geometric:
+                raise ValueError("placement_goal needs geometry (a backend with a collision world, geometry: auto/on)")
+        except (KeyError, ValueError) as e:
+            return self.fail(str(e.args[0]) if e.args else str(e))
+        t0 = time.perf_counter()
+        try:
+            if geometric:
+                plan: RegraspPlan = plan_with_geometry(
+                    self.backend, cfg, start, goal, faces, max_checks=int(self.params["max_checks"]),
+                    motions="straight" if self.params["check_motions"] else "none")
+            else:
+                plan = cfg.planner().plan(start, goal)
+        except (NoPlanError, ValueError) as e:
+            ms = (time.perf_counter() - t0) * 1000.0
+            self._write_metric("plan_time_ms", ms, add=True)
+            if geometric:
+                return self.fail(f"{_one_line(str(e))} ({ms:.0f} ms)")
+            return self.fail(f"no regrasp plan from '{_names(cfg, start)}' to {_goal_text(cfg, goal)}: "
+                             f"{_reason(e)} ({ms:.2f} ms)")
+        ms = (time.perf_counter() - t0) * 1000.0
+        out = plan.to_dict()
+        out.update({"goal_spec": dict(goal) if isinstance(goal, Mapping) else cfg.factory.names_from_grasps(goal),
+                    "placement_goal": faces, "geometric": geometric,
+                    "start_names": cfg.factory.names_from_grasps(start),
+                    "plan_time_ms": round(ms, 4)})
+        self.write_output("output_key", out)
+        self.blackboard.set(self._state_key, cfg.factory.names_from_grasps(start), overwrite=True)
+        self._write_metric("plan_time_ms", ms, add=True)
+        self._write_metric("planned_grasp_changes", len(plan))
+        if isinstance(plan, GeometricPlan):
+            _geometry_metrics(self, plan)
+            steps = [s.label for s in plan.steps if isinstance(s, GeometricStep)]
+            self.feedback_message = (f"{len(plan)} grasp changes in {ms:.0f} ms ({plan.checks} transitions checked, "
+                                     f"{len(plan.pruned)} pruned): " + (" -> ".join(steps) or "already there"))
+        else:
+            self.feedback_message = (f"{len(plan)} grasp changes in {ms:.2f} ms: "
+                                     + (" -> ".join(plan.transition_names) or "already there"))
+        return Status.SUCCESS
+
+
+def _geometry_metrics(b: "_RegraspBase", plan: GeometricPlan) -> None:
+    b._write_metric("geometric_checks", plan.checks, add=True)
+    b._write_metric("pruned_transitions", len(plan.pruned), add=True)
+    b._write_metric("ik_time_ms", round(plan.ik_time_s * 1e3, 3), add=True)
+    b._write_metric("collision_time_ms", round(plan.collision_time_s * 1e3, 3), add=True)
