@@ -39,7 +39,7 @@ two grasps (its pose and the pose turned half a turn about the approach axis), a
 set its symmetric grasps (a box face: four yaws). Top-level optional keys: ``lift_m`` (0.10 m, lift
 after a grasp from a surface and the height of the pre-place pose), ``retreat_m`` (0.10 m, back-off
 along the TCP z axis after a release), ``place_force_n`` (8 N, force guard when lowering onto the
-surface), ``placements`` (:class:`~py_trees_manipulation.planning.geometric.PlacementSettings`:
+surface), ``placements`` (:class:`~py_trees_manipulation.planning.geometric_model.PlacementSettings`:
 placement poses generated besides the description's: a grid on every environment contact surface
 within the robots' reach, and the spot where a free object stands, on its other faces).
 

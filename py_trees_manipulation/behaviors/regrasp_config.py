@@ -15,7 +15,7 @@ import numpy as np
 
 from ..geometry.poses import Pose, pose_from_spec, pose_from_xyz_rpy
 from ..planning.constraint_graph import ConstraintGraphFactory, Rule
-from ..planning.geometric import GraspVariant, PlacementSettings
+from ..planning.geometric_model import GraspVariant, PlacementSettings
 from ..planning.regrasp import RegraspPlanner
 from .base import ManipulationBehaviour
 from .motion import GAP_NAMES
@@ -244,7 +244,7 @@ class RegraspConfig:
         return RegraspPlanner(self.factory)
 
     def grasp_variants(self) -> dict[str, tuple[GraspVariant, ...]]:
-        """Handle name -> its :class:`~py_trees_manipulation.planning.geometric.GraspVariant` s."""
+        """Handle name -> its :class:`~py_trees_manipulation.planning.geometric_model.GraspVariant` s."""
         return {h: tuple(GraspVariant(h, n, np.asarray(p, dtype=float), float(w), spec.approach_m)
                          for n, p, w in spec.variants)
                 for h, spec in self.handles.items()}

@@ -15,7 +15,7 @@ import py_trees
 from py_trees.common import Status
 
 from ..geometry.poses import Pose, invert, pose_from_spec, rotation_angle
-from ..planning.geometric import GeometricStep
+from ..planning.geometric_queries import GeometricStep
 from ..planning.regrasp import NoPlanError, RegraspPlan, RegraspStep
 from .grasp_fix import GraspFixAttach
 from .grasp_state import _CONFIG_PARAMS, _RegraspBase, sense_grasps, sense_grasps_from_poses

@@ -14,7 +14,8 @@ import numpy as np
 from py_trees.common import Status
 
 from ..geometry.poses import invert, rotation_angle
-from ..planning.geometric import GeometricGoal, GeometricPlan, GeometricStep, GraspVariant
+from ..planning.geometric_model import GeometricGoal, GraspVariant
+from ..planning.geometric_queries import GeometricPlan, GeometricStep
 from ..planning.regrasp import NoPlanError, RegraspPlan
 from .base import ManipulationBehaviour
 from .grasp_state import _CONFIG_PARAMS, _RegraspBase
@@ -127,7 +128,8 @@ def _plan_in_world(world: Any, cfg: RegraspConfig, settings: Any, start: Any, go
     from ..collision.regrasp import (ObjectGeometry, TransitionChecker, build_placements, robot_reach,
                                      support_surface)
     from ..geometry.grasps import placements_for_object
-    from ..planning.geometric import GeometricModel, GeometricRegraspPlanner
+    from ..planning.geometric import GeometricRegraspPlanner
+    from ..planning.geometric_model import GeometricModel
 
     scene_objects = dict(scene_objects or {})
     start_t = _resolve(cfg, start)

@@ -2,7 +2,7 @@
 
 :class:`TransitionChecker` is the ``check`` callable of
 :class:`~py_trees_manipulation.planning.geometric.GeometricRegraspPlanner`: given a
-:class:`~py_trees_manipulation.planning.geometric.TransitionQuery` (a grasp from or a release onto
+:class:`~py_trees_manipulation.planning.geometric_queries.TransitionQuery` (a grasp from or a release onto
 a placement, or a handover), it places the objects in a :class:`~.world.CollisionWorld` as the
 transition needs them and asks, waypoint by waypoint (HPP's waypoint states), whether the arm has a
 collision-free IK solution there:
@@ -53,7 +53,8 @@ import pybullet as pb
 
 from ..geometry.grasps import Placement, translate_z
 from ..geometry.poses import Pose, invert
-from ..planning.geometric import PlacementCandidate, PlacementSettings, TransitionQuery, TransitionResult
+from ..planning.geometric_model import PlacementCandidate, PlacementSettings
+from ..planning.geometric_queries import TransitionQuery, TransitionResult
 from .arm_planner import ArmMotionPlanner
 from .ik import solve_ik
 from .contacts import AllowedContacts, Proximity
@@ -667,7 +668,7 @@ def surface_placements(world: CollisionWorld, obj: str, faces: Sequence[Placemen
         max_points: grid points kept (nearest to the object first).
 
     Returns:
-        :class:`~py_trees_manipulation.planning.geometric.PlacementCandidate` s, source ``"grid"``,
+        :class:`~py_trees_manipulation.planning.geometric_model.PlacementCandidate` s, source ``"grid"``,
         named ``"<face> at (x, y)"`` (and ``" yaw N"`` for extra yaws).
     """
     if spacing_m <= 0:
