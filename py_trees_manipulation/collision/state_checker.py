@@ -22,6 +22,11 @@ __all__ = ["StateChecker"]
 
 _SELF = 0.0  # self-collision threshold, metres (the padding applies to the environment only)
 _CONFIRM_TOL = 1e-6
+#: up to this many (moving link, obstacle) pairs the broadphase runs in Python, beyond it in NumPy
+#: (a NumPy call costs microseconds, a Python box test a tenth of one)
+_PY_BROADPHASE_PAIRS = 96
+#: a box ``[lo, hi]`` times this is ``[lo, -hi]``
+_LO_NEG_HI = np.array([1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
 
 
 class StateChecker:
@@ -57,10 +62,8 @@ class StateChecker:
         self.lower, self.upper = r.lower.copy(), r.upper.copy()
         self._held = world._attached.get(robot)
         self._held_body = self._held.body if self._held is not None else None
-        # moving links with geometry: their boxes move
+        # moving links with geometry: their world boxes (Bullet's AABBs) are read at each state
         self._mv = [j for j in sorted(rb.moving) if j in rb.collidable]
-        self._box_c = np.array([rb.box[j][0] for j in self._mv]).reshape(-1, 3)
-        self._box_h = np.array([rb.box[j][1] for j in self._mv]).reshape(-1, 3)
 
         # obstacles: every link of every other body, AABB cached now
         obstacles = []
@@ -72,49 +75,62 @@ class StateChecker:
                     lo, hi = pb.getAABB(body, link, physicsClientId=c)
                     obstacles.append((body, link, lo, hi))
         self._obs = [(b, link) for b, link, _, _ in obstacles]
-        lo = np.array([o[2] for o in obstacles]).reshape(-1, 3)
-        hi = np.array([o[3] for o in obstacles]).reshape(-1, 3)
-        self._oc, self._oh = (lo + hi) / 2, (hi - lo) / 2
+        self._olo = np.array([o[2] for o in obstacles], dtype=float).reshape(-1, 3)
+        self._ohi = np.array([o[3] for o in obstacles], dtype=float).reshape(-1, 3)
         # per (moving link, obstacle) threshold; -inf: allowed (never checked)
-        thr = np.full((len(self._mv), len(obstacles)), -np.inf)
-        for i, link in enumerate(self._mv):
-            for k, (ob, ol) in enumerate(self._obs):
-                t = self._threshold(("link", link), ob, ol, False)
-                if t is not None:
-                    thr[i, k] = t
-        self._thr = thr
+        thr = np.array([self._thresholds(("link", link)) for link in self._mv]).reshape(len(self._mv), len(obstacles))
         self._thr_list = thr.tolist()
         # obstacle boxes grown by each pair's threshold, (L, M, 3); empty (lo = +inf) where allowed
-        grow = np.where(np.isfinite(thr), thr, -np.inf)[:, :, None]
-        self._env_lo = np.where(np.isfinite(grow), (self._oc - self._oh)[None] - grow, np.inf)
-        self._env_hi = np.where(np.isfinite(grow), (self._oc + self._oh)[None] + grow, -np.inf)
-        # one linear map from a link's [p, R (row-major), |R|] to [lo, -hi] of its world AABB:
-        # lo = p + R c - |R| h, -hi = -(p + R c) - |R| h; then "near" is [lo, -hi] <= [env_hi, -env_lo]
-        L = len(self._mv)
-        W = np.zeros((L, 6, 21))
-        for i in range(L):
-            c3, h3 = self._box_c[i], self._box_h[i]
-            for a in range(3):
-                W[i, a, a] = 1.0
-                W[i, a, 3 + 3 * a:6 + 3 * a] = c3
-                W[i, a, 12 + 3 * a:15 + 3 * a] = -h3
-                W[i, 3 + a] = -W[i, a]
-                W[i, 3 + a, 12 + 3 * a:15 + 3 * a] = -h3
-        self._W = W
-        self._env_bound = np.concatenate([self._env_hi, -self._env_lo], axis=2)   # (L, M, 6)
+        finite = np.isfinite(thr)[:, :, None]
+        grow = np.where(finite, thr[:, :, None], 0.0)
+        env_lo = np.where(finite, self._olo[None] - grow, np.inf)
+        env_hi = np.where(finite, self._ohi[None] + grow, -np.inf)
+        # "near": a link box [lo, hi] overlaps a grown obstacle box, i.e. [lo, -hi] <= [env_hi, -env_lo]
+        self._env_bound = np.concatenate([env_hi, -env_lo], axis=2)    # (L, M, 6)
+        # few pairs: the same test in Python, per link only the obstacles it is checked against
+        self._env_py = len(self._mv) * len(obstacles) <= _PY_BROADPHASE_PAIRS
+        self._env_rows = [[(k, *env_lo[i, k].tolist(), *env_hi[i, k].tolist()) for k in range(len(obstacles))
+                           if finite[i, k, 0]] for i in range(len(self._mv))]
         if self._held is not None:
-            hthr = np.full(len(obstacles), -np.inf)
-            for k, (ob, ol) in enumerate(self._obs):
-                t = self._threshold(("held", -1), ob, ol, False)
-                if t is not None:
-                    hthr[k] = t
+            hthr = self._thresholds(("held", -1))
             self._held_thr = hthr
-            self._held_reach = self._oh + hthr[:, None]
             # the held object against the robot's own moving links, hand excluded
             self._held_links = [(i, j) for i, j in enumerate(self._mv) if j not in rb.hand]
             self._held_link_thr = np.array([
                 -np.inf if (t := self._threshold(("held", -1), r.body, j, False)) is None else t
                 for _, j in self._held_links])
+
+    def _thresholds(self, side: tuple) -> np.ndarray:
+        """Shape (M,): the threshold of ``side`` against each obstacle (:meth:`_threshold`; -inf:
+        allowed). The padding but for the obstacles of bodies the allowed contacts name."""
+        row = np.full(len(self._obs), self.padding_m)
+        al = self.allowed
+        named = {k[1] for k in al.pairs} | {k[1] for k in al.relaxed}
+        for k, (ob, ol) in enumerate(self._obs):
+            if ob in named:
+                t = self._threshold(side, ob, ol, False)
+                row[k] = -np.inf if t is None else t
+        return row
+
+    def _link_boxes(self) -> list[tuple]:
+        """Bullet's world AABB ``((lo), (hi))`` of each moving link with geometry, at the state the
+        robot is in (read once per state, for every test of that state)."""
+        c, body, aabb = self._client, self._body, pb.getAABB
+        return [aabb(body, j, physicsClientId=c) for j in self._mv]
+
+    def _near(self, boxes: list[tuple]) -> list[tuple[int, int]]:
+        """``(moving link index, obstacle index)`` pairs whose boxes overlap, the obstacle's grown by
+        the pair's threshold (the broadphase: only these get an exact distance)."""
+        if self._env_py:
+            out = []
+            for i, ((l0, l1, l2), (h0, h1, h2)) in enumerate(boxes):
+                for k, a0, a1, a2, b0, b1, b2 in self._env_rows[i]:
+                    if l0 <= b0 and h0 >= a0 and l1 <= b1 and h1 >= a1 and l2 <= b2 and h2 >= a2:
+                        out.append((i, k))
+            return out
+        lnh = np.fromiter(chain.from_iterable(chain.from_iterable(boxes)), float, count=6 * len(boxes))
+        lnh = lnh.reshape(-1, 1, 6) * _LO_NEG_HI
+        return np.argwhere((lnh <= self._env_bound).all(axis=2)).tolist()
 
     def _own_masks(self) -> None:
         """Collision filter groups so that ``performCollisionDetection`` sees this robot's links only
@@ -157,33 +173,24 @@ class StateChecker:
         self.set_state(q)
         out: list[tuple] = []
         gcp = pb.getClosestPoints
-        # resetJointStatesMultiDof has already updated the link frames (no forward kinematics again)
-        states = pb.getLinkStates(body, self._mv, physicsClientId=c)
-        # the links' world AABBs, as Bullet computes them: the local box rotated with the link
-        gm = pb.getMatrixFromQuaternion
-        frames = np.fromiter(chain.from_iterable(st[0] + gm(st[1]) for st in states), float,
-                             count=12 * len(states)).reshape(-1, 12)
-        feats = np.concatenate([frames, np.abs(frames[:, 3:])], axis=1)         # (L, 21): p, R, |R|
-        lo_neg_hi = (self._W @ feats[:, :, None])[:, :, 0]                         # (L, 6): lo, -hi
+        boxes = self._link_boxes()
         # environment: a link box overlaps an obstacle box grown by the pair's threshold
-        near = (lo_neg_hi[:, None, :] <= self._env_bound).all(axis=2)
-        if near.any():
-            for i, k in np.argwhere(near).tolist():
-                ob, ol = self._obs[k]
-                thr = self._thr_list[i][k]
-                pts = gcp(body, ob, thr, linkIndexA=self._mv[i], linkIndexB=ol, physicsClientId=c)
-                if pts:
-                    d = min(p[8] for p in pts)
-                    if d < thr - _CONFIRM_TOL:
-                        out.append((("link", self._mv[i]), ob, ol, False, False, d, thr))
-                        if first:
-                            return out
+        for i, k in self._near(boxes):
+            ob, ol = self._obs[k]
+            thr = self._thr_list[i][k]
+            pts = gcp(body, ob, thr, linkIndexA=self._mv[i], linkIndexB=ol, physicsClientId=c)
+            if pts:
+                d = min(p[8] for p in pts)
+                if d < thr - _CONFIRM_TOL:
+                    out.append((("link", self._mv[i]), ob, ol, False, False, d, thr))
+                    if first:
+                        return out
         # self-collision: PyBullet's contact pass sees only this robot's checked link pairs
         if self.world._mask_owner != body:
             self._own_masks()
         pb.performCollisionDetection(physicsClientId=c)
-        for pt in pb.getContactPoints(physicsClientId=c):
-            if pt[8] < _SELF - _CONFIRM_TOL and pt[1] == body and pt[2] == body:
+        for pt in pb.getContactPoints(bodyA=body, bodyB=body, physicsClientId=c):
+            if pt[8] < _SELF - _CONFIRM_TOL:
                 a, b = pt[3], pt[4]
                 pts = gcp(body, body, 0.0, linkIndexA=a, linkIndexB=b, physicsClientId=c)
                 d = min((x[8] for x in pts), default=0.0)
@@ -192,16 +199,14 @@ class StateChecker:
                     out.append((("link", side_link), body, other, True, False, d, _SELF))
                     if first:
                         return out
-        # the held object
+        # the held object: its box (Bullet's, where set_state put it) against the obstacles' and the links'
         h = self._held
         if h is not None:
-            hp, ho = pb.getBasePositionAndOrientation(h.body, physicsClientId=c)
-            Rh = np.array(pb.getMatrixFromQuaternion(ho)).reshape(3, 3)
-            hc = np.asarray(hp) + Rh @ h.box[0]
-            hh = np.abs(Rh) @ h.box[1]
+            hlo, hhi = (np.asarray(v) for v in pb.getAABB(h.body, -1, physicsClientId=c))
             if len(self._obs):
-                near = np.all(np.abs(hc - self._oc) <= hh + self._held_reach, axis=1)
-                for k in np.nonzero(near)[0]:
+                reach = self._held_thr[:, None]
+                near = np.all((hlo <= self._ohi + reach) & (hhi >= self._olo - reach), axis=1)
+                for k in np.nonzero(near)[0].tolist():
                     ob, ol = self._obs[k]
                     thr = float(self._held_thr[k])
                     pts = gcp(h.body, ob, thr, linkIndexA=-1, linkIndexB=ol, physicsClientId=c)
@@ -211,9 +216,9 @@ class StateChecker:
                             out.append((("held", -1), ob, ol, False, True, d, thr))
                             if first:
                                 return out
-            lo, hi = lo_neg_hi[:, :3], -lo_neg_hi[:, 3:]
             for (i, j), thr in zip(self._held_links, self._held_link_thr):
-                if not np.isfinite(thr) or np.any(lo[i] > hc + hh + thr) or np.any(hi[i] < hc - hh - thr):
+                lo, hi = boxes[i]
+                if not np.isfinite(thr) or np.any(np.asarray(lo) > hhi + thr) or np.any(np.asarray(hi) < hlo - thr):
                     continue
                 pts = gcp(h.body, body, float(thr), linkIndexA=-1, linkIndexB=j, physicsClientId=c)
                 if pts:
@@ -236,24 +241,19 @@ class StateChecker:
         if self.world._mask_owner != body:
             self._own_masks()
         pb.performCollisionDetection(physicsClientId=c)
-        for pt in pb.getContactPoints(physicsClientId=c):
-            if pt[8] < -_CONFIRM_TOL and pt[1] == body and pt[2] == body:
+        for pt in pb.getContactPoints(bodyA=body, bodyB=body, physicsClientId=c):
+            if pt[8] < -_CONFIRM_TOL:
                 pts = pb.getClosestPoints(body, body, 0.0, linkIndexA=pt[3], linkIndexB=pt[4], physicsClientId=c)
                 if min((x[8] for x in pts), default=0.0) < -_CONFIRM_TOL:
                     return False
         if not self._obs:
             return True
-        gm = pb.getMatrixFromQuaternion
-        states = pb.getLinkStates(body, self._mv, physicsClientId=c)
-        frames = np.fromiter(chain.from_iterable(st[0] + gm(st[1]) for st in states), float,
-                             count=12 * len(states)).reshape(-1, 12)
-        feats = np.concatenate([frames, np.abs(frames[:, 3:])], axis=1)
-        near = ((self._W @ feats[:, :, None])[:, None, :, 0] <= self._env_bound).all(axis=2)
-        if not near.any():
+        near = self._near(self._link_boxes())
+        if not near:
             return True
         gcp = pb.getClosestPoints
         obs, thr_list, mv = self._obs, self._thr_list, self._mv
-        for i, k in np.argwhere(near).tolist():
+        for i, k in near:
             ob, ol = obs[k]
             thr = thr_list[i][k]
             pts = gcp(body, ob, thr, linkIndexA=mv[i], linkIndexB=ol, physicsClientId=c)
@@ -292,6 +292,9 @@ class StateChecker:
         ``max_distance`` (m), closest first, exact distances (``getClosestPoints``); self-collision
         pairs are not listed (see :meth:`explain`).
 
+        Only the bodies with a link whose box (Bullet's AABB, now) comes within ``max_distance`` of
+        the box round the moving links and the held object are measured: no other can be that near.
+
         Args:
             q: arm joints to evaluate at (radians); default: where the arm is in the world now.
             include_allowed: also list the pairs the motion allows (their threshold is then -inf).
@@ -302,9 +305,25 @@ class StateChecker:
             self.set_state(q)
         best: dict[tuple, Proximity] = {}
         held = self._held_body
+        boxes = self._link_boxes() + ([pb.getAABB(held, -1, physicsClientId=c)] if held is not None else [])
+        ulo = [min(b[0][a] for b in boxes) - max_distance for a in range(3)] if boxes else None
+        uhi = [max(b[1][a] for b in boxes) + max_distance for a in range(3)] if boxes else None
+        aabb = pb.getAABB
+
+        def near(body: int) -> bool:
+            if ulo is None or body == self._body:
+                return True
+            for link in w._links[body]:
+                lo, hi = aabb(body, link, physicsClientId=c)
+                if (lo[0] <= uhi[0] and lo[1] <= uhi[1] and lo[2] <= uhi[2]
+                        and hi[0] >= ulo[0] and hi[1] >= ulo[1] and hi[2] >= ulo[2]):
+                    return True
+            return False
+
+        candidates = [b for b in w._links if b != w._probe and near(b)]
         for src in ([self._body] if held is None else [self._body, held]):
-            for body in w._links:
-                if body == w._probe or body == src or (src == self._body and body == held):
+            for body in candidates:
+                if body == src or (src == self._body and body == held):
                     continue
                 for pt in pb.getClosestPoints(src, body, max_distance, physicsClientId=c):
                     cls = self._classify(pt[1], pt[3], pt[2], pt[4])
