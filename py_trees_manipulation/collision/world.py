@@ -51,7 +51,6 @@ import pybullet_data
 from ..conventions import quat_wxyz_from_xyzw, quat_xyzw_from_wxyz
 from ..geometry.poses import Pose, invert, pose_from_pq, pq_from_pose
 from .contacts import AllowedContacts, Collision, Proximity  # noqa: F401  (re-exported: their home was here)
-from .link_boxes import _base_box, _local_boxes
 from .state_checker import StateChecker
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -109,7 +108,6 @@ class _Robot:
     hand: frozenset            # the flange link, its descendants and the fingers
     parent: dict               # link -> parent link
     self_pairs: frozenset      # link pairs checked for self-collision
-    box: dict                  # link -> (centre (3,), half extents (3,)): its AABB in its centre-of-mass frame
     collidable: frozenset      # links with a collision shape
 
 
@@ -119,7 +117,6 @@ class _Attached:
     body: int
     rel_pos: tuple            # object base in the robot's TCP *link* frame
     rel_orn: tuple
-    box: tuple                # (centre (3,), half extents (3,)): its AABB in its base (centre-of-mass) frame
 
 
 class CollisionWorld:
@@ -321,10 +318,8 @@ class CollisionWorld:
             for b in links[i + 1:]:
                 if (a, b) not in self_pairs:
                     pb.setCollisionFilterPair(body, body, a, b, 0, physicsClientId=c)
-        box = _local_boxes(robot, sorted(collidable))
         self.robots[name] = robot
-        self._robots[name] = _Robot(name, robot, frozenset(moving), frozenset(hand), parent, self_pairs, box,
-                                    collidable)
+        self._robots[name] = _Robot(name, robot, frozenset(moving), frozenset(hand), parent, self_pairs, collidable)
         return robot
 
     # ---- state -------------------------------------------------------------------------------------
@@ -394,8 +389,7 @@ class CollisionWorld:
         T_link_obj = r.tcp_in_link @ T_tcp_obj
         p, q = pq_from_pose(T_link_obj)
         body = self.bodies[obj]
-        self._attached[robot] = _Attached(obj, body, tuple(p.tolist()), quat_xyzw_from_wxyz(q),
-                                          _base_box(self.client, body))
+        self._attached[robot] = _Attached(obj, body, tuple(p.tolist()), quat_xyzw_from_wxyz(q))
 
     def detach(self, robot: str) -> Optional[str]:
         """Release what ``robot`` holds (it stays where it is). Returns its name, or None."""
