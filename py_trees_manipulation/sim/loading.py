@@ -46,6 +46,9 @@ _POSE_IS = "(a primitive's pose is its centre, a URDF object's pose its frame)"
 #: asleep once |v|^2 + |w|^2 of its base stays below this for Bullet's 2 s: slower than 1 cm/s and
 #: 0.01 rad/s ((m/s)^2 + (rad/s)^2; Bullet's default, 0.05, lets a body sliding at 0.2 m/s sleep)
 SLEEP_THRESHOLD = 1e-4
+#: while the scene settles, the objects that may sleep are checked every this many steps (10 ms at
+#: 1 kHz); one slow at two checks in a row and touching something is at rest and sleeps at once
+SLEEP_CHECK_STEPS = 10
 
 
 class _SceneLoading:
@@ -113,21 +116,30 @@ class _SceneLoading:
 
     def _settle(self) -> None:
         # Let objects come to rest before the clock starts (not counted in now()). The pre-step hooks
-        # run too: articulated objects (door latch and handle spring) need them every step.
+        # run too: articulated objects (door latch and handle spring) need them every step. With
+        # sleep_resting_bodies, each object that has come to rest meanwhile is put to sleep at once.
         c = self.client
         start = self._start_heights()
         for body in self._static_bodies():  # awake, as loaded (a reset backend's were asleep)
             pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_DISABLE_SLEEPING, physicsClientId=c)
             pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_WAKE_UP, physicsClientId=c)
-        for _ in range(int(round(self.scene.settle_s * self.physics_hz))):
+        sleepers = self._sleepers() if self.scene.sleep_resting_bodies else {}
+        for k in range(1, int(round(self.scene.settle_s * self.physics_hz)) + 1):
             for h in self._pre_hooks:
                 h(self)
             pb.stepSimulation(physicsClientId=c)
+            if sleepers and k % SLEEP_CHECK_STEPS == 0:
+                self._sleep_resting(sleepers)
         falls = self._start_falls(start)
         if falls:
             self.preflight_failure = "; ".join(x for x in (self.preflight_failure, *falls) if x)
         if self.scene.sleep_resting_bodies:
-            self._sleep_resting()
+            for body in self._static_bodies():
+                pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_ENABLE_SLEEPING, physicsClientId=c)
+                pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_SLEEP, physicsClientId=c)
+            for body in sleepers:  # the others fall asleep once at rest (Bullet's own timer, 2 s)
+                pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_ENABLE_SLEEPING,
+                                  sleepThreshold=SLEEP_THRESHOLD, physicsClientId=c)
 
     def _static_bodies(self) -> list[int]:
         """Fixtures and fixed objects without a moving joint (a table, a shelf board; not a door)."""
@@ -140,34 +152,40 @@ class _SceneLoading:
                 out.append(body)
         return out
 
-    def _sleep_resting(self) -> None:
-        """Let resting bodies sleep (scene key ``sleep_resting_bodies``), after settling.
+    def _sleepers(self) -> dict[int, int]:
+        """The movable objects that may sleep (all but the task's ``target_object``), each with the
+        number of consecutive rest checks it has passed (0)."""
+        target = self.scene.task.target_object
+        return {self._objects[o.name]: 0 for o in self.scene.objects
+                if not o.fixed and o.name != target and o.name in self._objects}
+
+    def _sleep_resting(self, sleepers: dict[int, int]) -> None:
+        """Put to sleep the objects of ``sleepers`` at rest (scene key ``sleep_resting_bodies``; called
+        every :data:`SLEEP_CHECK_STEPS` steps of settling), removing them from it.
 
         PyBullet keeps every multibody awake by default: each resting object's contacts are solved
         at every step (with a fixture's rolling friction, 3 more rows per contact), so a scene's
-        cost grows with its objects whether anything touches them or not. Here the static bodies
-        (:meth:`_static_bodies`) and every movable object but the task's ``target_object`` may
-        sleep (``ACTIVATION_STATE_ENABLE_SLEEPING``, :data:`SLEEP_THRESHOLD`); those at rest now are
-        put to sleep at once (a sleeping body costs nothing per step), the others fall asleep once
-        they come to rest. Bullet wakes a sleeping body whenever an awake one touches it (the
-        fingers, the arm, an object pushed into it), a constraint joins it (a GraspFix weld) or a
-        body it rests on moves, before that step's contacts are solved. The target object, whose
-        motion the run's metrics measure, the robots (their motors) and mechanisms (doors, drawers:
-        bodies with moving joints) stay awake throughout."""
+        cost grows with its objects whether anything touches them or not. An object at rest (at
+        two checks in a row slower than :data:`SLEEP_THRESHOLD`, and touching something: not at the
+        top of a bounce) sleeps: it costs nothing per step. Bullet wakes a sleeping body whenever
+        an awake one touches it (the fingers, the arm, an object pushed into it), a constraint
+        joins it (a GraspFix weld) or a body it rests on moves, before that step's contacts are
+        solved. The target object, whose motion the run's metrics measure, the robots (their
+        motors) and mechanisms (doors, drawers: bodies with moving joints) stay awake throughout;
+        the fixtures sleep once settled (:meth:`_settle`)."""
         c = self.client
-        for body in self._static_bodies():
-            pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_ENABLE_SLEEPING, physicsClientId=c)
-            pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_SLEEP, physicsClientId=c)
-        target = self.scene.task.target_object
-        for o in self.scene.objects:
-            body = self._objects.get(o.name)
-            if o.fixed or o.name == target or body is None:
-                continue
-            pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_ENABLE_SLEEPING,
-                              sleepThreshold=SLEEP_THRESHOLD, physicsClientId=c)
+        for body in list(sleepers):
             v, w = pb.getBaseVelocity(body, physicsClientId=c)
-            if v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + w[0] * w[0] + w[1] * w[1] + w[2] * w[2] < SLEEP_THRESHOLD:
+            slow = v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + w[0] * w[0] + w[1] * w[1] + w[2] * w[2] < SLEEP_THRESHOLD
+            if not slow or not pb.getContactPoints(bodyA=body, physicsClientId=c):
+                sleepers[body] = 0
+                continue
+            sleepers[body] += 1
+            if sleepers[body] >= 2:
+                pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_ENABLE_SLEEPING,
+                                  sleepThreshold=SLEEP_THRESHOLD, physicsClientId=c)
                 pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_SLEEP, physicsClientId=c)
+                del sleepers[body]
 
     def _start_heights(self) -> dict[str, tuple[float, float, str]]:
         """For each movable object before settling: (base z, m; the gap under its lowest point to

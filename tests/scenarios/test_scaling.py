@@ -172,3 +172,19 @@ def test_a_sleeping_box_is_pushed_as_an_awake_one_and_what_rests_on_it_falls():
         assert np.linalg.norm(a[:2] - before[:2]) > 0.10
         np.testing.assert_allclose(a, b, atol=0.002)
     assert asleep["after"][1][2] < TOP + 0.03                   # the top box lies on the table now
+
+
+@pytest.mark.parametrize("settle_s", [0.2, 0.0])
+def test_an_object_put_in_the_air_falls_onto_the_table_before_it_sleeps(settle_s):
+    """Objects sleep once at rest on something: one placed 6 cm above the table (4 cm above the
+    other box for the second) is never frozen where it was put, whether it lands while the scene
+    settles or after the clock starts (settle_s 0: nothing has touched anything yet)."""
+    scene = push_scene(True)
+    scene["settle_s"] = settle_s
+    scene["objects"][1]["pose"]["position"][2] = TOP + 0.025 + 0.06
+    scene["objects"][2]["pose"]["position"][2] = TOP + 0.0705 + 0.10
+    with SimBackend(scene, visual_shapes=False) as sim:
+        sim.step(600)
+        z = [pb.getBasePositionAndOrientation(sim.world.body_id(n), physicsClientId=sim.client)[0][2]
+             for n in ("box", "top")]
+    np.testing.assert_allclose(z, [TOP + 0.025, TOP + 0.07], atol=0.003)   # on the table, on the box
