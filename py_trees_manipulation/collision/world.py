@@ -450,7 +450,15 @@ class CollisionWorld:
             self._probe = pb.createMultiBody(0.0, col, -1, [0, 0, -100], physicsClientId=c)
         pb.resetBasePositionAndOrientation(self._probe, list(position), [0, 0, 0, 1], physicsClientId=c)
         out = []
-        for body in self._links:
+        r = radius + 2e-3  # the probe sphere's radius and a margin
+        lo, hi = [v - r for v in position], [v + r for v in position]
+        for body, links in self._links.items():
+            for link in links:  # only bodies with a link box round the point (one box test each)
+                a, b = pb.getAABB(body, link, physicsClientId=c)
+                if a[0] <= hi[0] and a[1] <= hi[1] and a[2] <= hi[2] and b[0] >= lo[0] and b[1] >= lo[1] and b[2] >= lo[2]:
+                    break
+            else:
+                continue
             for pt in pb.getClosestPoints(self._probe, body, radius, physicsClientId=c):
                 pair = (body, pt[4])
                 if pair not in out:

@@ -97,13 +97,25 @@ class _SceneLoading:
         centre, falls through the table). The message names both bodies, the depth and the height
         that clears it."""
         c = self.client
+
+        def box(body: int) -> tuple:  # the body's world AABB (all its links)
+            boxes = [pb.getAABB(body, link, physicsClientId=c) for link in range(-1, pb.getNumJoints(body, physicsClientId=c))]
+            return (tuple(min(b[0][a] for b in boxes) for a in range(3)), tuple(max(b[1][a] for b in boxes) for a in range(3)))
+
         placed = [(f.name, self._bodies[f.name]) for f in self.scene.fixtures if f.name in self._bodies]
+        boxes = {ob: box(ob) for _, ob in placed}
         movable = {o.name for o in self.scene.objects if not o.fixed}
         found = []
         for o in self.scene.objects:
             body = self._objects.get(o.name)
+            if body is not None:
+                boxes[body] = box(body)
             if body is not None and o.name in movable:
+                (l0, l1, l2), (h0, h1, h2) = boxes[body]
                 for other, ob in placed:
+                    (a0, a1, a2), (b0, b1, b2) = boxes[ob]
+                    if l0 > b0 or l1 > b1 or l2 > b2 or h0 < a0 or h1 < a1 or h2 < a2:
+                        continue  # apart: no penetration (one box test per pair; a scene's many objects)
                     pts = pb.getClosestPoints(body, ob, 0.0, physicsClientId=c)
                     depth = -min((pt[8] for pt in pts), default=0.0)
                     if depth > START_PENETRATION_M:
