@@ -243,49 +243,40 @@ class _ClearanceMonitor:
     def _allowed(self, side: Any, body: int, link: int) -> bool:
         return (side, body) in self.skip or (side, body, link) in self.skip
 
-    def _near(self, margin: float) -> set:
-        """``(moving side, body)`` pairs whose broadphase boxes (Bullet's own, grown by the contact
-        threshold) overlap: a moving link's box (or the held object's, side ``"held"``) grown by
-        ``margin`` (m) against every other body's; no other pair can be within ``margin`` (one
-        ``getAABB`` and one ``getOverlappingObjects`` per moving link: a scene's resting bodies
-        away from the arm are never measured)."""
+    def _near(self, margin: float) -> tuple[set, set]:
+        """The bodies whose broadphase boxes (Bullet's own, grown by the contact threshold) overlap
+        the box of a moving link grown by ``margin`` (m), and those overlapping the held object's
+        box grown by it: no other body can be within ``margin`` of them (one ``getAABB`` and one
+        ``getOverlappingObjects`` per moving link: a scene's resting bodies away from the arm are
+        never measured)."""
         c = self.client
         aabb, overlapping = pb.getAABB, pb.getOverlappingObjects
-        sides = [(j, self.robot, j) for j in self.moving_shapes]
-        if self.held is not None:
-            sides.append(("held", self.held, -1))
-        out = set()
-        for side, body, link in sides:
+        near_links, near_held = set(), set()
+        for out, body, link in [*((near_links, self.robot, j) for j in self.moving_shapes),
+                                *([(near_held, self.held, -1)] if self.held is not None else [])]:
             lo, hi = aabb(body, link, physicsClientId=c)
             found = overlapping([v - margin for v in lo], [v + margin for v in hi], physicsClientId=c)
             for b, _ in found or ():
-                out.add((side, b))
-        return out
+                out.add(b)
+        return near_links, near_held
 
     def sample(self) -> None:
         c = self.client
         gcp = pb.getClosestPoints
         best, where = self.min_m, None
         robot, held = self.robot, self.held
-        # few bodies: one query per body; many: only the pairs the broadphase puts near
-        near = self._near(best) if len(self.others) > BROADPHASE_MIN_BODIES else None
-        for b in self.others:  # in the same order either way (the first of equal distances wins)
-            if b == held:
+        # few bodies: every one measured; many: only those the broadphase puts near (the same
+        # queries in the same order for those, so the same minimum and the same pair)
+        near_links, near_held = (self._near(best) if len(self.others) > BROADPHASE_MIN_BODIES else (None, None))
+        for b in self.others:
+            if b == held or (near_links is not None and b not in near_links):
                 continue
-            if near is None:
-                for p in gcp(robot, b, best, physicsClientId=c):
-                    if p[3] in self.moving and p[8] < best and not self._allowed(p[3], b, p[4]):
-                        best, where = p[8], (self.world_link_name(robot, p[3]), b, p[4])
-                continue
-            for j in self.moving_shapes:
-                if (j, b) not in near:
-                    continue
-                for p in gcp(robot, b, best, linkIndexA=j, physicsClientId=c):
-                    if p[8] < best and not self._allowed(j, b, p[4]):
-                        best, where = p[8], (self.world_link_name(robot, j), b, p[4])
+            for p in gcp(robot, b, best, physicsClientId=c):
+                if p[3] in self.moving and p[8] < best and not self._allowed(p[3], b, p[4]):
+                    best, where = p[8], (self.world_link_name(robot, p[3]), b, p[4])
         if held is not None:
             for b in self.others:
-                if near is not None and ("held", b) not in near:
+                if near_held is not None and b not in near_held:
                     continue
                 for p in gcp(held, b, best, physicsClientId=c):
                     if p[8] < best and not self._allowed("held", b, p[4]):
