@@ -221,22 +221,25 @@ def section_tree(sizes: list[int], reps: int) -> None:
     print(f"  load after: {load()}")
 
 
-def _self_pairs_exact(ck: Any, q: list[float]) -> bool:
-    """True when a checked self-collision pair penetrates at ``q`` (getClosestPoints of each pair)."""
-    c, body = ck._client, ck._body
+def exact_valid(ck: Any, q: list[float]) -> bool:
+    """The exact method: ``getClosestPoints`` of every moving link against every other body at the
+    pair's threshold, and of every checked self-collision pair (no broadphase; the checker's
+    ``is_valid`` must give the same answer: tests/unit/test_checker_exact.py)."""
+    w, c, body = ck.world, ck._client, ck._body
+    ck.set_state(q)
+    for j in sorted(w.moving_links(ck.robot)):
+        for ob in w._links:
+            if ob in (body, w._probe):
+                continue
+            for p in pb.getClosestPoints(body, ob, ck.padding_m, linkIndexA=j, physicsClientId=c):
+                thr = ck._threshold(("link", j), ob, p[4], False)
+                if thr is not None and p[8] < thr - 1e-6:
+                    return False
     for a, b in ck._rb.self_pairs:
         for p in pb.getClosestPoints(body, body, 0.0, linkIndexA=a, linkIndexB=b, physicsClientId=c):
             if p[8] < -1e-6:
-                return True
-    return False
-
-
-def exact_valid(ck: Any, q: list[float]) -> bool:
-    """The exact method: every moving link against every other body within its threshold
-    (``StateChecker.proximities``), every checked self pair by ``getClosestPoints``."""
-    if any(p.distance_m < p.threshold_m - 1e-6 for p in ck.proximities(q, ck.padding_m + 1e-3)):
-        return False
-    return not _self_pairs_exact(ck, q)
+                return False
+    return True
 
 
 def clutter_world(n_obstacles: int) -> Any:
