@@ -66,10 +66,17 @@ class LoadedRobot:
         velocity_limits: arm joint velocity limits, rad/s, shape (n_arm,) (the description's, else the URDF's).
         acceleration_limits: arm joint acceleration limits, rad/s^2, shape (n_arm,).
         effort_limits: arm joint torque limits, N m, shape (n_arm,) (the description's, else the URDF's).
+        drive_joints: joint indices of the actuated gripper joints: the two finger joints, or the
+            one driver of a linkage (``model.gripper.drive_joints``); :meth:`finger_positions`,
+            :meth:`finger_targets`, :meth:`gap_of` and :meth:`drive_slopes` are in these joints.
         finger_upper: upper limit of the first finger joint (m or rad).
-        finger_travel, finger_closed, closed_gap: the finger gap's linear map (see
-            :class:`~py_trees_manipulation.robots.GripperDescription`): pad travel per joint unit,
-            the joints' closed positions, the closed gap (m).
+        finger_travel, finger_closed, closed_gap: the finger gap's linear map of two finger joints
+            (see :class:`~py_trees_manipulation.robots.GripperDescription`): pad travel per joint
+            unit, the joints' closed positions, the closed gap (m).
+        mimics: ``(follower, leader, multiplier, offset)`` joint indices of every ``<mimic>`` joint
+            the simulator must couple (PyBullet ignores ``<mimic>``), each after its own leader (a
+            mimic of a mimic comes after its leader); two finger joints coupled by ``coupling: gear``
+            are not among them.
         finger_links: link indices of the two finger pads (``model.gripper.pads``).
         palm_link: link index of the gripper's palm.
         wrist_ft_joint: joint index whose reaction force is the wrist force.
@@ -90,12 +97,14 @@ class LoadedRobot:
         self.link_index = {info[12].decode(): j for j, info in enumerate(infos)}
         self.link_index.setdefault(pb.getBodyInfo(body, physicsClientId=client)[0].decode(), -1)
         g = model.gripper
-        missing = [j for j in (*model.arm_joint_names, *g.joints) if j not in self.joint_index]
+        missing = [j for j in (*model.arm_joint_names, *g.joints, *g.drive_joints) if j not in self.joint_index]
         missing += [ln for ln in (model.tcp_link_name, g.palm_link, *g.pad_links) if ln not in self.link_index]
         if missing:
             raise ValueError(f"URDF {model.urdf_path} as loaded has no joint or link {missing}")
         self.arm_joints = [self.joint_index[j] for j in model.arm_joint_names]
         self.finger_joints = [self.joint_index[j] for j in g.joints]
+        self.drive_joints = [self.joint_index[j] for j in g.drive_joints]
+        self._gripper = g
         self.movable_joints = [j for j, info in enumerate(infos) if info[2] != pb.JOINT_FIXED]
         arm = [infos[j] for j in self.arm_joints]
         self.lower = np.array([i[8] for i in arm])
@@ -114,13 +123,25 @@ class LoadedRobot:
         self.finger_closed = tuple(float(v) for v in g.closed_positions)
         self.closed_gap = float(g.opening_m[0])
         self.finger_links = [self.link_index[ln] for ln in g.pad_links]
-        # <mimic> joints other than the second finger joint (PyBullet ignores <mimic>; the backend
-        # couples them with gear constraints): (follower, leader, multiplier, offset), joint indices
+        # <mimic> joints (PyBullet ignores <mimic>; the backend couples them with gear constraints),
+        # leaders first: (follower, leader, multiplier, offset), joint indices; two finger joints
+        # coupled by the description's gear are not repeated
         urdf = parse_urdf(model.urdf_path, model.packages)
-        self.mimics = [(self.joint_index[j.name], self.joint_index[j.mimic[0]], j.mimic[1], j.mimic[2])
-                       for j in urdf.joints.values()
-                       if j.mimic is not None and j.name in self.joint_index and j.mimic[0] in self.joint_index
-                       and not (j.name == g.joints[1] and j.mimic[0] == g.joints[0])]
+        pair = (g.joints[1], g.joints[0]) if not g.is_linkage and g.coupling == "gear" else None
+        self.mimics = []
+        known = set(self.joint_index) - {j.name for j in urdf.joints.values() if j.mimic is not None}
+        if pair is not None:
+            known.add(pair[0])
+        pending = [j for j in urdf.joints.values() if j.mimic is not None and j.name in self.joint_index
+                   and (j.name, j.mimic[0]) != pair]
+        while pending:
+            ready = [j for j in pending if j.mimic[0] in known]  # type: ignore[index]
+            if not ready:
+                break                                           # a loop or a missing leader: left free
+            for j in ready:
+                self.mimics.append((self.joint_index[j.name], self.joint_index[j.mimic[0]], j.mimic[1], j.mimic[2]))  # type: ignore[index]
+                known.add(j.name)
+            pending = [j for j in pending if j.name not in known]
         self.palm_link = self.link_index[g.palm_link]
         ft = model.wrist_ft_joint
         self.wrist_ft_joint = self.joint_index[ft] if ft in self.joint_index else self.arm_joints[-1]
@@ -154,34 +175,45 @@ class LoadedRobot:
         states = pb.getJointStates(self.body, self.arm_joints, physicsClientId=self.client)
         return np.array([s[1] for s in states])
 
-    def finger_positions(self) -> tuple[float, float]:
-        """Both finger joint positions (m for prismatic fingers, rad for revolute ones)."""
-        s = pb.getJointStates(self.body, self.finger_joints, physicsClientId=self.client)
-        return float(s[0][0]), float(s[1][0])
+    def finger_positions(self) -> tuple[float, ...]:
+        """Positions of the actuated gripper joints (:attr:`drive_joints`: both finger joints, or a
+        linkage's driver), m for prismatic joints, rad for revolute ones."""
+        s = pb.getJointStates(self.body, self.drive_joints, physicsClientId=self.client)
+        return tuple(float(x[0]) for x in s)
 
-    def gap_of(self, q0: float, q1: float) -> float:
-        """Finger gap, m, at finger joint positions ``q0``, ``q1`` (Panda: ``q0 + q1``)."""
-        (s0, s1), (c0, c1) = self.finger_travel, self.finger_closed
-        return self.closed_gap + s0 * (q0 - c0) + s1 * (q1 - c1)
+    def gap_of(self, *q: float) -> float:
+        """Finger gap, m, with the actuated joints at ``q`` (two finger joints: Panda ``q0 + q1``;
+        a linkage: the driver, through its kinematics)."""
+        return self._gripper.gap_from_drive(q)
 
-    def finger_targets(self, gap_m: float) -> tuple[float, float]:
-        """Finger joint positions of gap ``gap_m`` (m), both fingers travelling alike (Panda: gap / 2 each)."""
-        t = (gap_m - self.closed_gap) / 2.0
-        (s0, s1), (c0, c1) = self.finger_travel, self.finger_closed
-        return c0 + t / s0, c1 + t / s1
+    def drive_slopes(self, q: Sequence[float]) -> tuple[float, ...]:
+        """d gap / d q_i of each actuated joint at ``q`` (see ``GripperDescription.drive_slopes``)."""
+        return self._gripper.drive_slopes(q)
+
+    def finger_targets(self, gap_m: float) -> tuple[float, ...]:
+        """Positions of the actuated joints of gap ``gap_m`` (m), both fingers travelling alike
+        (Panda: gap / 2 each; a linkage: the driver's position of that gap)."""
+        return self._gripper.drive_targets(gap_m)
 
     def reset_arm(self, q: Sequence[float]) -> None:
         """Teleport the arm joints to ``q`` (radians). Only for set-up and the kinematics shadow."""
         for j, v in zip(self.arm_joints, q):
             pb.resetJointState(self.body, j, float(v), 0.0, physicsClientId=self.client)
 
+    def reset_gripper(self, drive: Sequence[float]) -> None:
+        """Teleport the actuated gripper joints to ``drive`` (m or rad, :attr:`drive_joints` order),
+        every ``<mimic>`` joint along (leaders first; mimics of mimics included). Set-up and
+        kinematic copies only."""
+        c = self.client
+        for j, q in zip(self.drive_joints, drive):
+            pb.resetJointState(self.body, j, float(q), 0.0, physicsClientId=c)
+        for follower, leader, m, offset in self.mimics:
+            q = pb.getJointState(self.body, leader, physicsClientId=c)[0]
+            pb.resetJointState(self.body, follower, m * q + offset, 0.0, physicsClientId=c)
+
     def reset_fingers(self, each_m: float) -> None:
         """Teleport both fingers to the gap ``2 * each_m`` (m), their ``<mimic>`` joints along. Set-up only."""
-        for j, q in zip(self.finger_joints, self.finger_targets(2.0 * each_m)):
-            pb.resetJointState(self.body, j, float(q), 0.0, physicsClientId=self.client)
-        for follower, leader, m, offset in self.mimics:
-            q = pb.getJointState(self.body, leader, physicsClientId=self.client)[0]
-            pb.resetJointState(self.body, follower, m * q + offset, 0.0, physicsClientId=self.client)
+        self.reset_gripper(self.finger_targets(2.0 * each_m))
 
     def link_pose(self, link: int) -> Pose:
         """(4, 4) world pose of a link frame (URDF link frame, not the inertial frame)."""
@@ -234,7 +266,7 @@ class LoadedRobot:
         for k, v in zip(self._arm_in_movable, q_arm):
             rest[k] = float(v)
         f = self.finger_positions()
-        for j, v in zip(self.finger_joints, f):
+        for j, v in zip(self.drive_joints, f):
             rest[self.movable_joints.index(j)] = v
         return rest
 

@@ -36,9 +36,10 @@ def _details(d: RobotDescription) -> dict[str, Any]:
                  "effort_limit": e} for n, lim, v, a, e in zip(d.arm_joint_names, d.arm_urdf_limits, vel, acc, eff)],
         "tcp": {"link": d.tcp_link_name, "position": list(d.tcp_position), "orientation": list(d.tcp_orientation)},
         "wrist_force_torque_joint": d.wrist_ft_joint,
-        "gripper": {"joints": list(g.joints), "palm_link": g.palm_link, "coupling": g.coupling,
+        "gripper": {"joints": list(g.joints), "driver": g.driver, "palm_link": g.palm_link, "coupling": g.coupling,
                     "mimic_multiplier": g.mimic_multiplier, "finger_speed_mps": g.finger_speed_mps,
                     "finger_friction": g.finger_friction,
+                    "pad_travel_per_unit": list(g.travel_per_unit), "closed_positions": list(g.closed_positions),
                     "pads": [{"link": p.link, "position": list(p.position), "orientation": list(p.orientation)}
                              for p in g.pads],
                     "pad": {"width_m": g.pad.width_m, "length_m": g.pad.length_m}},
@@ -81,8 +82,14 @@ def _print_details(info: dict[str, Any]) -> None:
     print(f"  wrist force-torque joint: {info['wrist_force_torque_joint']}")
     g = info["gripper"]
     lo, hi = info["opening_m"]
-    print(f"  gripper: joints {', '.join(g['joints'])} ({g['coupling']} coupling, x{g['mimic_multiplier']:g}); palm "
-          f"{g['palm_link']}")
+    if g["driver"]:
+        t = g["pad_travel_per_unit"]
+        print(f"  gripper: one driver, {g['driver']} (a linkage: every finger joint follows it); palm {g['palm_link']}")
+        print(f"    pads travel {abs(t[0]) * 1000:.1f} / {abs(t[1]) * 1000:.1f} mm per unit of the driver at its closing "
+              f"limit {g['closed_positions'][0]:g}")
+    else:
+        print(f"  gripper: joints {', '.join(g['joints'])} ({g['coupling']} coupling, x{g['mimic_multiplier']:g}); palm "
+              f"{g['palm_link']}")
     print(f"    opening {lo:.3f} .. {hi:.3f} m; force {info['default_force_n']:g} N (max {info['max_force_n']:g} N); "
           f"finger speed {g['finger_speed_mps']:g} m/s; friction {g['finger_friction']:g}")
     print(f"    pads {g['pad']['width_m'] * 1000:.1f} x {g['pad']['length_m'] * 1000:.1f} mm on "

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -79,10 +79,11 @@ class FingerPad:
 
 @dataclass(frozen=True)
 class GripperDescription:
-    """A parallel two-finger gripper.
+    """A parallel two-finger gripper: a motor per finger joint, or one driver moving a linkage.
 
     Attributes:
-        joints: the two finger joints, prismatic or revolute.
+        joints: the two finger joints, prismatic or revolute (a linkage: the first joint between the
+            palm and each pad, e.g. the outer knuckles).
         palm_link: the hand link the fingers hang from (GraspFix welds held objects to it; the palm
             accelerometer sits in it).
         pads: the two finger pads, ``joints`` order.
@@ -102,10 +103,24 @@ class GripperDescription:
             lever from the joint axis to the pad centre, signed), computed from the URDF.
         closed_positions: each finger joint's position at the closed gap (its lower limit when
             ``travel_per_unit`` is positive, else its upper limit).
+        driver: the one driven joint of a single-actuator linkage (Robotiq 2F-85, xArm gripper), whose
+            finger joints all ``<mimic>`` it, directly or through other mimic joints; None: a motor
+            per finger joint. ``coupling`` is then ``"linkage"``.
+        drive_table: a linkage's kinematics sampled over the driver's range
+            (:func:`~.linkage.linkage_table`): ``(driver positions ascending, gap at each (m), d gap /
+            d driver at each (m/rad))``; ``()`` without a driver.
+        pad_centre_z: a linkage's pad centres' midpoint along the palm's z axis at each sample of
+            ``drive_table``, metres (the pads move on an arc: they advance as they close).
 
-    The finger gap is linear in the joints: ``opening_m[0] + sum_i travel_per_unit[i] * (q_i -
-    closed_positions[i])`` (exact for prismatic fingers; for revolute ones the pads move on an arc
-    and the gap is its first-order approximation about the closed position).
+    Two finger joints: the gap is linear in the joints, ``opening_m[0] + sum_i travel_per_unit[i] *
+    (q_i - closed_positions[i])`` (exact for prismatic fingers; for revolute ones the pads move on an
+    arc and the gap is its first-order approximation about the closed position). A linkage: the gap
+    is the URDF's forward kinematics of the driver, interpolated in ``drive_table`` (``travel_per_unit``
+    and ``closed_positions`` then give each pad's travel per unit of the driver at the closing limit
+    and that limit, for display).
+
+    The actuated joints are :attr:`drive_joints`; :meth:`gap_from_drive`, :meth:`drive_slopes` and
+    :meth:`drive_targets` map them to the gap and back for both kinds.
     """
 
     joints: tuple[str, str]
@@ -121,18 +136,77 @@ class GripperDescription:
     mimic_multiplier: float = 1.0
     travel_per_unit: tuple[float, float] = (1.0, 1.0)
     closed_positions: tuple[float, float] = (0.0, 0.0)
+    driver: Optional[str] = None
+    drive_table: tuple[tuple[float, ...], ...] = ()
+    pad_centre_z: tuple[float, ...] = ()
 
     @property
     def pad_links(self) -> tuple[str, str]:
         return (self.pads[0].link, self.pads[1].link)
 
+    @property
+    def is_linkage(self) -> bool:
+        """One driver moves both fingers through a linkage (``driver`` is set)."""
+        return self.driver is not None
+
+    @property
+    def drive_joints(self) -> tuple[str, ...]:
+        """The actuated joints: ``(driver,)`` for a linkage, else the two finger joints."""
+        return (self.driver,) if self.driver is not None else self.joints
+
+    @functools.cached_property
+    def _table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(q, gap, slope) ascending in q, and (gap, q) ascending in gap, as arrays."""
+        q, gap, slope = (np.asarray(v, dtype=float) for v in self.drive_table)
+        order = np.argsort(gap)
+        return q, gap, slope, gap[order], q[order]
+
+    def gap_from_drive(self, q: "Sequence[float]") -> float:
+        """Finger gap, m, with the actuated joints (:attr:`drive_joints`) at ``q`` (m or rad)."""
+        if self.driver is not None:
+            tq, tg = self._table[0], self._table[1]
+            return float(np.interp(q[0], tq, tg))
+        return self.gap_of(q[0], q[1])
+
+    def drive_slopes(self, q: "Sequence[float]") -> tuple[float, ...]:
+        """d gap / d q_i of each actuated joint at ``q`` (m/m or m/rad; the sign says which way opens).
+
+        A finger force ``F`` (N, each pad) balances ``F x |slope_i|`` of actuator ``i`` (virtual work);
+        a gap speed ``v`` needs ``v / slope_i`` of one driver, or ``(v / 2) / slope_i`` of each of two."""
+        if self.driver is not None:
+            tq, ts = self._table[0], self._table[2]
+            return (float(np.interp(q[0], tq, ts)),)
+        return self.travel_per_unit
+
+    def drive_targets(self, gap_m: float) -> tuple[float, ...]:
+        """Positions of the actuated joints (m or rad) of gap ``gap_m`` (both fingers travelling alike)."""
+        if self.driver is not None:
+            tg, tq = self._table[3], self._table[4]
+            return (float(np.interp(gap_m, tg, tq)),)
+        return self.joint_targets(gap_m)
+
+    def pad_advance_m(self, gap_m: float) -> float:
+        """How far the pad centres are along the palm's z axis (the approach) at gap ``gap_m`` beyond
+        where they are at the fully open gap, metres (0 for fingers that move straight)."""
+        if self.driver is None or not self.pad_centre_z:
+            return 0.0
+        tq = self._table[0]
+        z = np.asarray(self.pad_centre_z)
+        q_gap = self.drive_targets(gap_m)[0]
+        q_open = self.drive_targets(self.opening_m[1])[0]
+        return float(np.interp(q_gap, tq, z) - np.interp(q_open, tq, z))
+
     def gap_of(self, q0: float, q1: float) -> float:
-        """Finger gap, m, with the finger joints at ``q0``, ``q1`` (m or rad)."""
+        """Finger gap, m, with the finger joints at ``q0``, ``q1`` (m or rad); a linkage: ``q0`` is
+        the driver (see :meth:`gap_from_drive`)."""
+        if self.driver is not None:
+            return self.gap_from_drive((q0,))
         (s0, s1), (c0, c1) = self.travel_per_unit, self.closed_positions
         return self.opening_m[0] + s0 * (q0 - c0) + s1 * (q1 - c1)
 
     def joint_targets(self, gap_m: float) -> tuple[float, float]:
-        """The finger joint positions (m or rad) of gap ``gap_m``, both fingers travelling alike."""
+        """The finger joint positions (m or rad) of gap ``gap_m``, both fingers travelling alike
+        (two finger joints; a linkage's actuated joint: :meth:`drive_targets`)."""
         t = (gap_m - self.opening_m[0]) / 2.0
         (s0, s1), (c0, c1) = self.travel_per_unit, self.closed_positions
         return c0 + t / s0, c1 + t / s1
@@ -285,17 +359,21 @@ DESCRIPTION_KEYS: dict[str, list[KeyDoc]] = {
                "the finger travel"),
     ],
     "gripper": [
-        KeyDoc("joints", "list", "", "the two finger joints (prismatic or revolute), below `palm_link`; how far "
-               "each moves its pad per unit is read from the URDF", True),
+        KeyDoc("joints", "list", "", "the two finger joints (prismatic or revolute, a motor each), below "
+               "`palm_link`; how far each moves its pad per unit is read from the URDF (give `joints` or `driver`)"),
+        KeyDoc("driver", "str", "", "a single-actuator linkage (Robotiq 2F-85, xArm gripper): the one driven joint, "
+               "which every finger joint `<mimic>`s (directly or through another mimic joint); gap, pad travel, "
+               "closing limit and force come from the URDF's forward kinematics (give `joints` or `driver`)"),
         KeyDoc("palm_link", "str", "", "the hand link the fingers hang from (GraspFix welds to it)", True),
         KeyDoc("opening_m", "[closed, open]", "[0, the joints' full travel]", "finger gap range, m, >= 0: "
-               "closed at the joints' closing limit"),
+               "closed at the joints' closing limit (a linkage: within what its kinematics give, the default)"),
         KeyDoc("default_force_n", "number", "", "finger force for 'the maximum' (negative max_effort): the "
                "continuous grasping force, N, > 0", True),
         KeyDoc("max_force_n", "number", "default_force_n", "upper clip of a commanded finger force, N, > 0"),
         KeyDoc("finger_speed_mps", "number", "0.05", "speed of each finger under position control, m/s, > 0"),
         KeyDoc("finger_friction", "number", "1.0", "Coulomb friction coefficient set on the finger links, >= 0"),
-        KeyDoc("coupling", "str", "gear", "`gear` (a gear constraint couples the fingers) or `none`"),
+        KeyDoc("coupling", "str", "gear", "`gear` (a gear constraint couples the fingers) or `none` (two finger "
+               "joints only)"),
         KeyDoc("mimic_multiplier", "number", "the URDF `<mimic>`'s, else equal pad travel", "second joint = "
                "multiplier x first, > 0"),
         KeyDoc("pads", "mapping", "", "finger pads for the 22-cell pressure arrays (see `gripper.pads`)", True),

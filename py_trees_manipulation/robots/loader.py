@@ -31,6 +31,7 @@ from ..geometry.poses import pose_from_pq, pose_from_spec, pq_from_pose
 from ..located import locyaml
 from ..located.errors import Loc, Problem, TreeLoadError, did_you_mean
 from .description import DESCRIPTION_KEYS, FingerPad, GripperDescription, PadGeometry, RobotDescription
+from .linkage import LinkageTable, linkage_table
 from .urdf import UrdfError, UrdfModel, parse_urdf, pybullet_data_path, resolve_mesh
 
 __all__ = ["RobotDescriptionError", "UnknownModelError", "load_description", "parse_description", "stock_models",
@@ -242,6 +243,178 @@ def _pad_travel(urdf: UrdfModel, joint: Any, pad: FingerPad) -> float:
     return slope(closed if np.isfinite(closed) else mid)
 
 
+def _gripper_driver(c: _Checker, urdf: UrdfModel, g: Any, palm: Optional[str], arm: Sequence[str],
+                    gripper_joints: Sequence[str]) -> Optional[str]:
+    """The ``gripper.driver`` joint if it can drive a linkage, else None after reporting why."""
+    name = c.string(g, "driver", "gripper")
+    loc = g.value_loc("driver") if "driver" in g else g.loc
+    if name is None or not _check_joint(c, urdf, name, loc, "gripper.driver", gripper_joints, "gripper joints"):
+        return None
+    j = urdf.joints[name]
+    if j.type not in ("prismatic", "revolute"):
+        c.err(loc, f"gripper.driver: {name!r} is a {j.type} joint; the driver must be revolute or prismatic",
+              _names_hint(name, gripper_joints, "gripper joints"))
+        return None
+    if name in arm:
+        c.err(loc, f"gripper.driver: {name!r} is an arm joint")
+        return None
+    if palm and not urdf.is_descendant(j.parent, palm):
+        c.err(loc, f"gripper.driver: {name!r} is not below gripper.palm_link {palm!r}",
+              _names_hint(name, gripper_joints, "gripper joints"))
+        return None
+    if j.mimic is not None:
+        try:
+            root = urdf.mimic_root(name)[0]
+        except ValueError as e:
+            c.err(loc, f"gripper.driver: {e}")
+            return None
+        c.err(loc, f"gripper.driver: {name!r} is itself a <mimic> of {j.mimic[0]!r} in the URDF: it is not the "
+              "joint the motor drives", f"write 'driver: {root}' (the joint every finger joint follows)")
+        return None
+    if not (np.isfinite(j.lower) and np.isfinite(j.upper)) or j.upper <= j.lower:
+        c.err(loc, f"gripper.driver: {name!r} needs position limits (<limit lower upper>) in the URDF")
+        return None
+    return name
+
+
+def _gripper_pads(c: _Checker, urdf: UrdfModel, fl: Any, palm: Optional[str], fingers: Sequence[str],
+                  driver: Optional[str]) -> list[FingerPad]:
+    """The two pads of ``gripper.pads.fingers`` (``fl``), each checked to move with its finger joint
+    (two finger joints) or with the driver through ``<mimic>`` joints (a linkage)."""
+    pads: list[FingerPad] = []
+    gripper_links = _below(urdf, palm) if palm else list(urdf.links)
+    for i, f in enumerate(fl):
+        where = f"gripper.pads.fingers[{i}]"
+        if not isinstance(f, dict):
+            c.err(fl.item_loc(i), f"{where} must be a mapping {{link: ..., pose: ...}}")
+            continue
+        c.keys(f, "finger", where)
+        link = c.string(f, "link", where)
+        if link is None:
+            continue
+        if not _check_link(c, urdf, link, f.value_loc("link"), f"{where}.link", gripper_links, "gripper links"):
+            continue
+        if palm and not urdf.is_descendant(link, palm):
+            c.err(f.value_loc("link"), f"{where}.link {link!r} is not part of the gripper (not a "
+                  f"child of gripper.palm_link {palm!r})", _names_hint(link, gripper_links, "gripper links"))
+            continue
+        if fingers:
+            fj = urdf.joints[fingers[i]]
+            on_finger = _below(urdf, fj.child)
+            if not urdf.is_descendant(link, fj.child):
+                c.err(f.value_loc("link"), f"{where}.link {link!r} is not a child of finger joint "
+                      f"{fingers[i]!r} (it would not move with that finger)",
+                      _names_hint(link, on_finger, "links of that finger"))
+                continue
+        if driver is not None and palm is not None:
+            moving = [j for j in urdf.chain(link, palm) if j.movable]
+            if not moving:
+                c.err(f.value_loc("link"), f"{where}.link {link!r} does not move: no joint between it and "
+                      f"gripper.palm_link {palm!r}", _names_hint(link, gripper_links, "gripper links"))
+                continue
+            strays = []
+            for j in moving:
+                try:
+                    root = urdf.mimic_root(j.name)[0]
+                except ValueError as e:
+                    c.err(f.value_loc("link"), f"{where}.link {link!r}: {e}")
+                    root = None
+                if root is not None and root != driver:
+                    strays.append(j.name)
+            if strays:
+                c.err(f.value_loc("link"), f"{where}.link {link!r} moves with {', '.join(map(repr, strays))}, which "
+                      f"the driver {driver!r} does not move (no <mimic> of it, directly or through another mimic "
+                      "joint)", "pick the fingertip link of a finger the driver moves, or name the right driver")
+                continue
+        pos, quat = c.pose(f, "pose", where)
+        pads.append(FingerPad(link, pos, quat))
+    return pads
+
+
+def _check_pad_chains(c: _Checker, urdf: UrdfModel, g: Any, fingers: Sequence[str], pads: Sequence[FingerPad]) -> None:
+    """Two finger joints: each pad must move with its own finger joint only. A joint between a
+    finger joint and its pad that ``<mimic>``s another joint (the other finger's, or a driver) makes
+    the pad's travel depend on that joint: a single-actuator linkage, described by its driver."""
+    for i, (fj, pad) in enumerate(zip(fingers, pads)):
+        j = urdf.joints[fj]
+        for k in urdf.chain(pad.link, j.child):
+            if not k.movable:
+                continue
+            try:
+                root = urdf.mimic_root(k.name)[0]
+            except ValueError as e:
+                c.err(g.value_loc("joints"), f"gripper.joints[{i}]: {e}")
+                continue
+            if root != fj:
+                c.err(g.value_loc("joints"), f"gripper.joints[{i}] {fj!r}: its pad ({pad.link}) also moves with "
+                      f"{k.name!r}, which <mimic>s {root!r}, not {fj!r}: the fingers are a linkage driven by one joint",
+                      f"replace 'joints:' by 'driver: {root}' (every finger joint follows it)")
+                return
+
+
+def _check_pads_face(c: _Checker, urdf: UrdfModel, g: Any, pads: Sequence[FingerPad], palm: str,
+                     opened: Mapping[str, float], closed: Mapping[str, float]) -> None:
+    """Two finger joints: fully open (``opened``), each pad's inner face (its -y) must point at the
+    other pad; closed (``closed``), the two normals must be opposite within 30 degrees (revolute
+    fingers tilt their pads as they open)."""
+    T = [urdf.link_pose(p.link, opened, base=palm) @ p.pose for p in pads]
+    y0, y1 = T[0][:3, 1], T[1][:3, 1]
+    d = T[1][:3, 3] - T[0][:3, 3]
+    Tc = [urdf.link_pose(p.link, closed, base=palm) @ p.pose for p in pads]
+    opposite = float(-(Tc[0][:3, 1] @ Tc[1][:3, 1]))
+    if opposite < np.cos(np.radians(30.0)) or d @ y0 > 0 or d @ y1 < 0:
+        c.err(g.value_loc("pads"), "gripper.pads: the pads do not face each other (their y axes, out of the backs of "
+              f"the fingers, are {np.degrees(np.arccos(np.clip(opposite, -1, 1))):.0f} deg from opposite"
+              + ("" if opposite < np.cos(np.radians(30.0)) else "; each points at the other finger") + ")",
+              "give each pad pose so that its y axis points out of the back of its finger, away from the other "
+              "(the right finger's is usually turned half a turn about z: rpy_deg: [0, 0, 180])")
+
+
+def _linkage(c: _Checker, urdf: UrdfModel, g: Any, driver: str, pads: Sequence[FingerPad], palm: str
+             ) -> tuple[Optional[LinkageTable], tuple[float, float], list[float], list[float], list[str]]:
+    """A linkage gripper's table, opening, pad travel and closed position at the closing limit, and
+    its two finger joints (the first joint between the palm and each pad), after checking that the
+    driver opens and closes the pads monotonically."""
+    loc = g.value_loc("driver")
+    table = linkage_table(urdf, driver, pads, palm)
+    fingers = [next(j.name for j in urdf.chain(p.link, palm) if j.movable) for p in pads]
+    span = float(np.max(table.gap) - np.min(table.gap))
+    fail = (None, (0.0, 0.0), [1.0, 1.0], [0.0, 0.0], fingers)
+    if table.parallel < np.cos(np.radians(30.0)) or float(np.max(table.gap)) <= 0.0:
+        c.err(g.value_loc("pads"), "gripper.pads: the pads do not face each other (their y axes, out of the backs of "
+              f"the fingers, are {np.degrees(np.arccos(np.clip(table.parallel, -1, 1))):.0f} deg from opposite; the "
+              f"gap at the open end is {float(np.max(table.gap)) * 1000:.1f} mm)",
+              "give each pad pose so that its y axis points out of the back of its finger, away from the other "
+              "(the right finger's is usually turned half a turn about z: rpy_deg: [0, 0, 180])")
+        return fail
+    if span < 1e-3:
+        c.err(loc, f"gripper.driver {driver!r} does not move the fingers apart: over its range "
+              f"[{urdf.joints[driver].lower:g}, {urdf.joints[driver].upper:g}] the pads' gap changes by "
+              f"{span * 1000:.2f} mm", "name the joint that opens the gripper, and check the pads' links")
+        return fail
+    if not table.monotonic():
+        k = int(np.argmin(table.gap) if table.gap[0] > table.gap[1] else np.argmax(table.gap))
+        c.err(loc, f"gripper.driver {driver!r}: the pads' gap does not change one way over the driver's range (it "
+              f"turns at {table.q[k]:.3f}, gap {table.gap[k] * 1000:.1f} mm)",
+              "check the <mimic> multipliers of the finger joints and the pads' links")
+        return fail
+    lo, hi = float(np.min(table.gap)), float(np.max(table.gap))
+    op = c.numbers(g, "opening_m", "gripper", 2)
+    opening = (lo, hi)
+    if op is not None:
+        if not 0.0 <= op[0] < op[1]:
+            c.err(g.value_loc("opening_m"), f"gripper.opening_m must be [closed, open] with 0 <= closed < open, got {op}")
+        elif op[0] < lo - 2e-4 or op[1] > hi + 2e-4:
+            c.err(g.value_loc("opening_m"), f"gripper.opening_m {op} is outside what the linkage does: its pads close to "
+                  f"{lo * 1000:.1f} mm and open to {hi * 1000:.1f} mm over the driver's range",
+                  f"give opening_m within [{lo:.4f}, {hi:.4f}] (or leave it out: that range)")
+        else:
+            opening = (max(op[0], lo), min(op[1], hi))
+    qc = table.closed_q
+    t = table.travel_at(qc)
+    return table, opening, [t[0], t[1]], [qc, qc], fingers
+
+
 def _reach(urdf: UrdfModel, arm: Sequence[str], tcp_link: str, tcp_offset: np.ndarray,
            limits: Sequence[tuple[float, float]], samples: int = 4096) -> float:
     """Largest distance of the TCP from the first arm joint's axis (the horizontal reach of an arm
@@ -380,20 +553,35 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
     g = c.mapping(data, "gripper", "robot")
     palm = None
     fingers: list[str] = []
+    driver: Optional[str] = None
     pads: list[FingerPad] = []
     opening = (0.0, 0.0)
     geometry: Optional[PadGeometry] = None
     default_force = max_force = speed = friction = mult = None
     coupling = "gear"
+    table: Optional[LinkageTable] = None
+    travel: list[float] = []
+    closed: list[float] = []
     if g is not None:
         c.keys(g, "gripper", "gripper")
         palm = _wrist_link(c, urdf, g, "palm_link", "gripper", wrist)
         gripper_joints = [n for n in movable if palm and urdf.is_descendant(urdf.joints[n].parent, palm)] or movable
         gl = g.get("joints")
-        if gl is not None:
+        if "driver" in g and gl is not None:
+            c.err(g.key_loc("driver"), "gripper names both 'driver:' and 'joints:'",
+                  "a single-actuator linkage (every finger joint a <mimic> of one joint) takes 'driver:'; a gripper "
+                  "with a motor per finger takes 'joints: [left, right]'; keep one")
+        elif "driver" not in g and gl is None:
+            c.err(g.loc, "gripper needs 'joints:' (the two finger joints) or 'driver:' (the one driven joint of a "
+                  "linkage whose finger joints all <mimic> it)",
+                  _names_hint("", gripper_joints, "gripper joints") if gripper_joints else "")
+        if "driver" in g and gl is None:
+            driver = _gripper_driver(c, urdf, g, palm, arm, gripper_joints)
+        elif gl is not None:
             if not isinstance(gl, list) or len(gl) != 2 or not all(isinstance(x, str) for x in gl):
                 c.err(g.value_loc("joints"), f"gripper.joints must name the two finger joints, got {gl!r}",
-                      "a parallel gripper has two finger joints (e.g. [panda_finger_joint1, panda_finger_joint2])")
+                      "a parallel gripper has two finger joints (e.g. [panda_finger_joint1, panda_finger_joint2]); "
+                      "a linkage driven by one joint takes 'driver: JOINT' instead")
             else:
                 ok = True
                 for i, jn in enumerate(gl):
@@ -428,6 +616,12 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
         coupling = c.string(g, "coupling", "gripper", "gear") or "gear"
         if coupling not in ("gear", "none"):
             c.err(g.value_loc("coupling"), f"gripper.coupling must be 'gear' or 'none', got {coupling!r}")
+        if "driver" in g:
+            for key in ("coupling", "mimic_multiplier"):
+                if key in g:
+                    c.err(g.key_loc(key), f"gripper.{key} is for two finger joints; a linkage's joints follow its "
+                          "driver by their <mimic> tags", f"remove '{key}:'")
+            coupling = "linkage"
         # pads
         p = c.mapping(g, "pads", "gripper")
         if p is not None:
@@ -444,42 +638,18 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
             fl = p.get("fingers")
             if fl is not None:
                 if not isinstance(fl, list) or len(fl) != 2:
-                    c.err(p.value_loc("fingers"), "gripper.pads.fingers must list two pads, one per finger joint "
+                    c.err(p.value_loc("fingers"), "gripper.pads.fingers must list two pads, one per finger "
                           "({link: ..., pose: ...}), in gripper.joints order")
                 else:
-                    gripper_links = _below(urdf, palm) if palm else list(urdf.links)
-                    for i, f in enumerate(fl):
-                        where = f"gripper.pads.fingers[{i}]"
-                        if not isinstance(f, dict):
-                            c.err(fl.item_loc(i), f"{where} must be a mapping {{link: ..., pose: ...}}")
-                            continue
-                        c.keys(f, "finger", where)
-                        link = c.string(f, "link", where)
-                        if link is None:
-                            continue
-                        if not _check_link(c, urdf, link, f.value_loc("link"), f"{where}.link", gripper_links,
-                                           "gripper links"):
-                            continue
-                        if palm and not urdf.is_descendant(link, palm):
-                            c.err(f.value_loc("link"), f"{where}.link {link!r} is not part of the gripper (not a "
-                                  f"child of gripper.palm_link {palm!r})", _names_hint(link, gripper_links, "gripper links"))
-                            continue
-                        if fingers:
-                            fj = urdf.joints[fingers[i]]
-                            on_finger = _below(urdf, fj.child)
-                            if not urdf.is_descendant(link, fj.child):
-                                c.err(f.value_loc("link"), f"{where}.link {link!r} is not a child of finger joint "
-                                      f"{fingers[i]!r} (it would not move with that finger)",
-                                      _names_hint(link, on_finger, "links of that finger"))
-                                continue
-                        pos, quat = c.pose(f, "pose", where)
-                        pads.append(FingerPad(link, pos, quat))
+                    pads = _gripper_pads(c, urdf, fl, palm, fingers, driver)
 
-        # opening range, in finger gap metres: how far each pad moves along its back direction
-        # (opening) per unit of its joint, from the URDF
-        travel: list[float] = []
-        closed: list[float] = []
-        if fingers:
+        if fingers and len(pads) == 2:
+            _check_pad_chains(c, urdf, g, fingers, pads)
+        if driver is not None and len(pads) == 2 and palm is not None and not c.problems:
+            table, opening, travel, closed, fingers = _linkage(c, urdf, g, driver, pads, palm)
+        elif fingers:
+            # opening range, in finger gap metres: how far each pad moves along its back direction
+            # (opening) per unit of its joint, from the URDF
             js = [urdf.joints[f] for f in fingers]
             for i, j in enumerate(js):
                 s_i = 1.0 if j.type == "prismatic" else 0.0
@@ -521,6 +691,10 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
             if opening[1] <= 0:
                 c.err(g.loc, "the gripper does not open: its finger joints have no positive travel",
                       "give opening_m: [closed, open] and check the joints' <limit upper> in the URDF")
+            if len(pads) == 2 and palm is not None and not c.problems:
+                _check_pads_face(c, urdf, g, pads, palm, {j.name: (j.upper if s_i > 0 else j.lower)
+                                                          for j, s_i in zip(js, travel)},
+                                 {j.name: (j.lower if s_i > 0 else j.upper) for j, s_i in zip(js, travel)})
             m0 = urdf.joints[fingers[1]].mimic
             mult = c.number(g, "mimic_multiplier", "gripper",
                             m0[1] if m0 is not None and m0[0] == fingers[0] else travel[0] / travel[1], gt=0.0)
@@ -596,7 +770,11 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
         joints=(fingers[0], fingers[1]), palm_link=palm, pads=(pads[0], pads[1]), pad=geometry, opening_m=opening,
         default_force_n=float(default_force), max_force_n=float(max_force), finger_speed_mps=float(speed),  # type: ignore[arg-type]
         finger_friction=float(friction), coupling=coupling, mimic_multiplier=float(mult or 1.0),  # type: ignore[arg-type]
-        travel_per_unit=(travel[0], travel[1]), closed_positions=(closed[0], closed[1]))
+        travel_per_unit=(travel[0], travel[1]), closed_positions=(closed[0], closed[1]), driver=driver,
+        drive_table=(() if table is None else
+                     (tuple(float(v) for v in table.q), tuple(float(v) for v in table.gap),
+                      tuple(float(a + b) for a, b in zip(table.travel[0], table.travel[1])))),
+        pad_centre_z=(() if table is None else tuple(float(v) for v in table.centre[:, 2])))
     return RobotDescription(
         name=model_name, file=os.path.abspath(file), urdf_path=urdf_path, packages=packages, summary=summary,
         arm_joint_names=tuple(arm), tcp_link_name=tcp_link, tcp_position=tcp_pos, tcp_orientation=tcp_quat,

@@ -24,7 +24,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["UrdfError", "UrdfJoint", "UrdfModel", "parse_urdf", "pybullet_data_path", "resolve_mesh",
+__all__ = ["UrdfError", "UrdfJoint", "UrdfGeometry", "UrdfLinkInfo", "UrdfModel", "parse_urdf", "pybullet_data_path", "resolve_mesh",
            "loadable_urdf", "JOINT_TYPES"]
 
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
@@ -101,6 +101,42 @@ def _rpy_matrix(r: float, p: float, y: float) -> np.ndarray:
                      [-sp, cp * sr, cp * cr]])
 
 
+@dataclass(frozen=True)
+class UrdfGeometry:
+    """One ``<collision>`` (or ``<visual>``) geometry of a link.
+
+    Attributes:
+        kind: ``"box"``, ``"cylinder"``, ``"sphere"`` or ``"mesh"``.
+        origin: (4, 4) geometry frame in the link frame.
+        size: box ``(x, y, z)``; cylinder ``(radius, length)``; sphere ``(radius,)``; mesh ``scale``
+            ``(sx, sy, sz)``; metres.
+        filename: the mesh's ``filename`` as written (``""`` for primitives).
+        path: the mesh file resolved (None when it cannot be, or for primitives).
+    """
+
+    kind: str
+    origin: np.ndarray = field(repr=False, compare=False)
+    size: tuple[float, ...] = ()
+    filename: str = ""
+    path: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class UrdfLinkInfo:
+    """What a link declares besides its name.
+
+    Attributes:
+        mass: ``<inertial><mass value>``, kg (None: no ``<inertial>``).
+        collisions: its ``<collision>`` geometries.
+        contact: the ``<contact>`` values PyBullet reads (``stiffness``, ``damping``,
+            ``lateral_friction``, ...) by tag name; empty when the link has none.
+    """
+
+    mass: Optional[float] = None
+    collisions: tuple[UrdfGeometry, ...] = ()
+    contact: dict[str, float] = field(default_factory=dict)
+
+
 @dataclass(frozen=True, eq=False)
 class UrdfModel:
     """A parsed URDF.
@@ -113,6 +149,8 @@ class UrdfModel:
         root: the link that is no joint's child (the base link).
         meshes: ``(filename as written, resolved absolute path or None)`` of every ``<mesh>``.
         joint_lines: 1-based line of each ``<joint>`` element (for messages), by name.
+        link_info: mass, collision geometry and contact values of each link, by name.
+        link_lines: 1-based line of each ``<link>`` element, by name.
     """
 
     path: str
@@ -122,6 +160,8 @@ class UrdfModel:
     root: str
     meshes: tuple[tuple[str, Optional[str]], ...] = ()
     joint_lines: dict[str, int] = field(default_factory=dict)
+    link_info: dict[str, UrdfLinkInfo] = field(default_factory=dict)
+    link_lines: dict[str, int] = field(default_factory=dict)
 
     # ---- the tree -------------------------------------------------------------------------------
     @functools.cached_property
@@ -160,15 +200,72 @@ class UrdfModel:
 
     def link_pose(self, link: str, positions: Optional[Mapping[str, float]] = None, base: Optional[str] = None) -> np.ndarray:
         """(4, 4) pose of ``link``'s frame in ``base``'s frame (default: the root) with the joints at
-        ``positions`` (by name, m or rad; others at 0; a ``<mimic>`` joint follows its leader)."""
+        ``positions`` (by name, m or rad; others at 0; a ``<mimic>`` joint not given follows its
+        leader, which may itself be a mimic joint: see :meth:`joint_value`)."""
         q = dict(positions or {})
         T = np.eye(4)
         for j in self.chain(link, base):
-            v = q.get(j.name)
-            if v is None and j.mimic is not None:
-                v = j.mimic[1] * q.get(j.mimic[0], 0.0) + j.mimic[2]
-            T = T @ j.origin @ j.motion(float(v or 0.0))
+            T = T @ j.origin @ j.motion(self.joint_value(j.name, q))
         return T
+
+    def joint_value(self, name: str, positions: Mapping[str, float]) -> float:
+        """Position of joint ``name`` (m or rad) given ``positions``: its own entry, else (a
+        ``<mimic>`` joint) ``multiplier x leader + offset`` with the leader resolved the same way
+        (mimics of mimics), else 0. A mimic cycle or a leader the URDF lacks counts as 0."""
+        v = positions.get(name)
+        if v is not None:
+            return float(v)
+        scale, offset, seen = 1.0, 0.0, {name}
+        j = self.joints.get(name)
+        while j is not None and j.mimic is not None:
+            leader, m, off = j.mimic
+            offset += scale * off
+            scale *= m
+            if leader in positions:
+                return scale * float(positions[leader]) + offset
+            if leader in seen:
+                break
+            seen.add(leader)
+            j = self.joints.get(leader)
+        return offset if j is not None and j.mimic is None else 0.0
+
+    def mimic_root(self, name: str) -> tuple[str, float, float]:
+        """``(root, multiplier, offset)``: the joint that ``name`` follows through its chain of
+        ``<mimic>`` tags (``name`` itself, 1, 0 for a joint that mimics none), such that
+        ``q[name] = multiplier x q[root] + offset``.
+
+        Raises:
+            ValueError: the mimic chain names a joint the URDF lacks, or loops.
+        """
+        scale, offset, seen = 1.0, 0.0, [name]
+        j = self.joints[name]
+        while j.mimic is not None:
+            leader, m, off = j.mimic
+            if leader not in self.joints:
+                raise ValueError(f"joint {j.name!r} mimics {leader!r}, which the URDF does not have")
+            if leader in seen:
+                raise ValueError("the <mimic> tags loop: " + " -> ".join(seen + [leader]))
+            offset += scale * off
+            scale *= m
+            seen.append(leader)
+            j = self.joints[leader]
+        return j.name, scale, offset
+
+    def mimic_followers(self, leader: str) -> list[UrdfJoint]:
+        """Every joint that follows ``leader`` through ``<mimic>`` tags, directly or through other
+        mimic joints, each after its own leader (file order otherwise). Joints whose chain is broken
+        (an unknown leader, a loop) are left out."""
+        out: list[UrdfJoint] = []
+        known = {leader}
+        pending = [j for j in self.joints.values() if j.mimic is not None and j.name != leader]
+        while True:
+            ready = [j for j in pending if j.mimic is not None and j.mimic[0] in known]
+            if not ready:
+                return out
+            for j in ready:
+                out.append(j)
+                known.add(j.name)
+            pending = [j for j in pending if j.name not in known]
 
     def joints_of_kind(self, movable: Optional[bool] = None) -> list[str]:
         """Joint names (file order); ``movable=True`` only non-fixed ones, ``False`` only fixed ones."""
@@ -298,8 +395,63 @@ def _parse_cached(path: str, mtime: float, packages: tuple[tuple[str, str], ...]
     pk = dict(packages)
     meshes = tuple((str(m.get("filename")), resolve_mesh(str(m.get("filename")), folder, pk)[0])
                    for m in root.iter("mesh"))
+    link_lines = _element_lines(text, "link")
+    info = {str(el.get("name")): _link_info(el, path, link_lines.get(str(el.get("name")), 0), folder, pk)
+            for el in root.findall("link")}
     return UrdfModel(path=path, name=str(root.get("name", "")), links=links, joints=joints, root=roots[0],
-                     meshes=meshes, joint_lines=joint_lines)
+                     meshes=meshes, joint_lines=joint_lines, link_info=info, link_lines=link_lines)
+
+
+def _origin(el: Optional[ET.Element], path: str, line: int, what: str) -> np.ndarray:
+    o = el.find("origin") if el is not None else None
+    xyz = _floats(o.get("xyz") if o is not None else None, 3, (0, 0, 0), path, line, f"{what} origin xyz")
+    rpy = _floats(o.get("rpy") if o is not None else None, 3, (0, 0, 0), path, line, f"{what} origin rpy")
+    T = np.eye(4)
+    T[:3, :3] = _rpy_matrix(*rpy)
+    T[:3, 3] = xyz
+    return T
+
+
+def _link_info(el: ET.Element, path: str, line: int, folder: str, packages: Mapping[str, str]) -> UrdfLinkInfo:
+    name = str(el.get("name"))
+    mass = None
+    inertial = el.find("inertial")
+    if inertial is not None and inertial.find("mass") is not None:
+        try:
+            mass = float(inertial.find("mass").get("value", "0"))  # type: ignore[union-attr]
+        except ValueError:
+            raise UrdfError(path, f"link {name!r}: <mass value> must be a number", line) from None
+    geoms = []
+    for col in el.findall("collision"):
+        g = col.find("geometry")
+        if g is None or not len(g):
+            continue
+        shape = g[0]
+        T = _origin(col, path, line, f"link {name!r} collision")
+        what = f"link {name!r} collision {shape.tag}"
+        if shape.tag == "box":
+            geoms.append(UrdfGeometry("box", T, tuple(_floats(shape.get("size"), 3, (0, 0, 0), path, line, what + " size"))))
+        elif shape.tag in ("cylinder", "capsule"):
+            r = _floats(shape.get("radius"), 1, (0,), path, line, what + " radius")[0]
+            ln = _floats(shape.get("length"), 1, (0,), path, line, what + " length")[0]
+            geoms.append(UrdfGeometry("cylinder", T, (r, ln)))
+        elif shape.tag == "sphere":
+            geoms.append(UrdfGeometry("sphere", T, tuple(_floats(shape.get("radius"), 1, (0,), path, line, what + " radius"))))
+        elif shape.tag == "mesh":
+            fn = str(shape.get("filename", ""))
+            sc = shape.get("scale")
+            scale = _floats(sc, 3, (1, 1, 1), path, line, what + " scale") if sc is None or len(sc.split()) == 3 else \
+                [_floats(sc, 1, (1,), path, line, what + " scale")[0]] * 3
+            geoms.append(UrdfGeometry("mesh", T, tuple(scale), fn, resolve_mesh(fn, folder, packages)[0]))
+    contact: dict[str, float] = {}
+    c = el.find("contact")
+    if c is not None:
+        for sub in c:
+            try:
+                contact[sub.tag] = float(sub.get("value", "nan"))
+            except ValueError:
+                raise UrdfError(path, f"link {name!r}: <contact><{sub.tag} value> must be a number", line) from None
+    return UrdfLinkInfo(mass=mass, collisions=tuple(geoms), contact=contact)
 
 
 def parse_urdf(path: str, packages: Optional[Mapping[str, str]] = None) -> UrdfModel:

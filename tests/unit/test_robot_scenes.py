@@ -60,7 +60,8 @@ def test_unknown_model_in_a_task_names_the_line_the_list_and_a_did_you_mean(tmp_
     (p,) = e.value.problems
     assert (p.loc.line, p.loc.col) == (5, 7)          # the key, as every scene error
     assert p.message == ("scene: unknown robot model 'kuka_iwa_wsg50'; did you mean 'kuka_iiwa_wsg50'? stock models: "
-                         "franka_panda, kuka_iiwa_wsg50; or give the path of a robot description file (.yaml)")
+                         "franka_panda, kuka_iiwa_wsg50, ufactory_xarm6; or give the path of a robot description file "
+                         "(.yaml)")
 
 
 def test_an_invalid_description_reports_its_own_lines_through_the_task(tmp_path):

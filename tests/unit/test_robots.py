@@ -28,10 +28,10 @@ PANDA_URDF = os.path.join(pybullet_data_path(), "franka_panda", "panda.urdf")
 
 # ---- the stock models ------------------------------------------------------------------------------
 def test_stock_models_are_listed_and_load():
-    assert list(stock_models()) == ["franka_panda", "kuka_iiwa_wsg50"]
+    assert list(stock_models()) == ["franka_panda", "kuka_iiwa_wsg50", "ufactory_xarm6"]
     for name in stock_models():
         d = stock_description(name)
-        assert d.name == name and d.dof == 7 and "ready" in d.named_configurations
+        assert d.name == name and d.dof == (6 if name == "ufactory_xarm6" else 7) and "ready" in d.named_configurations
         assert os.path.isfile(d.urdf)
 
 
@@ -67,8 +67,9 @@ def test_kuka_description_has_the_iiwa7_data_sheet_limits_and_a_wsg50():
 
 
 def test_tcp_sits_between_the_pad_centres():
-    """The TCP is where the two pad frames' origins meet when the fingers close, for both models."""
-    for name in stock_models():
+    """The TCP is where the two pad frames' origins meet when the fingers close, for the models with
+    a motor per finger (the xArm's linkage: tests/unit/test_linkage_gripper.py)."""
+    for name in ("franka_panda", "kuka_iiwa_wsg50"):
         d = stock_description(name)
         urdf = parse_urdf(d.urdf_path, d.packages)
         closed = {j: 0.0 for j in d.finger_joint_names}
@@ -92,11 +93,16 @@ def test_named_configurations_put_the_tcp_where_the_pandas_do():
         return urdf.link_pose(d.tcp_link_name, q) @ d.tcp_offset
 
     panda, kuka = stock_description("franka_panda"), stock_description("kuka_iiwa_wsg50")
+    xarm = stock_description("ufactory_xarm6")
     # Panda ready: PyBullet's forward kinematics puts the TCP 0.307 m ahead, 0.485 m up, pointing down
     assert tcp(panda, "ready")[:3, 3] == pytest.approx([0.307, 0.0, 0.485], abs=0.001)
     for name in ("ready", "extended"):
         assert np.allclose(tcp(kuka, name), tcp(panda, name), atol=1e-3), name
-    for d in (panda, kuka):
+    assert np.allclose(tcp(xarm, "ready"), tcp(panda, "ready"), atol=1e-3)
+    # the xArm's extended pose is within its 0.7 m: 0.55 m ahead, 0.25 m up, fingers down
+    assert tcp(xarm, "extended")[:3, 3] == pytest.approx([0.55, 0.0, 0.25], abs=1e-3)
+    assert tcp(xarm, "extended")[:3, 2] == pytest.approx([0, 0, -1], abs=1e-3)
+    for d in (panda, kuka, xarm):
         T = tcp(d, "forward")
         assert T[:3, 2] @ [1, 0, 0] > 0.99 and abs(T[:3, 1] @ [0, 0, 1]) > 0.99, d.name
 

@@ -1,0 +1,118 @@
+"""Single-actuator linkage grippers: the finger gap as a function of the one driven joint.
+
+The Robotiq 2F-85 and the UFactory xArm gripper are four-bar linkages driven by one motor: the URDF
+names one driven joint (``finger_joint``, ``drive_joint``) and declares every other joint of both
+fingers (outer knuckles, inner knuckles, fingertips) a ``<mimic>`` of it, often with multiplier -1
+on one side, and sometimes a mimic of another mimic joint. The pads stay parallel and move on an
+arc: the gap is not linear in the driver and the pads slide along the approach axis as they close.
+
+:func:`linkage_table` samples the URDF's forward kinematics over the driver's range, every mimic
+joint following its own leader (:meth:`~.urdf.UrdfModel.joint_value`), and returns the gap between
+the pad frames, each pad's travel per unit of the driver and the pads' centre along the palm's axes
+at each sample. The description keeps the table (``GripperDescription.drive_table``) and
+interpolates it; the simulator, the collision world and ``ptm robots check`` read the same table.
+
+Frames: pad frames as in :mod:`.description` (pad ``y`` out of the back of the finger); positions in
+the palm link's frame, metres; driver positions in radians (or metres for a prismatic driver).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from .description import FingerPad
+from .urdf import UrdfModel
+
+__all__ = ["LinkageTable", "linkage_table", "SAMPLES"]
+
+#: driver samples of a table (the gap between samples is linear: < 1 micrometre off for the xArm)
+SAMPLES = 129
+
+
+@dataclass(frozen=True)
+class LinkageTable:
+    """A linkage gripper's kinematics sampled over its driver's range.
+
+    Attributes:
+        driver: the driven joint.
+        q: driver positions, ascending, shape (n,).
+        gap: pad-to-pad distance along the pads' normals at each ``q``, metres, shape (n,).
+        travel: each pad's motion towards its back (opening) per unit of the driver, m/rad (or m/m),
+            shape (2, n): the derivative of its position along its own ``y`` axis.
+        centre: midpoint of the two pad centres in the palm frame at each ``q``, metres, shape (n, 3).
+        parallel: smallest ``-y_left . y_right`` over the range (1: the pads face each other
+            squarely everywhere).
+    """
+
+    driver: str
+    q: np.ndarray
+    gap: np.ndarray
+    travel: np.ndarray
+    centre: np.ndarray
+    parallel: float
+
+    @property
+    def closed_q(self) -> float:
+        """Driver position of the smallest gap (the closing limit)."""
+        return float(self.q[int(np.argmin(self.gap))])
+
+    @property
+    def open_q(self) -> float:
+        """Driver position of the largest gap."""
+        return float(self.q[int(np.argmax(self.gap))])
+
+    def monotonic(self) -> bool:
+        """Whether the gap grows (or shrinks) strictly with the driver over the whole range."""
+        d = np.diff(self.gap)
+        return bool(np.all(d > 0) or np.all(d < 0))
+
+    def travel_at(self, q: float) -> tuple[float, float]:
+        """Each pad's travel per unit of the driver at ``q`` (m/rad; positive: opening)."""
+        return (float(np.interp(q, self.q, self.travel[0])), float(np.interp(q, self.q, self.travel[1])))
+
+
+def linkage_table(urdf: UrdfModel, driver: str, pads: Sequence[FingerPad], palm: str,
+                  samples: int = SAMPLES) -> LinkageTable:
+    """Sample the gap of the gripper driven by ``driver`` over the driver's URDF limits.
+
+    Args:
+        urdf: the parsed URDF.
+        driver: the driven joint (finite limits, revolute or prismatic).
+        pads: the two finger pads (link and pad frame in it); each pad link must move with the
+            driver through ``<mimic>`` joints (or be below the driver itself).
+        palm: the link the fingers hang from (the frame of ``centre``).
+        samples: number of driver positions, >= 3.
+
+    Returns:
+        The :class:`LinkageTable`.
+
+    Raises:
+        ValueError: the driver has no finite limits.
+    """
+    j = urdf.joints[driver]
+    if not (np.isfinite(j.lower) and np.isfinite(j.upper)) or j.upper <= j.lower:
+        raise ValueError(f"the driver {driver!r} needs finite position limits (<limit lower upper>)")
+    q = np.linspace(j.lower, j.upper, max(3, int(samples)))
+
+    def pad_frames(v: float) -> np.ndarray:
+        return np.array([urdf.link_pose(pad.link, {driver: float(v)}, base=palm) @ pad.pose for pad in pads])
+
+    poses = np.array([pad_frames(v) for v in q])
+    p = poses[:, :, :3, 3]                         # (n, 2, 3) pad centres
+    y = poses[:, :, :3, 1]                         # (n, 2, 3) pad back directions
+    d = p[:, 0] - p[:, 1]
+    gap = 0.5 * (np.einsum("ij,ij->i", d, y[:, 0]) - np.einsum("ij,ij->i", d, y[:, 1]))
+    # each pad's travel along its own back direction per unit of the driver: a central difference
+    # of the forward kinematics (one-sided at the limits)
+    h = 1e-6
+    travel = np.empty((2, len(q)))
+    for i, v in enumerate(q):
+        lo, hi = max(v - h, j.lower), min(v + h, j.upper)
+        dp = (pad_frames(hi)[:, :3, 3] - pad_frames(lo)[:, :3, 3]) / (hi - lo)
+        travel[:, i] = np.einsum("kj,kj->k", dp, y[i])
+    parallel = float(np.min(-np.einsum("ij,ij->i", y[:, 0], y[:, 1])))
+    return LinkageTable(driver=driver, q=q, gap=gap, travel=travel, centre=0.5 * (p[:, 0] + p[:, 1]),
+                        parallel=parallel)
