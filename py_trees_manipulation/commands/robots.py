@@ -1,8 +1,13 @@
-"""``ptm robots``: list the robot models, show one, or check a robot description file.
+"""``ptm robots``: list the robot models, show one, draft a description from a URDF.
 
-Registered through :data:`py_trees_manipulation.cli.COMMAND_MODULES`. Imports no simulator: the
-descriptions and their URDFs are read with ``xml.etree``. Exit codes: 0 done, 2 invalid input (an
-unknown model, or a description file with problems, each ``FILE:LINE:COL: problem; fix``).
+- ``ptm robots [MODEL|FILE] [--json]``: the stock models, or one model or description file in full
+  (read with ``xml.etree``, no simulator).
+- ``ptm robots init URDF [-o FILE]``: a description drafted from a URDF, every guess commented
+  (:mod:`py_trees_manipulation.collision.robot_setup`).
+
+Registered through :data:`py_trees_manipulation.cli.COMMAND_MODULES`. Exit codes: 0 done, 2
+invalid input (an unknown model, a description file with problems, each
+``FILE:LINE:COL: problem; fix``, a URDF init cannot read).
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -101,10 +107,63 @@ def _print_details(info: dict[str, Any]) -> None:
         print(f"  allowed collision pairs: {', '.join('/'.join(p) for p in info['allowed_collision_pairs'])}")
 
 
+def _packages(items: list[str]) -> dict[str, str]:
+    out = {}
+    for it in items or []:
+        name, sep, folder = it.partition("=")
+        if not sep or not name or not folder:
+            raise ValueError(f"--package {it!r}: write NAME=FOLDER")
+        out[name] = os.path.abspath(folder)
+    return out
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    """``ptm robots init URDF [-o FILE]``."""
+    if not args.file:
+        print("ptm robots init: give the URDF (ptm robots init my_robot.urdf -o my_robot.yaml)", file=sys.stderr)
+        return 2
+    from ..collision.robot_setup import RobotSetupError, draft_description
+
+    out = args.output or os.path.splitext(os.path.basename(args.file))[0] + ".yaml"
+    if out != "-" and os.path.exists(out) and not args.force:
+        print(f"ptm robots init: {out} exists; give another -o FILE, or --force to overwrite it", file=sys.stderr)
+        return 2
+    out_dir = os.path.dirname(os.path.abspath(out)) if out != "-" else os.getcwd()
+    try:
+        packages = _packages(args.package)
+        draft = draft_description(args.file, packages, out_dir=out_dir,
+                                  progress=lambda msg: print(f"  {msg} ...", file=sys.stderr))
+    except (RobotSetupError, ValueError) as e:
+        print(f"ptm robots init: {e}", file=sys.stderr)
+        return 2
+    if out == "-":
+        sys.stdout.write(draft.text)
+        return 0
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(draft.text)
+    grip = (f"one driver, {draft.driver} (a linkage)" if draft.driver else f"finger joints {', '.join(draft.joints)}")
+    print(f"{draft.name}: {len(draft.arm)} arm joints, {draft.arm[0]} .. {draft.arm[-1]}; hand {draft.palm}")
+    print(f"  gripper: {grip}; pads on {draft.pads[0].link} / {draft.pads[1].link}, "
+          f"{draft.pad_size[0] * 1000:.1f} x {draft.pad_size[1] * 1000:.1f} mm")
+    print(f"  TCP: {draft.palm} + {[round(v, 4) for v in draft.tcp[0]]} m")
+    for k in draft.named:
+        print(f"  {k}: {draft.notes.get(k, '')}")
+    print(f"  allowed collision pairs: {len(draft.allowed)} (in contact in every sampled configuration)")
+    print(f"  GUESS: default_force_n {draft.default_force_n:g} N: put your gripper's data sheet figure")
+    print(f"wrote {out}; next: ptm robots {out}, then run an example on it")
+    return 0
+
+
 def cmd_robots(args: argparse.Namespace) -> int:
     from ..located.errors import TreeLoadError
     from ..robots.loader import UnknownModelError, resolve_model, stock_models
 
+    if args.model == "init":
+        return cmd_init(args)
+    if any(getattr(args, k, None) for k in ("file", "output", "package", "force")):
+        print("ptm robots: FILE, -o, --package and --force go with 'init' (ptm robots init URDF -o FILE)",
+              file=sys.stderr)
+        return 2
     try:
         if args.model:
             d = resolve_model(args.model)
@@ -133,14 +192,25 @@ def register(subparsers: Any) -> None:
     from ..interop.cli import _HelpFormatter
 
     p = subparsers.add_parser(
-        "robots", help="list the robot models; show or check a robot description",
+        "robots", help="list the robot models; show a robot description or draft one from a URDF (init)",
         description="List the stock robot models (arm joints, reach, gripper opening and force), or show one model "
                     "or robot description file in full: joints with limits, TCP, gripper, pads, named "
                     "configurations. A description file is checked against its URDF first (every problem as "
-                    "FILE:LINE:COL). A task's scene uses a model with 'model: NAME' or 'model: my_robot.yaml'.",
-        epilog="Examples:\n  ptm robots\n  ptm robots kuka_iiwa_wsg50\n  ptm robots my_robot.yaml     # check it\n"
-               "  ptm robots --json\nExit codes: 0 done, 2 unknown model or invalid description.",
+                    "FILE:LINE:COL). 'init URDF' drafts a description from a URDF (arm chain, gripper driver or "
+                    "finger joints, pads from the fingers' collision geometry, TCP, ready by inverse kinematics, "
+                    "self-collision pairs by sampling; every guess commented in the file). A task's scene uses a "
+                    "model with 'model: NAME' or 'model: my_robot.yaml'.",
+        epilog="Examples:\n  ptm robots\n  ptm robots kuka_iiwa_wsg50\n  ptm robots my_robot.yaml     # read it against its URDF\n"
+               "  ptm robots init my_robot.urdf -o my_robot.yaml\n"
+               "  ptm robots --json\nExit codes: 0 done, 2 unknown model, invalid description or unreadable URDF.",
         formatter_class=_HelpFormatter)
-    p.add_argument("model", nargs="?", help="a stock model name or a robot description file (.yaml)")
+    p.add_argument("model", nargs="?", help="a stock model name or a robot description file (.yaml); or 'init'")
+    p.add_argument("file", nargs="?", help="with init: the URDF")
+    p.add_argument("-o", "--output", help="init: the description file to write ('-': stdout; default: the URDF's "
+                   "name with .yaml, in the current folder)")
+    p.add_argument("--package", action="append", metavar="NAME=FOLDER",
+                   help="init: the folder of a package:// package the URDF names (repeatable; default: found next "
+                   "to or above the URDF)")
+    p.add_argument("--force", action="store_true", help="init: overwrite the output file")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.set_defaults(func=cmd_robots)
