@@ -77,6 +77,10 @@ class LoadedRobot:
             the simulator must couple (PyBullet ignores ``<mimic>``), each after its own leader (a
             mimic of a mimic comes after its leader); two finger joints coupled by ``coupling: gear``
             are not among them.
+        tracked_mimics: True for a linkage whose driver is on one pad's chain: the simulator holds
+            every mimic joint at its leader's position with a position motor, updated each physics
+            step (PyBullet's gear constraints between a hand's joints put a spurious force, growing
+            with the arm's motion, on the wrist force-torque joint); False: gear constraints.
         finger_links: link indices of the two finger pads (``model.gripper.pads``).
         palm_link: link index of the gripper's palm.
         wrist_ft_joint: joint index whose reaction force is the wrist force.
@@ -142,6 +146,7 @@ class LoadedRobot:
                 self.mimics.append((self.joint_index[j.name], self.joint_index[j.mimic[0]], j.mimic[1], j.mimic[2]))  # type: ignore[index]
                 known.add(j.name)
             pending = [j for j in pending if j.name not in known]
+        self.tracked_mimics = bool(g.is_linkage and g.driver_pad is not None and self.mimics)
         self.palm_link = self.link_index[g.palm_link]
         ft = model.wrist_ft_joint
         self.wrist_ft_joint = self.joint_index[ft] if ft in self.joint_index else self.arm_joints[-1]

@@ -348,13 +348,14 @@ class CollisionWorld:
             pb.resetJointState(body, int(j), float(v), 0.0, physicsClientId=self.client)
 
     def set_robot_state(self, robot: str, arm: Sequence[float], fingers: Optional[Sequence[float]] = None) -> None:
-        """Teleport a robot's arm joints (rad, the model's order) and finger joints (m each)."""
+        """Teleport a robot's arm joints (rad, the model's order) and gripper: ``fingers`` are the
+        actuated joints' positions (``LoadedRobot.finger_targets``: both finger joints, m each, or a
+        linkage's driver), every ``<mimic>`` joint following its leader."""
         r = self.robots[robot]
         pb.resetJointStatesMultiDof(r.body, list(r.arm_joints), [[float(v)] for v in arm],
                                     physicsClientId=self.client)
         if fingers is not None:
-            for j, v in zip(r.finger_joints, fingers):
-                pb.resetJointState(r.body, j, float(v), 0.0, physicsClientId=self.client)
+            r.reset_gripper(fingers)
 
     def tcp_pose(self, robot: str, q: Optional[Sequence[float]] = None) -> Pose:
         """(4, 4) TCP pose of ``robot`` (at arm joints ``q`` when given: the arm is teleported)."""

@@ -108,7 +108,11 @@ class GripperDescription:
             per finger joint. ``coupling`` is then ``"linkage"``.
         drive_table: a linkage's kinematics sampled over the driver's range
             (:func:`~.linkage.linkage_table`): ``(driver positions ascending, gap at each (m), d gap /
-            d driver at each (m/rad))``; ``()`` without a driver.
+            d driver at each (m/rad), first pad's travel per unit of the driver alone, every other
+            joint held (the lever of the driver's torque on that pad; 0 for a pad whose chain does
+            not hold the driver), second pad's)``; ``()`` without a driver.
+        driver_pad: a linkage: the pad (0 or 1) whose chain from the palm holds the driver itself
+            (the other pad moves through <mimic> joints only), or None when neither does.
         pad_centre_z: a linkage's pad centres' midpoint along the palm's z axis at each sample of
             ``drive_table``, metres (the pads move on an arc: they advance as they close).
 
@@ -139,6 +143,7 @@ class GripperDescription:
     driver: Optional[str] = None
     drive_table: tuple[tuple[float, ...], ...] = ()
     pad_centre_z: tuple[float, ...] = ()
+    driver_pad: Optional[int] = None
 
     @property
     def pad_links(self) -> tuple[str, str]:
@@ -155,11 +160,14 @@ class GripperDescription:
         return (self.driver,) if self.driver is not None else self.joints
 
     @functools.cached_property
-    def _table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(q, gap, slope) ascending in q, and (gap, q) ascending in gap, as arrays."""
-        q, gap, slope = (np.asarray(v, dtype=float) for v in self.drive_table)
+    def _table(self) -> tuple[np.ndarray, ...]:
+        """(q, gap, slope) ascending in q, (gap, q) ascending in gap, and the force slope (the
+        driver's own pad's travel, else the slope), as arrays."""
+        q, gap, slope = (np.asarray(v, dtype=float) for v in self.drive_table[:3])
         order = np.argsort(gap)
-        return q, gap, slope, gap[order], q[order]
+        own = (np.asarray(self.drive_table[3 + self.driver_pad], dtype=float)
+               if self.driver_pad is not None and len(self.drive_table) >= 5 else slope)
+        return q, gap, slope, gap[order], q[order], own
 
     def gap_from_drive(self, q: "Sequence[float]") -> float:
         """Finger gap, m, with the actuated joints (:attr:`drive_joints`) at ``q`` (m or rad)."""
@@ -176,6 +184,20 @@ class GripperDescription:
         if self.driver is not None:
             tq, ts = self._table[0], self._table[2]
             return (float(np.interp(q[0], tq, ts)),)
+        return self.travel_per_unit
+
+    def drive_force_slopes(self, q: "Sequence[float]") -> tuple[float, ...]:
+        """How a finger force maps to each actuated joint's effort at ``q``: a finger force ``F`` (N,
+        each pad) is an effort ``F |s_i|`` and an effort ``e_i`` a force ``e_i / s_i``.
+
+        Two finger joints: :meth:`drive_slopes`. A linkage whose driver is on one pad's chain: that
+        pad's travel per unit of the driver alone, every other joint held (the simulator holds each
+        mimic joint at its leader's position with a motor, so the driver's torque acts on its own pad
+        through that lever and the object carries the same force to the other pad); otherwise the
+        gap's slope (both pads' load)."""
+        if self.driver is not None:
+            tq, own = self._table[0], self._table[5]
+            return (float(np.interp(q[0], tq, own)),)
         return self.travel_per_unit
 
     def drive_targets(self, gap_m: float) -> tuple[float, ...]:

@@ -43,6 +43,9 @@ class LinkageTable:
         travel: each pad's motion towards its back (opening) per unit of the driver, m/rad (or m/m),
             shape (2, n): the derivative of its position along its own ``y`` axis.
         centre: midpoint of the two pad centres in the palm frame at each ``q``, metres, shape (n, 3).
+        own_travel: each pad's motion towards its back per unit of the driver alone, every other
+            joint held (the lever the driver's torque acts through on that pad; 0 for a pad whose
+            chain does not hold the driver), m/rad, shape (2, n).
         parallel: smallest ``-y_left . y_right`` over the range (1: the pads face each other
             squarely everywhere).
     """
@@ -53,6 +56,7 @@ class LinkageTable:
     travel: np.ndarray
     centre: np.ndarray
     parallel: float
+    own_travel: np.ndarray
 
     @property
     def closed_q(self) -> float:
@@ -113,6 +117,18 @@ def linkage_table(urdf: UrdfModel, driver: str, pads: Sequence[FingerPad], palm:
         lo, hi = max(v - h, j.lower), min(v + h, j.upper)
         dp = (pad_frames(hi)[:, :3, 3] - pad_frames(lo)[:, :3, 3]) / (hi - lo)
         travel[:, i] = np.einsum("kj,kj->k", dp, y[i])
+    # the driver alone (every other joint held at its value): the lever of the driver's torque
+    own = np.zeros((2, len(q)))
+    for k, pad in enumerate(pads):
+        chain = urdf.chain(pad.link, palm)
+        if driver not in {j.name for j in chain}:
+            continue
+        for i, v in enumerate(q):
+            held = {j.name: urdf.joint_value(j.name, {driver: float(v)}) for j in chain}
+            lo, hi = max(v - h, j.lower), min(v + h, j.upper)
+            a = urdf.link_pose(pad.link, {**held, driver: lo}, base=palm) @ pad.pose
+            b = urdf.link_pose(pad.link, {**held, driver: hi}, base=palm) @ pad.pose
+            own[k, i] = float((b[:3, 3] - a[:3, 3]) @ y[i, k]) / (hi - lo)
     parallel = float(np.min(-np.einsum("ij,ij->i", y[:, 0], y[:, 1])))
     return LinkageTable(driver=driver, q=q, gap=gap, travel=travel, centre=0.5 * (p[:, 0] + p[:, 1]),
-                        parallel=parallel)
+                        parallel=parallel, own_travel=own)

@@ -370,6 +370,47 @@ def _check_pads_face(c: _Checker, urdf: UrdfModel, g: Any, pads: Sequence[Finger
               "(the right finger's is usually turned half a turn about z: rpy_deg: [0, 0, 180])")
 
 
+def _check_tcp_between_pads(c: _Checker, urdf: UrdfModel, t: Any, tcp_link: str, tcp_offset: np.ndarray,
+                            palm: str, pads: Sequence[FingerPad], pad: PadGeometry, table: Optional[LinkageTable],
+                            fingers: Sequence[str], travel: Sequence[float]) -> None:
+    """Halfway open, the TCP must lie between the pad centres: within a quarter of the half gap
+    (+ 2 mm) of their midpoint along the finger travel, within half a pad (+ 5 mm) along the
+    fingers and across them; its y axis along the travel."""
+    if table is not None:
+        k = int(np.argmin(np.abs(table.gap - 0.5 * (table.gap.min() + table.gap.max()))))
+        q = {table.driver: float(table.q[k])}
+    else:
+        q = {}
+        for f, s_i in zip(fingers, travel):
+            j = urdf.joints[f]
+            if not (np.isfinite(j.lower) and np.isfinite(j.upper)):
+                return
+            q[f] = 0.5 * (j.lower + j.upper)
+    try:
+        T = urdf.link_pose(tcp_link, q, base=palm) if urdf.is_descendant(tcp_link, palm) else \
+            np.linalg.inv(urdf.link_pose(palm, q, base=tcp_link))
+    except ValueError:
+        return
+    T = T @ tcp_offset
+    P = [urdf.link_pose(p.link, q, base=palm) @ p.pose for p in pads]
+    mid = 0.5 * (P[0][:3, 3] + P[1][:3, 3])
+    half_gap = 0.5 * float(np.linalg.norm(P[0][:3, 3] - P[1][:3, 3]))
+    off = T[:3, 3] - mid
+    along, approach, across = float(off @ P[0][:3, 1]), float(off @ P[0][:3, 2]), float(off @ P[0][:3, 0])
+    where = t.value_loc("pose") if "pose" in t else t.value_loc("link")
+    if (abs(along) > 0.25 * half_gap + 0.002 or abs(approach) > 0.5 * pad.length_m + 0.005
+            or abs(across) > 0.5 * pad.width_m + 0.005):
+        c.err(where, f"the TCP is not between the pads: halfway open it is {along * 1000:+.1f} mm along the finger "
+              f"travel, {approach * 1000:+.1f} mm along the fingers and {across * 1000:+.1f} mm across from the pad "
+              "centres' midpoint",
+              f"move tcp.pose by {-along * 1000:+.1f}, {-approach * 1000:+.1f}, {-across * 1000:+.1f} mm along those "
+              "directions (the pad frames' y, z, x), or check gripper.pads.fingers[].pose")
+    elif abs(float(T[:3, 1] @ P[0][:3, 1])) < np.cos(np.radians(15.0)):
+        c.err(where, "the TCP's y axis is not along the finger travel "
+              f"({np.degrees(np.arccos(min(1.0, abs(float(T[:3, 1] @ P[0][:3, 1]))))):.0f} deg off)",
+              "turn tcp.pose so that z points out of the fingers and y along the finger travel")
+
+
 def _linkage(c: _Checker, urdf: UrdfModel, g: Any, driver: str, pads: Sequence[FingerPad], palm: str
              ) -> tuple[Optional[LinkageTable], tuple[float, float], list[float], list[float], list[str]]:
     """A linkage gripper's table, opening, pad travel and closed position at the closing limit, and
@@ -708,6 +749,11 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
         tcp_link = _wrist_link(c, urdf, t, "link", "tcp", wrist)
         tcp_pos, tcp_quat = c.pose(t, "pose", "tcp")
 
+    if (t is not None and tcp_link is not None and palm is not None and len(pads) == 2 and geometry is not None
+            and not c.problems and (table is not None or fingers)):
+        _check_tcp_between_pads(c, urdf, t, tcp_link, pose_from_pq(tcp_pos, tcp_quat), palm, pads, geometry,
+                                table, fingers, travel)
+
     # ---- wrist force-torque joint ----------------------------------------------------------------
     ft = c.string(data, "wrist_force_torque_joint", "robot")
     if ft is None and palm is not None:
@@ -773,8 +819,11 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
         travel_per_unit=(travel[0], travel[1]), closed_positions=(closed[0], closed[1]), driver=driver,
         drive_table=(() if table is None else
                      (tuple(float(v) for v in table.q), tuple(float(v) for v in table.gap),
-                      tuple(float(a + b) for a, b in zip(table.travel[0], table.travel[1])))),
-        pad_centre_z=(() if table is None else tuple(float(v) for v in table.centre[:, 2])))
+                      tuple(float(a + b) for a, b in zip(table.travel[0], table.travel[1])),
+                      tuple(float(v) for v in table.own_travel[0]), tuple(float(v) for v in table.own_travel[1]))),
+        pad_centre_z=(() if table is None else tuple(float(v) for v in table.centre[:, 2])),
+        driver_pad=(None if driver is None else
+                    next((k for k, p in enumerate(pads) if driver in {j.name for j in urdf.chain(p.link, palm)}), None)))
     return RobotDescription(
         name=model_name, file=os.path.abspath(file), urdf_path=urdf_path, packages=packages, summary=summary,
         arm_joint_names=tuple(arm), tcp_link_name=tcp_link, tcp_position=tcp_pos, tcp_orientation=tcp_quat,

@@ -212,6 +212,9 @@ class SimBackend(_SceneLoading, _RunMetrics):
     def _rebuild_step_fns(self) -> list[Callable[[], None]]:
         fns: list[Callable[[], None]] = []
         for g in self.grippers.values():
+            if g.robot.tracked_mimics:
+                fns.append(g.track_mimics)
+        for g in self.grippers.values():
             if g.controller is not None:
                 fns.append(lambda g=g: g.controller.step(g))
         for h in self._pre_hooks:

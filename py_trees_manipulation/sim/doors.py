@@ -59,7 +59,7 @@ from ..bullet import _quiet_import  # noqa: F401  (first: pybullet's import bann
 
 import math
 from collections import deque
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
 import pybullet as pb
@@ -101,9 +101,8 @@ class _ScrewFollow(_Execution):
         self.T0, self.p0 = T0, T0[:3, 3].copy()
         r = arm.robot
         self.tau_max = np.asarray(r.effort_limits, dtype=float) * goal.effort_scale
-        self.K = np.array(self.STIFFNESS[:len(r.arm_joints)])
-        self.D = np.array(self.DAMPING[:len(r.arm_joints)])
         self._arm_idx = [r.movable_joints.index(j) for j in r.arm_joints]
+        self.K, self.D = impedance_gains(arm, self._arm_idx)
         # Torque control needs the joints' velocity motors off.
         pb.setJointMotorControlArray(r.body, r.arm_joints, pb.VELOCITY_CONTROL, forces=[0.0] * len(r.arm_joints),
                                      physicsClientId=r.client)
@@ -208,6 +207,27 @@ class _ScrewFollow(_Execution):
     def stop(self) -> Any:
         self.arm.hold()
         return self._result()
+
+
+def impedance_gains(arm: SimArm, arm_idx: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Joint stiffness (N m/rad) and damping (N m s/rad) of :class:`_ScrewFollow` for ``arm``:
+    the Panda-tuned :attr:`_ScrewFollow.STIFFNESS` and ``DAMPING`` (the first one per arm joint;
+    an arm with more joints repeats the last), each lowered where the joint's effective inertia
+    (``1 / (M^-1)_ii`` of the arm's joint-space mass matrix ``M``, ``calculateMassMatrix``, at the
+    present configuration: what the joint feels with the others free) is too small for an explicit 1 kHz loop to stay stable: ``K dt^2 / I <= 0.5`` and
+    ``D dt / I <= 1`` (a light wrist, as the xArm's with its 0.8 kg gripper, would otherwise ring
+    and diverge within 50 ms)."""
+    r = arm.robot
+    c = r.client
+    n = len(r.arm_joints)
+    K = np.array([_ScrewFollow.STIFFNESS[min(i, 6)] for i in range(n)])
+    D = np.array([_ScrewFollow.DAMPING[min(i, 6)] for i in range(n)])
+    pos = [st[0] for st in pb.getJointStates(r.body, r.movable_joints, physicsClientId=c)]
+    M = np.asarray(pb.calculateMassMatrix(r.body, pos, physicsClientId=c))
+    # the inertia each joint feels with the others free (coupled wrist joints feel less than M_ii)
+    inertia = 1.0 / np.diag(np.linalg.inv(M[np.ix_(list(arm_idx), list(arm_idx))]))
+    dt = 1.0 / arm.backend.physics_hz
+    return np.minimum(K, 0.5 * inertia / dt ** 2), np.minimum(D, 1.0 * inertia / dt)
 
 
 def hand_mass_kg(arm: SimArm) -> float:

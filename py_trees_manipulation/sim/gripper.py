@@ -18,6 +18,12 @@ from ..msgs.actions import GoalHandle
 from ..msgs.motion import Pr2GripperCommand, Pr2GripperCommandResult
 from .resources import _Execution, _SimResource
 
+#: the position motors that hold a one-sided linkage's <mimic> joints at their leaders
+#: (LoadedRobot.tracked_mimics, SimGripper.track_mimics): largest torque, N m, and position gain
+#: (PyBullet's, 0..1)
+TRACKED_MIMIC_TORQUE = 50.0
+TRACKED_MIMIC_GAIN = 0.5
+
 
 # ------------------------------------------------------------------------------------------------
 # Gripper
@@ -31,14 +37,15 @@ class FingerState:
         gap_velocity_mps: rate of change of the gap, m/s (negative while closing).
         joint_effort_n: effort on the virtual gap joint, newtons, PR2 sign: negative closes.
         grip_force_n: squeezing force of the fingers, newtons, >= 0 while squeezing.
-        finger_m: both finger joint positions (m; rad for revolute fingers).
+        finger_m: the actuated joints' positions: both finger joints (m; rad for revolute fingers),
+            or a linkage's driver (one value).
     """
 
     gap_m: float
     gap_velocity_mps: float
     joint_effort_n: float
     grip_force_n: float
-    finger_m: tuple[float, float]
+    finger_m: tuple[float, ...]
 
 
 class _GripperMove(_Execution):
@@ -60,6 +67,7 @@ class _GripperMove(_Execution):
         if self.count % self.CHECK_EVERY:
             return
         g = self.gripper
+        g.refresh_force_limit()
         st = g.state()
         now = g.backend.now()
         if abs(st.gap_m - self.target) <= g.position_tolerance_m:
@@ -93,7 +101,16 @@ class _GripperMove(_Execution):
 
 
 class SimGripper(_SimResource):
-    """The parallel gripper of a simulated robot.
+    """The parallel gripper of a simulated robot: a motor per finger joint, or one driver moving a
+    linkage whose ``<mimic>`` joints the backend couples to their leaders.
+
+    The commands act on the actuated joints (``robot.drive_joints``) through the gap's slope
+    ``k_i = d gap / d q_i`` (``GripperDescription.drive_slopes``; constant for two finger joints,
+    read from the linkage's kinematics at the driver's position for a linkage) and the force slope
+    ``s_i`` (``drive_force_slopes``: the same for two finger joints; a linkage's driver carries its
+    own pad's load, ``s`` that pad's travel per unit): a finger force ``F`` is a motor force
+    (torque) ``F |s_i|``, a motor effort ``e_i`` a finger force ``e_i / s_i``, a finger speed ``v``
+    a joint speed ``(2 v / n) / |k_i|`` with ``n`` actuated joints.
 
     Attributes:
         name: the robot's name in the scene.
@@ -120,11 +137,39 @@ class SimGripper(_SimResource):
         #: the force limit of the last position command that closed the fingers, N (None: none yet)
         self.closing_force_n: Optional[float] = None
         self._torque_mode = False
-        self._body, self._client, self._fj = robot.body, robot.client, robot.finger_joints
-        # the finger gap's linear map (LoadedRobot.gap_of): pad travel per joint unit (m/m or m/rad),
-        # closed joint positions, closed gap; the Panda's is (1, 1), (0, 0), 0
+        # the actuated joints: both finger joints, or a linkage's driver
+        self._body, self._client, self._fj = robot.body, robot.client, robot.drive_joints
+        self._linkage = robot.model.gripper.is_linkage
+        # two finger joints: the finger gap's linear map (LoadedRobot.gap_of): pad travel per joint
+        # unit (m/m or m/rad), closed joint positions, closed gap; the Panda's is (1, 1), (0, 0), 0
         self._s, self._c, self._g0 = robot.finger_travel, robot.finger_closed, robot.closed_gap
+        # the last position command (targets, finger force N, finger speed m/s): a linkage's motor
+        # force follows the slope as the driver turns (refresh_force_limit)
+        self._command: Optional[tuple[tuple[float, ...], float, float]] = None
+        self._mimic_args: Any = None
+        self._mimic_leaders: list[int] = []
         self.add_action("gripper_action", SimGripper._serve_gripper_action)
+
+    def track_mimics(self) -> None:
+        """Before each physics step (``robot.tracked_mimics``): every ``<mimic>`` joint's position
+        motor to ``multiplier x leader + offset``, leaders read first (a mimic of a mimic follows
+        its leader's target), with :data:`TRACKED_MIMIC_TORQUE`."""
+        r, c = self.robot, self._client
+        mimics = r.mimics
+        if self._mimic_args is None:
+            self._mimic_args = ([f for f, _l, _m, _o in mimics], [TRACKED_MIMIC_TORQUE] * len(mimics),
+                                [TRACKED_MIMIC_GAIN] * len(mimics))
+            self._mimic_leaders = sorted({lead for _f, lead, _m, _o in mimics} - {f for f, _l, _m, _o in mimics})
+        joints, forces, gains = self._mimic_args
+        q = {j: st[0] for j, st in zip(self._mimic_leaders, pb.getJointStates(self._body, self._mimic_leaders,
+                                                                                 physicsClientId=c))}
+        targets = []
+        for f, lead, m, off in mimics:
+            v = m * q[lead] + off
+            q[f] = v
+            targets.append(v)
+        pb.setJointMotorControlArray(self._body, joints, pb.POSITION_CONTROL, targetPositions=targets, forces=forces,
+                                     positionGains=gains, physicsClientId=c)
 
     def gap_m(self) -> float:
         """Finger gap, metres."""
@@ -133,6 +178,12 @@ class SimGripper(_SimResource):
     def state(self) -> FingerState:
         """Finger positions, gap speed and effort (one ``getJointStates`` call)."""
         s = pb.getJointStates(self._body, self._fj, physicsClientId=self._client)
+        if self._linkage:
+            q, v, e = s[0][0], s[0][1], s[0][3]
+            gd = self.model.gripper
+            effort = e / gd.drive_force_slopes((q,))[0]   # per finger along its pad travel, N, +opening
+            return FingerState(gap_m=self.robot.gap_of(q), gap_velocity_mps=gd.drive_slopes((q,))[0] * v,
+                               joint_effort_n=effort, grip_force_n=max(0.0, -effort), finger_m=(q,))
         (s0, s1), (c0, c1) = self._s, self._c
         effort = 0.5 * (s[0][3] / s0 + s[1][3] / s1)  # per finger along its pad travel, N, +opening
         return FingerState(gap_m=self._g0 + s0 * (s[0][0] - c0) + s1 * (s[1][0] - c1),
@@ -154,9 +205,29 @@ class SimGripper(_SimResource):
         if gap_m < self.gap_m() - 1e-4:
             self.closing_force_n = force   # what a grasp made by this command squeezes with, at most
         self._torque_mode = False
-        for j, q, s in zip(self._fj, targets, self._s):
-            pb.setJointMotorControl2(self._body, j, pb.POSITION_CONTROL, targetPosition=q, force=force * abs(s),
-                                     maxVelocity=speed / abs(s), physicsClientId=self._client)
+        self._command = (tuple(targets), float(force), float(speed))
+        self._apply_position_command()
+
+    def _apply_position_command(self) -> None:
+        assert self._command is not None
+        targets, force, speed = self._command
+        if self._linkage:
+            q = self.robot.finger_positions()
+            gd = self.model.gripper
+            slopes, force_slopes = gd.drive_slopes(q), gd.drive_force_slopes(q)
+        else:
+            slopes = force_slopes = self._s
+        share = 2.0 / len(self._fj)                # gap speed per finger speed, per actuated joint
+        for j, q, s, fs in zip(self._fj, targets, slopes, force_slopes):
+            pb.setJointMotorControl2(self._body, j, pb.POSITION_CONTROL, targetPosition=q, force=force * abs(fs),
+                                     maxVelocity=share * speed / abs(s), physicsClientId=self._client)
+
+    def refresh_force_limit(self) -> None:
+        """A linkage under a position command: set the driver's torque limit for the commanded finger
+        force at the driver's present slope (the lever changes as the fingers swing; the squeeze
+        is then the command's at any width). Two finger joints: nothing to do."""
+        if self._linkage and self._command is not None and not self._torque_mode:
+            self._apply_position_command()
 
     def command_effort(self, effort_n: float) -> None:
         """Apply ``effort_n`` newtons on the virtual gap joint (PR2 sign: negative closes).
@@ -169,6 +240,11 @@ class SimGripper(_SimResource):
             for j in self._fj:
                 pb.setJointMotorControl2(self._body, j, pb.VELOCITY_CONTROL, force=0.0, physicsClientId=self._client)
             self._torque_mode = True
+        if self._linkage:
+            k = self.model.gripper.drive_force_slopes(self.robot.finger_positions())[0]
+            pb.setJointMotorControlArray(self._body, self._fj, pb.TORQUE_CONTROL, forces=[effort_n * k],
+                                         physicsClientId=self._client)
+            return
         s0, s1 = self._s
         pb.setJointMotorControlArray(self._body, self._fj, pb.TORQUE_CONTROL, forces=[effort_n * s0, effort_n * s1],
                                      physicsClientId=self._client)

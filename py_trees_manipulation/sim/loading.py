@@ -51,6 +51,18 @@ SLEEP_THRESHOLD = 1e-4
 SLEEP_CHECK_STEPS = 10
 
 
+
+#: contact stiffness (N/m) and damping (N s/m) of finger pad links whose URDF gives none: those of
+#: the stock models' fingers (pybullet_data's panda.urdf, kuka_iiwa_wsg50.urdf)
+DEFAULT_FINGER_STIFFNESS = 30000.0
+DEFAULT_FINGER_DAMPING = 1000.0
+#: the gear constraints that make the URDF's <mimic> joints follow their leaders (two finger joints
+#: with mimic fingertips): error reduction (at 0.1 a linkage's fingers lag 0.02 rad under a 30 N
+#: squeeze and tilt the pads) and the largest torque (N m) they transmit
+MIMIC_ERP = 0.8
+MIMIC_MAX_TORQUE = 200.0
+
+
 class _SceneLoading:
     """The construction methods of :class:`~.backend.SimBackend` (see the module docstring)."""
 
@@ -275,6 +287,12 @@ class _SceneLoading:
         for link in robot.finger_links:
             pb.changeDynamics(body, link, lateralFriction=model.finger_lateral_friction, spinningFriction=0.003,
                               frictionAnchor=True, physicsClientId=self.client)
+            if pb.getDynamicsInfo(body, link, physicsClientId=self.client)[9] < 0:
+                # no <contact> stiffness in the URDF (the xArm's fingers): the stock fingers' soft
+                # pads, which the tactile emulation and the PR2 controller are tuned for (PyBullet
+                # takes stiffness and damping together)
+                pb.changeDynamics(body, link, contactStiffness=DEFAULT_FINGER_STIFFNESS,
+                                  contactDamping=DEFAULT_FINGER_DAMPING, physicsClientId=self.client)
         if model.gripper.coupling == "gear":
             # PyBullet ignores <mimic>: a gear constraint couples the fingers (as PyBullet's Panda demo
             # does); gearRatio -m makes the second joint follow m times the first
@@ -282,13 +300,18 @@ class _SceneLoading:
                                        [1, 0, 0], [0, 0, 0], [0, 0, 0], physicsClientId=self.client)
             pb.changeConstraint(gear, gearRatio=-model.gripper.mimic_multiplier, erp=0.1, maxForce=50,
                                 physicsClientId=self.client)
-        # the URDF's other <mimic> joints (a linkage keeping the pads parallel): coupled to their
-        # leader the same way (the mimic offset is kept from the reset pose), default motors off
+        # the URDF's other <mimic> joints (a linkage's followers, mimics of mimics after their
+        # leaders): coupled to their leader the same way, stiffer (the mimic offset is kept from the
+        # reset pose), default motors off
+        # a linkage driven on one side (robot.tracked_mimics): position motors that SimGripper sets
+        # to each follower's leader every step instead (see LoadedRobot.tracked_mimics)
         for follower, leader, m, _offset in robot.mimics:
             pb.setJointMotorControl2(body, follower, pb.VELOCITY_CONTROL, force=0.0, physicsClientId=self.client)
+            if robot.tracked_mimics:
+                continue
             gear = pb.createConstraint(body, leader, body, follower, pb.JOINT_GEAR, [1, 0, 0], [0, 0, 0], [0, 0, 0],
                                        physicsClientId=self.client)
-            pb.changeConstraint(gear, gearRatio=-m, erp=0.1, maxForce=50, physicsClientId=self.client)
+            pb.changeConstraint(gear, gearRatio=-m, erp=MIMIC_ERP, maxForce=MIMIC_MAX_TORQUE, physicsClientId=self.client)
         self._register(spec.name, body)
         arm = SimArm(self, spec.name, robot, shadow)
         gripper = SimGripper(self, spec.name, robot)

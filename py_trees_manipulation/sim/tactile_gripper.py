@@ -45,7 +45,11 @@ class GripperTactile:
         robot = gripper.robot
         self.body, self.client = robot.body, robot.client
         self.fingers = list(robot.finger_links)
-        self.finger_joints = list(robot.finger_joints)
+        # the actuated joints: both finger joints (their linear gap map below), or a linkage's
+        # driver (its gap and slope from the description's kinematics table)
+        self.finger_joints = list(robot.drive_joints)
+        self._linkage = robot.model.gripper.is_linkage
+        self._gd = robot.model.gripper
         self._travel, self._closed, self._g0 = robot.finger_travel, robot.finger_closed, robot.closed_gap
         self.hand_link = robot.palm_link
         gd = robot.model.gripper
@@ -400,11 +404,20 @@ class GripperTactile:
         ``getLinkState``) only while an event-detector command (EventDetector or Release) is active.
         """
         dt = self._dt
-        (x0, v0, _f0, e0), (x1, v1, _f1, e1) = pb.getJointStates(self.body, self.finger_joints,
-                                                                  physicsClientId=self.client)
-        # joint space -> the virtual gap joint (the Panda's map is the identity: x = x0 + x1)
-        (s0, s1), (c0, c1) = self._travel, self._closed
-        x = self._g0 + s0 * (x0 - c0) + s1 * (x1 - c1)
+        if self._linkage:
+            # one driver: the gap and its slope k = d gap / d q from the linkage's kinematics; the
+            # finger speed vt is a driver speed 2 vt / k, a finger force F a torque F |kf| (kf: the
+            # driver's own pad's travel, GripperDescription.drive_force_slopes)
+            ((x0, v0, _f0, e0),) = pb.getJointStates(self.body, self.finger_joints, physicsClientId=self.client)
+            k, kf = self._gd.drive_slopes((x0,))[0], self._gd.drive_force_slopes((x0,))[0]
+            x, xdot, applied = self._gd.gap_from_drive((x0,)), k * v0, e0 / kf
+        else:
+            (x0, v0, _f0, e0), (x1, v1, _f1, e1) = pb.getJointStates(self.body, self.finger_joints,
+                                                                      physicsClientId=self.client)
+            # joint space -> the virtual gap joint (the Panda's map is the identity: x = x0 + x1)
+            (s0, s1), (c0, c1) = self._travel, self._closed
+            x = self._g0 + s0 * (x0 - c0) + s1 * (x1 - c1)
+            xdot, applied = s0 * v0 + s1 * v1, 0.5 * (e0 / s0 + e1 / s1)
         frames = self._pending
         if frames is None:
             left = right = None
@@ -418,7 +431,7 @@ class GripperTactile:
         else:
             acc = None
             self._v_prev = None
-        cmd = ctl.step(dt, SensorSample(self.ext.backend.now(), x, s0 * v0 + s1 * v1, self.effort, left, right, acc))
+        cmd = ctl.step(dt, SensorSample(self.ext.backend.now(), x, xdot, self.effort, left, right, acc))
         if ctl.state != self._state:
             if ctl.state == RT.FIND_CONTACT:
                 self._rephase_frames()
@@ -437,21 +450,26 @@ class GripperTactile:
             vt = 0.5 * (cmd.velocity + rate * (cmd.position - x))
             vmax = self._vmax
             vt = vmax if vt > vmax else (-vmax if vt < -vmax else vt)
-            pb.setJointMotorControlArray(body, joints, pb.VELOCITY_CONTROL, targetVelocities=(vt / s0, vt / s1),
-                                         forces=(lim * abs(s0), lim * abs(s1)), physicsClientId=client)
+            if self._linkage:
+                pb.setJointMotorControlArray(body, joints, pb.VELOCITY_CONTROL, targetVelocities=(2.0 * vt / k,),
+                                             forces=(lim * abs(kf),), physicsClientId=client)
+            else:
+                pb.setJointMotorControlArray(body, joints, pb.VELOCITY_CONTROL, targetVelocities=(vt / s0, vt / s1),
+                                             forces=(lim * abs(s0), lim * abs(s1)), physicsClientId=client)
             self._motors_off = False
         else:
             if not self._motors_off:
-                pb.setJointMotorControlArray(body, joints, pb.VELOCITY_CONTROL, forces=(0.0, 0.0),
+                pb.setJointMotorControlArray(body, joints, pb.VELOCITY_CONTROL, forces=(0.0,) * len(joints),
                                              physicsClientId=client)
                 self._motors_off = True
             if cmd.enabled:
                 e = lim if cmd.effort > lim else (-lim if cmd.effort < -lim else cmd.effort)
-                pb.setJointMotorControlArray(body, joints, pb.TORQUE_CONTROL, forces=(e * s0, e * s1),
+                pb.setJointMotorControlArray(body, joints, pb.TORQUE_CONTROL,
+                                             forces=(e * kf,) if self._linkage else (e * s0, e * s1),
                                              physicsClientId=client)
         gripper._torque_mode = True  # the motors are ours until command_gap
         # the applied virtual-joint effort, read back next cycle (motor force per finger, + opens)
-        self.effort = 0.5 * (e0 / s0 + e1 / s1)
+        self.effort = applied
         if -self.effort > self.ext.max_grip_effort:
             self.ext.max_grip_effort = -self.effort
         slip = ctl.slip_detected or ctl.events.slip_event

@@ -183,6 +183,7 @@ from ..control.tactile import NUM_CELLS
 from ..msgs.gripper_sensor import ACTIONS
 from .backend import SimBackend
 from .extensions import register_extension
+from .loading import DEFAULT_FINGER_DAMPING, DEFAULT_FINGER_STIFFNESS
 from .tactile_actions import _serve, _serve_plain_gripper_action, _TactileExecution  # noqa: F401  (re-exports)
 from .tactile_gripper import PAD_FIRST, RT, GripperTactile  # noqa: F401  (re-exports)
 from .tactile_pads import PadCells, cell_of  # noqa: F401  (re-exports: tests/scenarios/test_tactile.py)
@@ -244,8 +245,12 @@ class TactileSensing:
             for g in backend.grippers.values():
                 for link in g.robot.finger_links:
                     info = pb.getDynamicsInfo(g.robot.body, link, physicsClientId=c)
+                    # the one not given keeps the link's value; PyBullet reports -1 for a link whose
+                    # URDF gives none (rigid), and refuses one without the other: the stock fingers'
                     k = cfg.finger_contact_stiffness if cfg.finger_contact_stiffness is not None else info[9]
                     d = cfg.finger_contact_damping if cfg.finger_contact_damping is not None else info[8]
+                    k = k if k > 0 else DEFAULT_FINGER_STIFFNESS
+                    d = d if d >= 0 else DEFAULT_FINGER_DAMPING
                     pb.changeDynamics(g.robot.body, link, contactStiffness=k, contactDamping=d, physicsClientId=c)
         for g in backend.grippers.values():
             for name in ACTIONS:
