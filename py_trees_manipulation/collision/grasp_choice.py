@@ -79,6 +79,14 @@ def _pair(p: Optional[Proximity]) -> str:
     return f"{who} with {other}" + (" (self-collision)" if p.self_collision else "")
 
 
+def _hit_text(p: Proximity, opening_m: float) -> str:
+    """`` (2.1 mm inside it, padding 10 mm; fingers open to 80 mm)``: what decides the refusal."""
+    d, thr = p.distance_m, p.threshold_m
+    where = f"{-d * 1000:.1f} mm inside it" if d < 0 else f"{d * 1000:.1f} mm away"
+    limit = f"padding {thr * 1000:.0f} mm" if thr > 0 else "contact allowed, no penetration"
+    return f" ({where}, {limit}; fingers open to {opening_m * 1000:.0f} mm)"
+
+
 @dataclass
 class GraspCandidate:
     """One grasp of the set, evaluated at the object's pose.
@@ -110,6 +118,10 @@ class GraspCandidate:
     joint_distance_rad: float = float("nan")
     line_checked: bool = False
     place_retreats: list = field(default_factory=list)
+    #: a collision rejection's worst pair: its distance (negative: penetration) and the threshold it
+    #: broke (the padding, or 0 for the object being grasped), metres
+    hit_distance_m: Optional[float] = None
+    hit_threshold_m: Optional[float] = None
 
     @property
     def feasible(self) -> bool:
@@ -175,7 +187,23 @@ class GraspChoice:
                 "grasp_collision": f"collide{'s' if one else ''} at the grasp",
                 "place": "cannot put it down at the place pose",
                 "approach_line": f"ha{'s' if one else 've'} the approach line blocked"}
-        return f"{n} {what.get(category, category)}: {listed}{more}"
+        return f"{n} {what.get(category, category)}: {listed}{more}" + self._hit_figures(category, members)
+
+    def _hit_figures(self, category: str, members: list[GraspCandidate]) -> str:
+        """What decides a collision refusal: the deepest pair's distance against its threshold (the
+        padding, or 0 for the object grasped) and the finger opening the hand was checked with (the
+        robot description's ``gripper.opening_m``)."""
+        if category not in ("pregrasp_collision", "grasp_collision"):
+            return ""
+        hits = [c for c in members if c.hit_distance_m is not None]
+        if not hits:
+            return ""
+        w = min(hits, key=lambda c: c.hit_distance_m)  # type: ignore[arg-type,return-value]
+        d, thr = float(w.hit_distance_m), float(w.hit_threshold_m or 0.0)  # type: ignore[arg-type]
+        where = f"{-d * 1000:.1f} mm inside it" if d < 0 else f"{d * 1000:.1f} mm away"
+        limit = f"padding {thr * 1000:.0f} mm" if thr > 0 else "contact allowed, no penetration"
+        return (f" ({where}, {limit}; fingers open to {self.opening_m * 1000:.0f} mm, the description's "
+                "gripper.opening_m)")
 
     def summary(self) -> str:
         """The candidates grouped by outcome, in one line (module docstring)."""
@@ -467,7 +495,9 @@ def choose_grasp(world: CollisionWorld, robot: str, obj: str, object_pose: Pose,
             q_pre, miss, hit = _reach(ctx, P, [q0, *seeds], ctx.free)
             if q_pre is None:
                 if hit is not None:
-                    c.reject("pregrasp_collision", f"collides at the pregrasp: {_pair(hit)}", _pair(hit))
+                    c.reject("pregrasp_collision", f"collides at the pregrasp: {_pair(hit)}{_hit_text(hit, opening)}",
+                             _pair(hit))
+                    c.hit_distance_m, c.hit_threshold_m = hit.distance_m, hit.threshold_m
                 else:
                     c.reject("unreachable", f"pregrasp out of reach (best IK solution {_miss_text(miss, ctx.tolerance)})",
                              _miss_detail(miss, ctx.tolerance))
@@ -476,7 +506,9 @@ def choose_grasp(world: CollisionWorld, robot: str, obj: str, object_pose: Pose,
             q_g, miss, hit = _reach(ctx, G, [q_pre], ctx.touch)
             if q_g is None:
                 if hit is not None:
-                    c.reject("grasp_collision", f"collides at the grasp: {_pair(hit)}", _pair(hit))
+                    c.reject("grasp_collision", f"collides at the grasp: {_pair(hit)}{_hit_text(hit, opening)}",
+                             _pair(hit))
+                    c.hit_distance_m, c.hit_threshold_m = hit.distance_m, hit.threshold_m
                 else:
                     c.reject("unreachable", f"grasp out of reach from the pregrasp (best IK solution "
                                             f"{_miss_text(miss, ctx.tolerance)})", _miss_detail(miss, ctx.tolerance))
