@@ -1,12 +1,14 @@
-"""``ptm robots``: list the robot models, show one, draft a description from a URDF.
+"""``ptm robots``: list the robot models, show one, draft a description from a URDF, check one.
 
 - ``ptm robots [MODEL|FILE] [--json]``: the stock models, or one model or description file in full
   (read with ``xml.etree``, no simulator).
 - ``ptm robots init URDF [-o FILE]``: a description drafted from a URDF, every guess commented
   (:mod:`py_trees_manipulation.collision.robot_setup`).
+- ``ptm robots check FILE``: the robot in the simulator: gripper, test box, reach
+  (:mod:`.robot_check`).
 
-Registered through :data:`py_trees_manipulation.cli.COMMAND_MODULES`. Exit codes: 0 done, 2
-invalid input (an unknown model, a description file with problems, each
+Registered through :data:`py_trees_manipulation.cli.COMMAND_MODULES`. Exit codes: 0 done, 1 a
+check failed, 2 invalid input (an unknown model, a description file with problems, each
 ``FILE:LINE:COL: problem; fix``, a URDF init cannot read).
 """
 
@@ -150,8 +152,34 @@ def cmd_init(args: argparse.Namespace) -> int:
         print(f"  {k}: {draft.notes.get(k, '')}")
     print(f"  allowed collision pairs: {len(draft.allowed)} (in contact in every sampled configuration)")
     print(f"  GUESS: default_force_n {draft.default_force_n:g} N: put your gripper's data sheet figure")
-    print(f"wrote {out}; next: ptm robots {out}, then run an example on it")
+    print(f"wrote {out}; next: ptm robots check {out}")
     return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """``ptm robots check FILE``."""
+    if not args.file:
+        print("ptm robots check: give a robot description file or a stock model (ptm robots check my_robot.yaml)",
+              file=sys.stderr)
+        return 2
+    from ..located.errors import TreeLoadError
+    from ..robots.loader import UnknownModelError, resolve_model
+    from .robot_check import check_robot
+
+    try:
+        d = resolve_model(args.file)
+    except UnknownModelError as e:
+        print(f"ptm: {e}", file=sys.stderr)
+        return 2
+    except TreeLoadError as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    report = check_robot(d, progress=lambda msg: print(f"  {msg} ...", file=sys.stderr))
+    if args.json:
+        print(json.dumps(report.as_dict(), indent=2))
+    else:
+        print(report.text())
+    return 0 if report.ok else 1
 
 
 def cmd_robots(args: argparse.Namespace) -> int:
@@ -160,8 +188,10 @@ def cmd_robots(args: argparse.Namespace) -> int:
 
     if args.model == "init":
         return cmd_init(args)
+    if args.model == "check":
+        return cmd_check(args)
     if any(getattr(args, k, None) for k in ("file", "output", "package", "force")):
-        print("ptm robots: FILE, -o, --package and --force go with 'init' (ptm robots init URDF -o FILE)",
+        print("ptm robots: FILE, -o, --package and --force go with 'init' or 'check' (ptm robots init URDF -o FILE)",
               file=sys.stderr)
         return 2
     try:
@@ -192,20 +222,24 @@ def register(subparsers: Any) -> None:
     from ..interop.cli import _HelpFormatter
 
     p = subparsers.add_parser(
-        "robots", help="list the robot models; show a robot description or draft one from a URDF (init)",
+        "robots", help="list the robot models; show, draft (init) or check (check) a robot description",
         description="List the stock robot models (arm joints, reach, gripper opening and force), or show one model "
                     "or robot description file in full: joints with limits, TCP, gripper, pads, named "
                     "configurations. A description file is checked against its URDF first (every problem as "
                     "FILE:LINE:COL). 'init URDF' drafts a description from a URDF (arm chain, gripper driver or "
                     "finger joints, pads from the fingers' collision geometry, TCP, ready by inverse kinematics, "
-                    "self-collision pairs by sampling; every guess commented in the file). A task's scene uses a "
+                    "self-collision pairs by sampling; every guess commented in the file). 'check FILE' runs the "
+                    "robot in the simulator: opens and closes the gripper, closes it on a test box, reaches a grid "
+                    "in front of the base, and names the key and the fix of whatever fails. A task's scene uses a "
                     "model with 'model: NAME' or 'model: my_robot.yaml'.",
         epilog="Examples:\n  ptm robots\n  ptm robots kuka_iiwa_wsg50\n  ptm robots my_robot.yaml     # read it against its URDF\n"
-               "  ptm robots init my_robot.urdf -o my_robot.yaml\n"
-               "  ptm robots --json\nExit codes: 0 done, 2 unknown model, invalid description or unreadable URDF.",
+               "  ptm robots init my_robot.urdf -o my_robot.yaml\n  ptm robots check my_robot.yaml\n"
+               "  ptm robots --json\nExit codes: 0 done, 1 a check failed, 2 unknown model, invalid description or "
+               "unreadable URDF.",
         formatter_class=_HelpFormatter)
-    p.add_argument("model", nargs="?", help="a stock model name or a robot description file (.yaml); or 'init'")
-    p.add_argument("file", nargs="?", help="with init: the URDF")
+    p.add_argument("model", nargs="?", help="a stock model name or a robot description file (.yaml); or 'init', "
+                   "or 'check'")
+    p.add_argument("file", nargs="?", help="with init: the URDF; with check: the description file (or a stock model)")
     p.add_argument("-o", "--output", help="init: the description file to write ('-': stdout; default: the URDF's "
                    "name with .yaml, in the current folder)")
     p.add_argument("--package", action="append", metavar="NAME=FOLDER",
