@@ -411,6 +411,31 @@ def _check_tcp_between_pads(c: _Checker, urdf: UrdfModel, t: Any, tcp_link: str,
               "turn tcp.pose so that z points out of the fingers and y along the finger travel")
 
 
+def _check_moving_masses(c: _Checker, urdf: UrdfModel, data: Any, arm: Sequence[str], palm: str) -> None:
+    """Every arm joint and every movable joint below the palm must move some mass: PyBullet cannot
+    move a link whose subtree has none (the fingers would stay put and a grasp read as blocked). A
+    link without ``<inertial>`` counts as PyBullet's 1 kg."""
+    children: dict[str, list[str]] = {}
+    for j in urdf.joints.values():
+        children.setdefault(j.parent, []).append(j.child)
+
+    def mass(link: str) -> float:
+        info = urdf.link_info.get(link)
+        own = 1.0 if info is None or info.mass is None else info.mass
+        return own + sum(mass(ch) for ch in children.get(link, []))
+
+    moving = list(arm) + [j.name for j in urdf.joints.values() if j.movable and j.name not in arm
+                          and urdf.is_descendant(j.parent, palm)]
+    for name in moving:
+        j = urdf.joints[name]
+        if mass(j.child) <= 0.0:
+            line = urdf.link_lines.get(j.child, 0)
+            c.err(data.value_loc("urdf"), f"the URDF's link {j.child!r}{f' (line {line})' if line else ''} and the "
+                  f"links below it have no mass, but joint {name!r} moves them: PyBullet cannot move a massless "
+                  "link (the joint would stay put)",
+                  f"give {j.child!r} an <inertial> with <mass value> > 0 (a finger: about 0.05 kg) and its inertia")
+
+
 def _linkage(c: _Checker, urdf: UrdfModel, g: Any, driver: str, pads: Sequence[FingerPad], palm: str
              ) -> tuple[Optional[LinkageTable], tuple[float, float], list[float], list[float], list[str]]:
     """A linkage gripper's table, opening, pad travel and closed position at the closing limit, and
@@ -805,6 +830,9 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
                     good &= _check_link(c, urdf, ln, pr.item_loc(k), f"allowed_collision_pairs[{i}][{k}]")
                 if good:
                     pairs.append((pr[0], pr[1]))
+
+    if arm and palm is not None and not c.problems:
+        _check_moving_masses(c, urdf, data, arm, palm)
 
     if c.problems:
         raise RobotDescriptionError(c.problems)

@@ -314,3 +314,18 @@ def test_a_mimic_linkage_keeps_the_pads_parallel_and_opens_to_the_gap(tmp_path):
             # (60 mm sin(q) against 60 mm q: within 1.5 mm at 0.05 m)
             assert gripper.gap_m() == pytest.approx(gap, abs=0.002)
             assert (pads[0][:3, 3] - pads[1][:3, 3]) @ pads[0][:3, 1] == pytest.approx(gap, abs=0.0015)
+
+
+def test_a_massless_finger_is_refused_at_load_naming_the_link_and_the_fix(tmp_path):
+    """PyBullet does not move a link without mass: the fingers would stay put and every grasp read
+    as blocked. The description's check says so, with the URDF's line, before anything runs."""
+    from py_trees_manipulation.robots import RobotDescriptionError
+
+    (tmp_path / "six_joint_arm.urdf").write_text(six_joint_arm_urdf().replace('<mass value="0.05"/>', '<mass value="0"/>'))
+    (tmp_path / "arm.yaml").write_text(SIX_JOINT_ARM_YAML)
+    with pytest.raises(RobotDescriptionError) as e:
+        load_description(str(tmp_path / "arm.yaml"))
+    msgs = [str(p) for p in e.value.problems]
+    assert len(msgs) == 2 and all(":3:7: the URDF's link '" in m for m in msgs)
+    assert "'left_finger' (line 18) and the links below it have no mass, but joint 'left_finger_joint' moves them" in msgs[0]
+    assert "give 'left_finger' an <inertial> with <mass value> > 0" in msgs[0]
