@@ -655,7 +655,9 @@ class ArmMotionPlanner:
         return out
 
     def _start_contacts(self, start: np.ndarray, allowed: AllowedContacts) -> AllowedContacts:
-        """Pairs inside the padding at the start may stay there, but get at most 2 mm closer."""
+        """Pairs inside the padding at the start may stay there, but get at most 2 mm closer (self-collision
+        pairs too: a compliant held motion can leave two links' conservative hulls overlapping, and the
+        motion away from it must not be refused)."""
         ck = self.checker(allowed)
         out = AllowedContacts()
         for p in ck.proximities(start, self.world.padding_m):
@@ -663,6 +665,10 @@ class ArmMotionPlanner:
                 out.relaxed[p.key] = min(p.threshold_m, p.distance_m) - START_RELAX_M
                 out.reasons.append(f"{p.link}-{p.body} (in contact at the start: {p.distance_m * 1000:.1f} mm, "
                                    f"may not get {START_RELAX_M * 1000:.0f} mm closer)")
+        for p in ck.self_collisions(start):
+            out.relaxed[p.key] = p.distance_m - START_RELAX_M
+            out.reasons.append(f"{p.link}-{p.body_link} (overlapping at the start: {-p.distance_m * 1000:.1f} mm, "
+                               f"may not get {START_RELAX_M * 1000:.0f} mm deeper)")
         return out
 
     def _end_contacts(self, end: np.ndarray, allowed: AllowedContacts) -> AllowedContacts:

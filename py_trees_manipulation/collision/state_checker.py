@@ -61,6 +61,13 @@ class StateChecker:
         self._hand = rb.hand
         self.lower, self.upper = r.lower.copy(), r.upper.copy()
         self._held = world._attached.get(robot)
+        # self-collision pairs in contact where a motion starts (AllowedContacts.relaxed): they may
+        # stay (a compliant motion can end with two links' conservative hulls overlapping) but not
+        # get deeper; keyed by the link pair in either order
+        self._self_relaxed: dict[tuple[int, int], float] = {}
+        for (side, b, other), thr in allowed.relaxed.items():
+            if b == r.body and isinstance(side, tuple) and side[0] == "link":
+                self._self_relaxed[(side[1], other)] = self._self_relaxed[(other, side[1])] = float(thr)
         self._held_body = self._held.body if self._held is not None else None
         # moving links with geometry: their world boxes (Bullet's AABBs) are read at each state
         self._mv = [j for j in sorted(rb.moving) if j in rb.collidable]
@@ -159,7 +166,7 @@ class StateChecker:
     def _threshold(self, side: tuple, body: int, link: int, self_collision: bool) -> Optional[float]:
         """The distance the pair ``(side, body, link)`` must keep, or None when it is allowed."""
         if self_collision:
-            return _SELF
+            return min(_SELF, self._self_relaxed.get((side[1], link), _SELF))
         key = (side, body, link)
         if self.allowed.allows(key):
             return None
@@ -192,11 +199,14 @@ class StateChecker:
         for pt in pb.getContactPoints(bodyA=body, bodyB=body, physicsClientId=c):
             if pt[8] < _SELF - _CONFIRM_TOL:
                 a, b = pt[3], pt[4]
+                thr = min(_SELF, self._self_relaxed.get((a, b), _SELF))
+                if pt[8] >= thr - _CONFIRM_TOL:
+                    continue
                 pts = gcp(body, body, 0.0, linkIndexA=a, linkIndexB=b, physicsClientId=c)
                 d = min((x[8] for x in pts), default=0.0)
-                if d < _SELF - _CONFIRM_TOL:
+                if d < thr - _CONFIRM_TOL:
                     side_link, other = (a, b) if a in self._moving else (b, a)
-                    out.append((("link", side_link), body, other, True, False, d, _SELF))
+                    out.append((("link", side_link), body, other, True, False, d, thr))
                     if first:
                         return out
         # the held object: its box (Bullet's, where set_state put it) against the obstacles' and the links'
@@ -232,7 +242,7 @@ class StateChecker:
     def is_valid(self, q: Sequence[float]) -> bool:
         """True when ``q`` (radians, arm joint order) keeps every checked pair at its threshold."""
         self.checks += 1
-        if self._held is not None:
+        if self._held is not None or self._self_relaxed:
             return not self._violations(q, first=True)
         # the same test as _violations, inlined for speed (the planner calls this ~1,000 times a plan)
         c = self._client
@@ -341,6 +351,16 @@ class StateChecker:
                     if k not in best or prox.distance_m < best[k].distance_m:
                         best[k] = prox
         return sorted(best.values(), key=lambda p: p.distance_m)
+
+    def self_collisions(self, q: Sequence[float]) -> list[Proximity]:
+        """The planned robot's link pairs that overlap at ``q`` (radians), deepest first (what
+        :meth:`proximities` leaves out); a pair relaxed at the start reports its own threshold."""
+        w = self.world
+        out = [Proximity(link=w.link_name(self._body, side[1]), body=w.names.get(ob, str(ob)),
+                         body_link=w.link_name(ob, ol), distance_m=float(d), threshold_m=float(thr), held=False,
+                         self_collision=True, key=(side, ob, ol))
+               for side, ob, ol, self_col, _, d, thr in self._violations(q, first=False) if self_col]
+        return sorted(out, key=lambda p: p.distance_m)
 
     def explain(self, q: Sequence[float]) -> Optional[Proximity]:
         """The worst pair inside its threshold at ``q`` (largest violation), or None when ``q`` is valid."""

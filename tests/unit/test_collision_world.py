@@ -95,6 +95,37 @@ def test_self_collision_is_found_and_named(world):
     assert hit.describe() == "panda_link2 would hit panda_link5 (self-collision)"
 
 
+def test_a_motion_may_leave_a_self_collision_it_starts_in_but_not_deepen_it(world):
+    """A compliant held motion (a door's arc) can end with two links' conservative hulls overlapping:
+    the motion that backs away must not be refused for it, one that goes deeper must."""
+    planner = ArmMotionPlanner(world, "panda")
+    q = np.array([2.209, -1.765, 1.231, -3.138, 0.02, 1.62, -1.761])   # link2 and link5 overlap
+    hit = world.checker("panda").explain(q)
+    assert hit.self_collision
+    depth = -hit.distance_m
+    relax = planner._start_contacts(q, AllowedContacts())
+    ck = world.checker("panda", relax)
+    assert ck.is_valid(q) and ck.explain(q) is None            # where it starts: allowed
+    assert any("may not get 2 mm deeper" in r for r in relax.reasons)
+    plain = world.checker("panda")
+
+    def moved(j, dq):
+        p = q.copy()
+        p[j] += dq
+        pairs = plain.self_collisions(p)
+        return p, (-pairs[0].distance_m if pairs else 0.0)
+
+    unfold, d = moved(3, 0.05)                                 # the elbow opens: clear
+    assert d == 0.0 and ck.is_valid(unfold)
+    shallower, d = moved(2, -0.2)                              # joint 3 back: 5 mm, less than the start
+    assert 0 < d < depth and ck.is_valid(shallower)
+    deeper, d = moved(2, 0.2)                                  # joint 3 on: 14 mm, 3 mm deeper than the start
+    assert d > depth + 0.002
+    assert not ck.is_valid(deeper) and ck.explain(deeper).self_collision
+    folded, d = moved(3, -0.05)                                # the elbow folds further: 27 mm
+    assert d > 0.02 and not ck.is_valid(folded)
+
+
 def test_attached_object_moves_with_the_hand_and_is_checked_against_the_scene_only():
     w = CollisionWorld.from_scene(scene())
     try:
