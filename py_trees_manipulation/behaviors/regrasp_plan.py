@@ -19,7 +19,7 @@ from ..planning.geometric_queries import GeometricPlan, GeometricStep
 from ..planning.regrasp import NoPlanError, RegraspPlan
 from .base import ManipulationBehaviour
 from .grasp_state import _CONFIG_PARAMS, _RegraspBase
-from .params import REQUIRED, Param
+from .params import REQUIRED, BlackboardRef, Param
 from .regrasp_config import RegraspConfig, _config_of, _goal_of, _goal_text, _names, _reason, _resolve
 
 __all__ = ["PlanRegrasp", "plan_in_world", "plan_with_geometry", "placement_goal_of", "geometry_host"]
@@ -253,6 +253,42 @@ class PlanRegrasp(_RegraspBase):
         "output_key": Param("key", "regrasp_plan", "blackboard key for the plan"),
     }
 
+    @classmethod
+    def plan_problems(cls, params: dict[str, Any], world: Any, scene: Any, seed: int = 0,
+                      blackboard: Optional[Mapping[str, Any]] = None) -> list[tuple[str, str, str]]:
+        """``ptm validate --plan``: the regrasp plan from the grasp state the file starts in (every
+        gripper empty, or a literal ``current``) to the goal, with geometry, in the collision world
+        built from the task file (every transition's waypoints and straight lines checked, as the run
+        plans it): ``(parameter, problem, hint)`` when no plan passes. A description, goal or start
+        read from the blackboard at run time is left to the run."""
+        values = {k: params.get(k, p.default) for k, p in cls.all_params().items()}
+        if any(isinstance(values[k], BlackboardRef) for k in ("config", "goal", "placement_goal", "current")) \
+                or values.get("geometry") == "off":
+            return []
+        desc = values.get("config")
+        if desc is None:
+            desc = dict(blackboard or {}).get(str(values.get("config_key") or "regrasp").lstrip("/"))
+        if not isinstance(desc, Mapping):
+            return []
+        try:
+            cfg = RegraspConfig.from_mapping(desc, scene=scene)
+            goal = _goal_of(cfg, values["goal"])
+            faces = placement_goal_of(cfg, values.get("placement_goal"))
+            cur = values.get("current")
+            start = _resolve(cfg, cur if cur is not None else {g: None for g in cfg.factory.grippers})
+        except (KeyError, TypeError, ValueError):
+            return []   # said by the load-time checks or the run
+        scene_objects = {o.name: o for o in getattr(scene, "objects", ())}
+        try:
+            plan_in_world(world, cfg, start, goal, faces, scene_objects=scene_objects,
+                          max_checks=int(values.get("max_checks") or 200),
+                          motions="straight" if values.get("check_motions", True) else "none")
+        except (NoPlanError, ValueError) as e:
+            text = f"PlanRegrasp: {_one_line(str(e))}"
+            fix = regrasp_base_suggestion(world, scene, cfg, start, goal, faces, str(e), seed)
+            return [("goal", text + (f"; {fix}" if fix else ""), "")]
+        return []
+
     def update(self) -> Status:
         try:
             cfg = _config_of(self)
@@ -277,7 +313,12 @@ class PlanRegrasp(_RegraspBase):
             ms = (time.perf_counter() - t0) * 1000.0
             self._write_metric("plan_time_ms", ms, add=True)
             if geometric:
-                return self.fail(f"{_one_line(str(e))} ({ms:.0f} ms)")
+                host = geometry_host(self.backend)
+                scene = getattr(self.backend, "scene", None) or getattr(host, "scene", None)
+                seed = int(getattr(self.backend, "seed", 0) or 0)
+                fix = host.call_in_world(lambda world: regrasp_base_suggestion(world, scene, cfg, start, goal, faces,
+                                                                               str(e), seed))
+                return self.fail(f"{_one_line(str(e))} ({ms:.0f} ms)" + (f"; {fix}" if fix else ""))
             return self.fail(f"no regrasp plan from '{_names(cfg, start)}' to {_goal_text(cfg, goal)}: "
                              f"{_reason(e)} ({ms:.2f} ms)")
         ms = (time.perf_counter() - t0) * 1000.0
@@ -299,6 +340,45 @@ class PlanRegrasp(_RegraspBase):
             self.feedback_message = (f"{len(plan)} grasp changes in {ms:.2f} ms: "
                                      + (" -> ".join(plan.transition_names) or "already there"))
         return Status.SUCCESS
+
+
+def regrasp_base_suggestion(world: Any, scene: Any, cfg: RegraspConfig, start: Any, goal: Any,
+                            faces: Mapping[str, Sequence[str]], why: str, seed: int = 0) -> str:
+    """For a regrasp plan that fails because something is out of the arm's reach (``why``, the
+    planner's text): a base pose from which it plans, as ``CheckReachability`` names one (``"a
+    regrasp plan passes every check from a base at ..."``), or "" (not a reach failure, several
+    robots, or no base). Candidates come from :func:`~py_trees_manipulation.collision.base_search.find_base`
+    with each regrasp object's grasps as the targets, on the surface the robot stands on; the base
+    found is kept only if the whole plan (:func:`plan_in_world`) passes from it. The world's base is
+    put back."""
+    if "reach" not in why and "workspace" not in why:
+        return ""
+    robots = {arm for arm, _ in cfg.grippers.values()}
+    if len(robots) != 1:
+        return ""
+    robot = robots.pop()
+    from ..collision.base_placement import surface_under
+    from ..collision.reachability import base_frame, find_base_relaxing, set_base_frame
+    from ..scene.reach_targets import grasp_target
+    from .reach import base_suggestion
+
+    objects = {o.name: o for o in getattr(scene, "objects", ())}
+    targets = [grasp_target(objects[n], world.object_pose(n)) for n in cfg.objects if n in objects]
+    names = [r.name for r in getattr(scene, "robots", ())]
+    if not targets or robot not in names:
+        return ""
+    placement = find_base_relaxing(world, robot, lambda probe: targets, surface_under(world, scene, robot), seed=seed)
+    if not placement.ok:
+        return ""
+    T0 = base_frame(world, robot)
+    try:
+        set_base_frame(world, robot, placement.pose)
+        plan_in_world(world, cfg, start, goal, faces, scene_objects=objects)
+    except (NoPlanError, ValueError):
+        return ""
+    finally:
+        set_base_frame(world, robot, T0)
+    return base_suggestion(placement, names.index(robot), "a regrasp plan passes every check")
 
 
 def _geometry_metrics(b: "_RegraspBase", plan: GeometricPlan) -> None:

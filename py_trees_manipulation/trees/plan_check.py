@@ -3,12 +3,15 @@
 :func:`plan_check` builds the collision world of the task file's scene (robots placed by
 ``base_pose: auto`` as the simulator would place them), then asks every behaviour of the tree that
 can decide its outcome from the scene alone (a ``plan_problems(params, world, scene, seed,
-blackboard)`` class method) whether it will: ``CheckReachability`` (every target followed as the task
-moves it: the door's whole arc and the retreat, the drawer's whole pull, a pick and place with the
-object held; with a base pose that does it all), ``ChooseGrasp`` (a grasp of the object where the file
-puts it, reaching the place pose when the file gives it; with a base that does it). Steps whose
-outcome depends on what a sensor will see (a force-guarded descent, a detected handle, a slip) are
-checked when they start, as in a run.
+blackboard)`` class method) whether it will, in tick order up to the first node that changes the
+world (a gripper closing, a door swung: :func:`changes_world`): ``CheckReachability`` (every target
+followed as the task moves it: the door's whole arc and the retreat, the drawer's whole pull, a pick
+and place with the object held; with a base pose that does it all), ``ChooseGrasp`` (a grasp of the
+object where the file puts it, reaching the place pose when the file gives it; with a base that does
+it), ``PlanRegrasp`` (the whole regrasp plan, every transition's lines checked, from the grasp state
+the file starts in). The nodes after a world change, and steps whose outcome depends on what a sensor
+will see (a force-guarded descent, a detected handle, a slip), are checked when they start, as in a
+run.
 
 Each problem names the node's line in the file, as a load error does. Nothing moves; no PyBullet
 GUI, no physics: the checks are the behaviours' own functions in a collision world, so the verdict
@@ -91,11 +94,32 @@ def plan_check_in_backend(task: TaskSpec, backend: Any, seed: int = 0) -> list[P
     return svc.call_in_world(lambda world: check_nodes(task, world, scene, seed))
 
 
+#: behaviours after which the world is no longer the file's (an object held or moved, a door
+#: swung): the checks of the nodes after them depend on what happened, and run when they start
+WORLD_CHANGING = frozenset({"FindContact", "Grab", "ForceServo", "SlipServo", "Release", "EventDetector",
+                            "GraspFixAttach", "GraspFixRelease", "ExecuteRegraspPlan", "MoveAlongArc", "TwistHandle"})
+
+
+def changes_world(node: Any) -> bool:
+    """Whether ``node`` (a NodeSpec) can change what the scene holds: a gripper closing (anything but
+    a literal ``position: open``), a tactile or GraspFix grasp, a regrasp plan executed, a handle
+    turned or a door swung."""
+    if node.type in WORLD_CHANGING:
+        return True
+    return node.type == "GripperCommand" and node.params.get("position") != "open"
+
+
 def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
                 progress: Optional[Callable[[str], None]] = None) -> list[PlanProblem]:
-    """Every node's ``plan_problems`` check in ``world`` (module docstring), in tick order."""
+    """Every node's ``plan_problems`` check in ``world`` (module docstring), in tick order, up to the
+    first node that changes the world (:func:`changes_world`): the checks after it depend on what it
+    did, and run when they start."""
     problems: list[PlanProblem] = []
     for node in task.tree.walk():
+        if node.category == "behaviour" and changes_world(node):
+            if progress:
+                progress(f"(the nodes after {node.type} '{node.name or node.type}' are checked when they start)")
+            break
         cls = registry.lookup(node.type) if node.category == "behaviour" else None
         check = getattr(cls, "plan_problems", None)
         if not callable(check):

@@ -44,3 +44,23 @@ def test_a_place_out_of_reach_is_refused_at_the_grasp_choice():
     assert p.message.startswith("ChooseGrasp: no feasible grasp of mug: 14 candidates: 14 cannot put it down at "
                                 "the place pose: above the place pose: out of reach")
     assert "a grasp reaches it and puts it down from a base at" in p.message
+
+
+def test_a_flip_out_of_reach_is_refused_with_a_base_from_which_it_plans_and_runs():
+    """Issue 33 item 2: a regrasp the arm cannot plan from its base (the box 1.05 m from the
+    shoulder) names a base from which the whole plan passes its checks; run from it, the flip
+    succeeds in the simulator."""
+    import re
+
+    from py_trees_manipulation.trees.runner import RunOptions, run_task
+
+    flip = os.path.join(EXAMPLES, "flip_box.yaml")
+    far = ["scene.objects.0.pose.position=[0.95, 0.45, 0.685]"]
+    problems = plan_check(load_task(flip, far))
+    assert len(problems) == 1 and problems[0].node_type == "PlanRegrasp"
+    msg = problems[0].message
+    assert "out of reach" in msg and "a regrasp plan passes every check from a base at" in msg, msg
+    base = re.search(r"--set '(scene\.robots\.0\.base_pose=\{.*?\})'", msg).group(1)
+    r = run_task(load_task(flip, far + [base]), RunOptions(display=False, timeout_s=60))
+    assert r.summary["status"] == "SUCCESS", r.summary.get("failed_behaviour")
+    assert abs(r.summary["metrics"]["object_tilt_deg"] - 90.0) < 5.0
