@@ -16,6 +16,10 @@ and the regrasp plan of ``flip_box`` (every transition's straight lines followed
 line IK; ``PlanRegrasp``'s geometric planning, :func:`~py_trees_manipulation.behaviors.regrasp.plan_in_world`
 is not repeated here: see ``bench_planning.py``).
 
+Then ``ptm validate --plan`` on each shipped task (:func:`~py_trees_manipulation.trees.plan_check.plan_check`:
+the collision world built from the file, robots placed, every planning check of the tree in tick
+order), wall and CPU time (CPU time is the figure to read on a loaded machine).
+
 Goal (issue 33): under 1 s for pick_and_place and the door on the 2-core machine.
 
 Run: ``python benchmarks/bench_task_check.py [--repeat 5]``
@@ -34,6 +38,7 @@ from py_trees_manipulation.collision.world import CollisionWorld
 from py_trees_manipulation.scene.reach_targets import ReachRequest, request_from_params, targets_for
 from py_trees_manipulation.scene.spec import parse_scene
 from py_trees_manipulation.trees.loader import load_task
+from py_trees_manipulation.trees.plan_check import plan_check
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GOAL_S = 1.0
@@ -86,6 +91,21 @@ def main() -> None:
         print(f"{label:<26} {str(ok):>5} {samples:>8} {med:9.3f} {max(times):7.3f}{flag}")
         if not ok:
             print(f"    refusal: {results[[r.ok for r in results].index(False)].describe()[:160]}")
+
+
+    print()
+    print("ptm validate --plan: every planning check of the tree against the scene as written (the collision "
+          "world built, robots placed), wall and CPU seconds")
+    print(f"{'task':<26} {'problems':>8} {'median s':>9} {'cpu s':>7}")
+    for name in ("pick_and_lift", "pick_and_place", "open_door", "open_drawer", "flip_box", "regrasp"):
+        task = load_task(str(EXAMPLES / f"{name}.yaml"))
+        walls, cpus, found = [], [], []
+        for _ in range(args.repeat):
+            t0, c0 = time.perf_counter(), time.process_time()
+            found = plan_check(task)
+            walls.append(time.perf_counter() - t0)
+            cpus.append(time.process_time() - c0)
+        print(f"{name:<26} {len(found):>8} {statistics.median(walls):9.3f} {statistics.median(cpus):7.3f}")
 
 
 if __name__ == "__main__":
