@@ -8,6 +8,8 @@ Format (every key optional)::
       time_budget_s: 12               # sim seconds: the run's timeout, and sim_time_s <= 12
       failed_behaviour: lift          # the behaviour the failure is blamed on (by node name), or
                                       #   {name: lift, type: MoveCartesian, feedback: "regex"}
+      error: "starts 18 mm inside"    # regex searched in the run's error: a refusal before the first
+                                      #   tick, or (status INVALID) what `ptm validate` says of the file
       metrics:                        # assertions on summary["metrics"]
         object_lift_m: ">= 0.10"
         max_fingertip_force_n: "< 5"
@@ -40,7 +42,7 @@ from ..located.errors import Loc, Problem, TreeLoadError
 
 #: run statuses the runner reports (``summary["status"]``)
 STATUSES = ("SUCCESS", "FAILURE", "TIMEOUT", "ERROR", "INVALID", "INTERRUPTED")
-RESERVED_KEYS = ("status", "time_budget_s", "failed_behaviour", "metrics")
+RESERVED_KEYS = ("status", "time_budget_s", "failed_behaviour", "error", "metrics")
 FAILED_BEHAVIOUR_KEYS = ("name", "type", "feedback")
 OPS = (">=", "<=", "==", "!=", ">", "<")
 #: default tolerance of a plain-number equality (``metric: 3``), absolute and relative
@@ -216,6 +218,8 @@ class Expectation:
         status: the required ``summary["status"]``, or None for any.
         time_budget_s: sim seconds the run may take (None: no budget).
         failed_behaviour: ``{"name"?, "type"?, "feedback"?}`` the failure must be blamed on, or None.
+        error: a regular expression ``summary["error"]`` must contain (a refusal before the first
+            tick; with status ``INVALID`` the file's problems as ``ptm validate`` prints them), or None.
         metrics: metric assertions in file order.
         locs: where ``status``, ``time_budget_s`` and ``failed_behaviour`` are written.
         file: the file the section came from.
@@ -224,6 +228,7 @@ class Expectation:
     status: Optional[str] = "SUCCESS"
     time_budget_s: Optional[float] = None
     failed_behaviour: Optional[dict[str, str]] = None
+    error: Optional[str] = None
     metrics: list[MetricExpectation] = field(default_factory=list)
     locs: dict[str, Loc] = field(default_factory=dict)
     file: str = "<expect>"
@@ -276,6 +281,8 @@ class Expectation:
                 act = (f"{fb.get('type')} '{fb.get('name')}' (feedback: {fb.get('feedback')!r})" if fb
                        else f"no failed behaviour (status {status})")
                 out.append(Failure("failed_behaviour", f"failed_behaviour {exp}", act, self._loc("failed_behaviour")))
+        if self.error is not None and not re.search(self.error, str(summary.get("error") or "")):
+            out.append(Failure("error", f"error ~ {self.error!r}", repr(summary.get("error")), self._loc("error")))
         metrics = summary.get("metrics") or {}
         for m in self.metrics:
             expected = f"{m.name} {m.comparison.describe(m.unit)}"
@@ -471,6 +478,13 @@ def parse_expect(data: Any, file: str = "<expect>", loc: Optional[Loc] = None) -
             else:
                 problems.append(Problem(_value_loc(data, key, top), "failed_behaviour is a node name or {name, type, feedback}",
                                         "e.g. 'failed_behaviour: lift'"))
+        elif key == "error":
+            exp.locs["error"] = keyloc(data, key)
+            try:
+                re.compile(str(value))
+                exp.error = str(value)
+            except re.error as e:
+                problems.append(Problem(_value_loc(data, key, top), f"error is not a valid regex: {e}"))
         elif key == "metrics":
             if value is None:
                 continue

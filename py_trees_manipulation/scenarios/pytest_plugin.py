@@ -115,8 +115,15 @@ class ScenarioItem(pytest.Item):
         return str(root / stem / f"{self.variant}.mcap")
 
     def runtest(self) -> None:
-        from .scenario import run_scenario
+        from .scenario import invalid_result, run_scenario
 
+        refused = invalid_result(self.scenario, self.variant)
+        if refused is not None:  # expect.status INVALID: what `ptm validate` says is the subject
+            self.result = refused
+            self.user_properties.append(("status", "INVALID"))
+            if not refused.passed:
+                raise ScenarioFailed(refused, self.title)
+            return
         task, expectation = self.scenario.load(self.variant)
         result = run_scenario(
             task, expectation,

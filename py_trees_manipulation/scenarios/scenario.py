@@ -90,6 +90,17 @@ class Variant:
     loc: Optional[Loc] = None
     override_locs: dict[str, Loc] = field(default_factory=dict)
 
+    @property
+    def expects_invalid(self) -> bool:
+        """The variant says ``expect.status: INVALID``: the file it makes is meant to be refused by
+        ``ptm validate`` (its problems are the test's subject, not a collection error)."""
+        for parts, value, _ in self.expect_overrides:
+            if parts == ["status"] and isinstance(value, str) and value.strip().upper() == "INVALID":
+                return True
+            if parts == [] and isinstance(value, dict) and str(value.get("status", "")).strip().upper() == "INVALID":
+                return True
+        return False
+
 
 @dataclass
 class Scenario:
@@ -143,6 +154,28 @@ class Scenario:
         for parts, value, loc in v.expect_overrides:
             data = _set_path(data, parts, value, loc, self.file)
         return task, parse_expect(data, self.file)
+
+
+def invalid_result(scenario: Scenario, variant: str) -> Optional["ScenarioResult"]:
+    """For a variant that expects ``INVALID``: the :class:`ScenarioResult` of loading it (status
+    INVALID with the problems ``ptm validate`` would print as the error, checked against the
+    variant's expectations), or None when the file loads (then it runs as any other variant)."""
+    v = scenario.variants[variant]
+    if not v.expects_invalid:
+        return None
+    try:
+        scenario.load(variant)
+        return None
+    except TreeLoadError as e:
+        error = str(e)
+    data = copy.deepcopy(scenario.expect_data) if scenario.task_file != scenario.file else None
+    for parts, value, loc in v.expect_overrides:
+        data = _set_path(data, parts, value, loc, scenario.file)
+    expectation = parse_expect(data, scenario.file)
+    expectation.time_budget_s = None  # nothing ran
+    summary = {"task": scenario.name, "file": scenario.task_file, "status": "INVALID", "error": error,
+               "sim_time_s": 0.0, "metrics": {}}
+    return ScenarioResult(summary, expectation.check(summary))
 
 
 def _relocate(p: Problem, locs: dict[str, Loc], variant: str) -> Problem:
@@ -312,6 +345,8 @@ def load_scenario(path: str) -> Scenario:
         try:
             scenario.load(vname)
         except TreeLoadError as e:
+            if scenario.variants[vname].expects_invalid:
+                continue  # run_invalid checks its problems
             for p in e.problems:
                 if vname == DEFAULT_VARIANT:
                     default_msgs.add((p.loc, p.message))
