@@ -56,3 +56,32 @@ def pick_and_lift_run():
                        RunOptions(display=False, observers=[rec])).summary
     py_trees.blackboard.Blackboard.clear()
     return SimpleNamespace(summary=summary, ticks=rec.rows)
+
+
+# ---- every metric a scenario run reports is documented (docs/metrics.md; issue 32 item 3) ---------
+_METRICS_DOC = os.path.join(os.path.dirname(__file__), "..", "docs", "metrics.md")
+
+
+def _documented_metrics() -> set:
+    import re
+
+    with open(_METRICS_DOC, encoding="utf-8") as f:
+        text = f.read()
+    table = text.split("<!-- metrics:start -->")[1].split("<!-- metrics:end -->")[0]
+    names = set()
+    for line in table.splitlines():
+        if line.startswith("| `"):
+            names.update(re.findall(r"`([a-z_]+)`", line.split("|")[1]))
+    return names
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    outcome = yield
+    result = getattr(item, "result", None)
+    summary = getattr(result, "summary", None)
+    if outcome.excinfo is None and isinstance(summary, dict) and isinstance(summary.get("metrics"), dict):
+        missing = sorted(set(summary["metrics"]) - _documented_metrics() - {"error"})
+        if missing:
+            outcome.force_exception(AssertionError(
+                f"the run reported metrics docs/metrics.md does not document: {', '.join(missing)}"))

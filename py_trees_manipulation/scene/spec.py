@@ -183,6 +183,8 @@ class ObjectSpec:
     color: Optional[tuple[float, float, float, float]] = None
     pose_noise: PoseNoiseSpec = PoseNoiseSpec()
     fixed: bool = False
+    may_move: bool = False
+    """The object may move while the scene settles (a ball meant to roll): no settle check."""
     grasps: tuple[Handle, ...] = field(default=(), compare=False)
     """Declared grasps (HPP handles, object frame); empty: the shape's defaults
     (:func:`~py_trees_manipulation.geometry.grasps.grasps_for_object`)."""
@@ -205,6 +207,10 @@ class SceneSpec:
     solver_iterations: int = 50
     settle_s: float = 0.2
     sleep_resting_bodies: bool = True
+    start_penetration_m: float = 0.003
+    """Bodies may start this far inside each other, m; deeper is a scene mistake refused before anything moves."""
+    settle_tolerance_m: float = 0.01
+    """A movable object that moves further than this while the scene settles is refused, m."""
     robots: tuple[RobotSpec, ...] = ()
     fixtures: tuple[FixtureSpec, ...] = ()
     objects: tuple[ObjectSpec, ...] = ()
@@ -228,6 +234,13 @@ SCENE_KEYS: dict[str, list[KeyDoc]] = {
         KeyDoc("sleep_resting_bodies", "bool", "true", "after settling, the fixtures and the movable objects at rest "
                "(all but the task's `target_object`) sleep (PyBullet deactivation) until something touches them: a "
                "resting body then costs nothing per physics step; `false`: every body stays awake (PyBullet's default)"),
+        KeyDoc("start_penetration_m", "number", "0.003", "how far two bodies (objects, fixtures, robot links, "
+               "doors, cabinets) may start inside each other, m (0 ... 0.05); deeper is refused before anything moves "
+               "(`ptm validate` for shapes the file gives, else when the simulator loads the scene), naming both "
+               "bodies, the depth and where to move one"),
+        KeyDoc("settle_tolerance_m", "number", "0.01", "how far a movable object may move while the scene settles, "
+               "m (0.001 ... 1); further is refused before the first tick, naming it and how far it moved "
+               "(an object's `may_move: true` exempts it)"),
         KeyDoc("robots", "list", "[]", "robots (see `robots[]`)"),
         KeyDoc("fixtures", "list", "[]", "static URDF bodies such as tables (see `fixtures[]`)"),
         KeyDoc("objects", "list", "[]", "movable objects (see `objects[]`)"),
@@ -271,6 +284,8 @@ SCENE_KEYS: dict[str, list[KeyDoc]] = {
                "for 50 ms crushes it (metric `crushed`, see sim/tactile_sensor.py), N, > 0"),
         KeyDoc("color", "[r, g, b, a]", "URDF / grey", "RGBA colour, each 0 ... 1"),
         KeyDoc("fixed", "bool", "false", "fix the object's base in the world"),
+        KeyDoc("may_move", "bool", "false", "the object may move while the scene settles (a ball meant to roll): "
+               "exempt from the `settle_tolerance_m` check and from `ptm validate`'s \"nothing under it\""),
         KeyDoc("grasps", "list", "the shape's defaults", "grasps in the object's frame (HPP handles, see `grasps[]`); "
                "without it: box faces, cylinder, sphere, the shipped mug (its handle avoided)"),
     ],
@@ -720,6 +735,9 @@ def _parse_object(d: Any, path: PathT, seen: dict[str, PathT], base_dir: Optiona
     fixed = d.get("fixed", False)
     if not isinstance(fixed, bool):
         raise SceneError(path + ("fixed",), f"fixed must be true or false, got {fixed!r}")
+    may_move = d.get("may_move", False)
+    if not isinstance(may_move, bool):
+        raise SceneError(path + ("may_move",), f"may_move must be true or false, got {may_move!r}")
     scale = _number(d, "scale", path, 1.0, gt=0.0)
     grasps = _parse_grasps(d["grasps"], path + ("grasps",), name, primitive, scale) if "grasps" in d else ()
     return ObjectSpec(
@@ -733,7 +751,7 @@ def _parse_object(d: Any, path: PathT, seen: dict[str, PathT], base_dir: Optiona
         contact_stiffness=_number(d, "contact_stiffness", path, gt=0.0, unit="N/m"),
         contact_damping=_number(d, "contact_damping", path, ge=0.0, unit="N s/m"),
         crush_force_n=_number(d, "crush_force_n", path, gt=0.0, unit="N"),
-        color=color, pose_noise=noise, fixed=fixed, grasps=grasps,
+        color=color, pose_noise=noise, fixed=fixed, may_move=may_move, grasps=grasps,
     )
 
 
@@ -778,6 +796,8 @@ def parse_scene(scene: Any, base_dir: Optional[str] = None) -> SceneSpec:
     sleep = d.get("sleep_resting_bodies", True)
     if not isinstance(sleep, bool):
         raise SceneError(("sleep_resting_bodies",), f"sleep_resting_bodies must be true or false, got {sleep!r}")
+    penetration = _number(d, "start_penetration_m", root, 0.003, ge=0.0, le=0.05, unit="m")
+    settle_tol = _number(d, "settle_tolerance_m", root, 0.01, ge=0.001, le=1.0, unit="m")
     seen: dict[str, PathT] = {}
     robots = tuple(_parse_robot(r, ("robots", i), seen, base_dir)
                    for i, r in enumerate(_list(d.get("robots", []), ("robots",), "robots")))
@@ -798,7 +818,8 @@ def parse_scene(scene: Any, base_dir: Optional[str] = None) -> SceneSpec:
         raise SceneError(("task",), "place_position needs a target_object (the scene has several objects)")
     extra = {k: sec.parse(d[k], (k,)) for k, sec in _EXTRA_SECTIONS.items() if k in d}
     spec = SceneSpec(seed=seed, gravity=gravity, physics_hz=hz, solver_iterations=iters, settle_s=settle,
-                     sleep_resting_bodies=sleep, robots=robots, fixtures=fixtures, objects=objects, task=task, extra=extra)
+                     sleep_resting_bodies=sleep, start_penetration_m=penetration, settle_tolerance_m=settle_tol,
+                     robots=robots, fixtures=fixtures, objects=objects, task=task, extra=extra)
     for k, sec in _EXTRA_SECTIONS.items():
         if k in extra and sec.check is not None:
             sec.check(extra[k], spec)

@@ -69,7 +69,7 @@ from .arm import SimArm, _JointTrajectory  # noqa: F401  (re-exports)
 from .extensions import (_EXTENSIONS, BUILTIN_EXTENSIONS, load_builtin_extensions,  # noqa: F401  (re-exports)
                          register_extension)
 from .gripper import FingerState, SimGripper, _GripperMove  # noqa: F401  (re-exports)
-from .loading import (FIXTURE_ROLLING_FRICTION_M, START_FALL_M, START_PENETRATION_M,  # noqa: F401  (re-exports)
+from .loading import (FIXTURE_ROLLING_FRICTION_M, START_FALL_M,  # noqa: F401  (re-exports)
                       _SceneLoading)
 from .metrics import _RunMetrics
 from .resources import _Execution, _SimResource  # noqa: F401  (re-exports)

@@ -1,6 +1,6 @@
 """Building a :class:`~.backend.SimBackend`'s scene: fixtures, robots (with their kinematics shadow),
 objects (pose noise, primitives and URDFs, dynamics), the extensions, and the checks of the start
-(objects overlapping a fixture or each other, objects falling while the scene settles).
+(bodies starting inside each other, objects moving while the scene settles: :mod:`.start_state`).
 
 :class:`_SceneLoading` holds the backend's construction methods (a base of
 :class:`~.backend.SimBackend`; they use its clients, scene and body tables). Moved out of
@@ -24,6 +24,7 @@ from ..scene.spec import ObjectSpec, RobotSpec
 from .arm import SimArm
 from .extensions import _EXTENSIONS
 from .gripper import SimGripper
+from .start_state import START_FALL_M, settle_report, start_overlaps, start_poses  # noqa: F401  (re-exported)
 
 #: rolling friction of a fixture (a table, a shelf) whose URDF gives none, m (PyBullet's
 #: ``rollingFriction``). Bullet combines a contact's rolling friction as r_a * mu_b + r_b * mu_a,
@@ -33,15 +34,6 @@ from .gripper import SimGripper
 #: way in the cylinder's frame: Bullet's cylinder contact), away from the grasp chosen for it.
 FIXTURE_ROLLING_FRICTION_M = 2.5e-4
 
-#: a movable object that starts deeper than this inside a fixture or another object is a scene
-#: mistake the run reports before it starts (m); resting contact and pose noise stay well below it
-START_PENETRATION_M = 0.01
-#: a movable object that falls further than this while the scene settles was placed in the air, a
-#: scene mistake reported before the run starts (m); an object placed a little above its support
-#: (what settling is for; a test drops a box from 7.5 cm) is not reported
-START_FALL_M = 0.10
-#: how a scene places an object, said with the height that fixes a start overlap or a fall
-_POSE_IS = "(a primitive's pose is its centre, a URDF object's pose its frame)"
 #: a movable object allowed to sleep (``sleep_resting_bodies``; PyBullet's ``sleepThreshold``) falls
 #: asleep once |v|^2 + |w|^2 of its base stays below this for Bullet's 2 s: slower than 1 cm/s and
 #: 0.01 rad/s ((m/s)^2 + (rad/s)^2; Bullet's default, 0.05, lets a body sliding at 0.2 m/s sleep)
@@ -103,47 +95,18 @@ class _SceneLoading:
         self._init_metrics()
 
     def _check_start_overlaps(self) -> None:
-        """Set :attr:`preflight_failure` when a movable object starts more than
-        :data:`START_PENETRATION_M` inside a fixture or another object: physics would throw it out
-        when the scene settles (a box placed by its base height, where a primitive's pose is its
-        centre, falls through the table). The message names both bodies, the depth and the height
-        that clears it."""
-        c = self.client
-
-        def box(body: int) -> tuple:  # the body's world AABB (all its links)
-            boxes = [pb.getAABB(body, link, physicsClientId=c) for link in range(-1, pb.getNumJoints(body, physicsClientId=c))]
-            return (tuple(min(b[0][a] for b in boxes) for a in range(3)), tuple(max(b[1][a] for b in boxes) for a in range(3)))
-
-        placed = [(f.name, self._bodies[f.name]) for f in self.scene.fixtures if f.name in self._bodies]
-        boxes = {ob: box(ob) for _, ob in placed}
-        movable = {o.name for o in self.scene.objects if not o.fixed}
-        found = []
-        for o in self.scene.objects:
-            body = self._objects.get(o.name)
-            if body is not None:
-                boxes[body] = box(body)
-            if body is not None and o.name in movable:
-                (l0, l1, l2), (h0, h1, h2) = boxes[body]
-                for other, ob in placed:
-                    (a0, a1, a2), (b0, b1, b2) = boxes[ob]
-                    if l0 > b0 or l1 > b1 or l2 > b2 or h0 < a0 or h1 < a1 or h2 < a2:
-                        continue  # apart: no penetration (one box test per pair; a scene's many objects)
-                    pts = pb.getClosestPoints(body, ob, 0.0, physicsClientId=c)
-                    depth = -min((pt[8] for pt in pts), default=0.0)
-                    if depth > START_PENETRATION_M:
-                        z = pb.getBasePositionAndOrientation(body, physicsClientId=c)[0][2]
-                        found.append(f"object {o.name!r} starts {depth * 100:.1f} cm inside {other!r}: raise it to "
-                                     f"z = {z + depth + 0.001:.3f} m {_POSE_IS}")
-            if body is not None:
-                placed.append((o.name, body))
+        """Set :attr:`preflight_failure` when bodies start deeper than ``scene.start_penetration_m``
+        inside each other (:func:`.start_state.start_overlaps`: both names, the depth, the fix)."""
+        found, self._overlapping = start_overlaps(self)
         self.preflight_failure = "; ".join(x for x in (self._placement_failure, *found) if x) or None
 
     def _settle(self) -> None:
         # Let objects come to rest before the clock starts (not counted in now()). The pre-step hooks
         # run too: articulated objects (door latch and handle spring) need them every step. With
         # sleep_resting_bodies, each object that has come to rest meanwhile is put to sleep at once.
+        # An object that moves more than settle_tolerance_m meanwhile is named (:func:`.start_state.settle_report`).
         c = self.client
-        start = self._start_heights()
+        start = start_poses(self)
         for body in self._static_bodies():  # awake, as loaded (a reset backend's were asleep)
             pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_DISABLE_SLEEPING, physicsClientId=c)
             pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_WAKE_UP, physicsClientId=c)
@@ -154,9 +117,9 @@ class _SceneLoading:
             pb.stepSimulation(physicsClientId=c)
             if sleepers and k % SLEEP_CHECK_STEPS == 0:
                 self._sleep_resting(sleepers)
-        falls = self._start_falls(start)
-        if falls:
-            self.preflight_failure = "; ".join(x for x in (self.preflight_failure, *falls) if x)
+        moved = settle_report(self, start, skip=getattr(self, "_overlapping", set()))
+        if moved:
+            self.preflight_failure = "; ".join(x for x in (self.preflight_failure, *moved) if x)
         if self.scene.sleep_resting_bodies:
             for body in self._static_bodies():
                 pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_ENABLE_SLEEPING, physicsClientId=c)
@@ -210,50 +173,6 @@ class _SceneLoading:
                                   sleepThreshold=SLEEP_THRESHOLD, physicsClientId=c)
                 pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_SLEEP, physicsClientId=c)
                 del sleepers[body]
-
-    def _start_heights(self) -> dict[str, tuple[float, float, str]]:
-        """For each movable object before settling: (base z, m; the gap under its lowest point to
-        the first body below, m, ``inf`` for none; that body's name). The gap is the least of five
-        vertical rays from under its bounding box (the centre and the corners)."""
-        c = self.client
-        out: dict[str, tuple[float, float, str]] = {}
-        for o in self.scene.objects:
-            body = self._objects.get(o.name)
-            if body is None or o.fixed:
-                continue
-            lo, hi = pb.getAABB(body, -1, physicsClientId=c)
-            for link in range(pb.getNumJoints(body, physicsClientId=c)):
-                a, b = pb.getAABB(body, link, physicsClientId=c)
-                lo, hi = np.minimum(lo, a), np.maximum(hi, b)
-            x0, y0, z_lo = float(lo[0]), float(lo[1]), float(lo[2]) - 1e-4
-            x1, y1 = float(hi[0]), float(hi[1])
-            xy = [((x0 + x1) / 2, (y0 + y1) / 2), (x0, y0), (x0, y1), (x1, y0), (x1, y1)]
-            hits = pb.rayTestBatch([(x, y, z_lo) for x, y in xy], [(x, y, z_lo - 10.0) for x, y in xy],
-                                   physicsClientId=c)
-            gap, under = math.inf, ""
-            for h in hits:
-                if h[0] >= 0 and h[0] != body and 10.0 * h[2] < gap:
-                    gap, under = 10.0 * h[2], self._names.get(h[0], f"body {h[0]}")
-            z = pb.getBasePositionAndOrientation(body, physicsClientId=c)[0][2]
-            out[o.name] = (float(z), gap, under)
-        return out
-
-    def _start_falls(self, start: dict[str, tuple[float, float, str]]) -> list[str]:
-        """The objects that fell more than :data:`START_FALL_M` while the scene settled: placed in
-        the air (hanging on something, they do not fall and are not reported). Each message says
-        how far it fell, what is under it and the height that puts it there."""
-        c = self.client
-        found = []
-        for name, (z0, gap, under) in start.items():
-            z1 = pb.getBasePositionAndOrientation(self._objects[name], physicsClientId=c)[0][2]
-            if z0 - z1 <= START_FALL_M:
-                continue
-            where = (f"its lowest point starts {gap:.3f} m above {under!r}: lower it to z = {z0 - gap + 0.001:.3f} m "
-                     f"{_POSE_IS}" if math.isfinite(gap)
-                     else "there is nothing under it: put it on a fixture (a table) or another object")
-            found.append(f"object {name!r} fell {z0 - z1:.3f} m while the scene settled "
-                         f"(settle_s {self.scene.settle_s:g}): {where}")
-        return found
 
     def _load_urdf(self, path: str, p: np.ndarray, q: np.ndarray, fixed: bool, scale: float = 1.0,
                    what: str = "", client: Optional[int] = None) -> int:

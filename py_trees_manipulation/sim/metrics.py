@@ -1,5 +1,5 @@
 """Run metrics and telemetry of a :class:`~.backend.SimBackend`: the target object's lift, tilt,
-drop and place error, and the named streams observers read (grippers, arms, objects, extensions).
+drop (:mod:`.outcome`), place error and what it rests on, and the named streams observers read (grippers, arms, objects, extensions).
 
 :class:`_RunMetrics` holds the backend's metrics methods (a base of :class:`~.backend.SimBackend`).
 Moved out of :mod:`.backend` (issue 37 item 6).
@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 import pybullet as pb
+
+from .outcome import TargetOutcome
 
 
 class _RunMetrics:
@@ -29,35 +31,29 @@ class _RunMetrics:
         self._z0 = p[2]
         self._up0 = np.array(pb.getMatrixFromQuaternion(q)).reshape(3, 3)[:, 2]
         self._max_lift = 0.0
-        self._fell_after_lift = False
+        self._outcome = TargetOutcome(self, self._target)
         self._monitor_every = max(1, int(round(self.physics_hz / 100)))  # 100 Hz
 
     def _monitor(self) -> None:
-        c = self.client
-        p, _ = pb.getBasePositionAndOrientation(self._target_body, physicsClientId=c)
+        p, _ = pb.getBasePositionAndOrientation(self._target_body, physicsClientId=self.client)
         lift = p[2] - self._z0
         if lift > self._max_lift:
             self._max_lift = lift
-        if self._max_lift > self.scene.task.lift_threshold_m and not self._fell_after_lift:
-            v, _ = pb.getBaseVelocity(self._target_body, physicsClientId=c)
-            # free fall: fast downwards and touching no robot (a held object is carried down as fast)
-            if v[2] < -0.4 and not any(pb.getContactPoints(bodyA=self._target_body, bodyB=a.robot.body,
-                                                              physicsClientId=c) for a in self.arms.values()):
-                self._fell_after_lift = True
-                self.emit_event("sim", f"object {self._target!r} is falling ({v[2]:.2f} m/s)")
+        self._outcome.sample()
 
     def metrics(self) -> dict[str, Any]:
-        """Run metrics.
+        """Run metrics (each documented in ``docs/task_file.md``, "Metrics": what it measures, its
+        unit and frame).
 
         Returns:
             ``sim_time_s``; when the scene has a target object (``task.target_object``, or its only
-            object): ``target_object``; ``object_lift_m`` (final base z minus initial z, m);
-            ``object_max_lift_m`` (sampled at 100 Hz, m); ``object_dropped`` (it was lifted more than
-            ``task.lift_threshold_m``, then fell -- downward speed above 0.4 m/s, touching no robot -- and
-            is now below that lift; or it ends more than 0.05 m below its start, i.e. off the table);
-            ``object_tilt_deg`` (angle between its initial and final z axes, degrees: a box knocked
-            over reads about 90); with
-            ``task.place_position``: ``place_error_m`` (distance of the final base position to it, m).
+            object): ``target_object``; ``object_lift_m`` (final base z minus its z after settling,
+            world frame, m); ``object_max_lift_m`` (sampled at 100 Hz, m); ``object_dropped`` (it fell
+            after leaving the gripper without being set down, or slipped out of it: :mod:`.outcome`;
+            a place on any support at any height is not a drop); ``object_tilt_deg`` (angle between
+            its initial and final z axes, degrees: a box knocked over reads about 90); with
+            ``task.place_position``: ``place_error_m`` (distance of the final base position to it,
+            world frame, m), ``placed_on`` (what carries it at the end) and ``object_at_rest``.
         """
         out: dict[str, Any] = {"sim_time_s": round(self.now(), 6)}
         if self.closed:
@@ -75,18 +71,20 @@ class _RunMetrics:
         self._monitor()
         pose = self.world.object_pose(self._target)
         lift = float(pose[2, 3] - self._z0)
-        thr = self.scene.task.lift_threshold_m
         tilt = math.degrees(math.acos(float(np.clip(pose[:3, 2] @ self._up0, -1.0, 1.0))))
+        outcome = self._outcome
         out.update({
             "target_object": self._target,
             "object_lift_m": round(lift, 6),
             "object_tilt_deg": round(tilt, 3),
             "object_max_lift_m": round(float(max(self._max_lift, lift)), 6),
-            "object_dropped": bool((self._fell_after_lift and lift < thr) or lift < -0.05),
+            "object_dropped": bool(outcome.dropped or outcome.still_falling()),
         })
         if self.scene.task.place_position is not None:
             err = np.linalg.norm(pose[:3, 3] - np.array(self.scene.task.place_position))
             out["place_error_m"] = round(float(err), 6)
+            out["placed_on"] = outcome.resting_on()
+            out["object_at_rest"] = outcome.at_rest()
         return out
 
     def telemetry(self) -> dict[str, dict[str, Any]]:

@@ -257,10 +257,13 @@ def _apply_overrides(doc: LocDict, overrides: list[str], ctx: _Ctx) -> None:
             continue
         last = parts[-1]
         if isinstance(node, list):
-            if not last.isdigit() or int(last) >= len(node):
-                ctx.add(where, f"no item {last} (the list has {len(node)})")
+            if not last.isdigit() or int(last) > len(node):
+                ctx.add(where, f"no item {last} (the list has {len(node)}; index {len(node)} appends one)")
                 continue
-            node[int(last)] = value
+            if int(last) == len(node):  # one past the end appends: a variant adds an object or a fixture
+                node.append(value)
+            else:
+                node[int(last)] = value
         elif isinstance(node, dict):
             node[last] = value
         else:
@@ -385,7 +388,9 @@ def _validate_scene(scene: dict[str, Any], ctx: _Ctx) -> Any:
     except ImportError:  # pragma: no cover - the simulator is part of the package
         return None
     try:
-        return parse_scene(scene, base_dir=os.path.dirname(os.path.abspath(ctx.task_file)))
+        spec = parse_scene(scene, base_dir=os.path.dirname(os.path.abspath(ctx.task_file)))
+        _check_scene_geometry(scene, spec, ctx)
+        return spec
     except SceneError as e:
         path = ("scene",) + tuple(getattr(e, "path", ()) or ())
         msg = getattr(e, "message", None) or str(e)
@@ -395,6 +400,19 @@ def _validate_scene(scene: dict[str, Any], ctx: _Ctx) -> Any:
         for problem in getattr(e, "problems", None) or ():  # in a file the scene names (a robot description)
             ctx.add(problem.loc, problem.message, problem.hint)
         return None
+
+
+def _check_scene_geometry(scene: dict[str, Any], spec: Any, ctx: _Ctx) -> None:
+    """What the file alone says about where its bodies are (scene/overlap.py): objects inside
+    another body, objects with nothing under them; each at the object's pose."""
+    from ..scene.overlap import overlap_problems, scene_bodies, support_problems
+
+    bodies = scene_bodies(spec)
+    for path, message in overlap_problems(spec, bodies) + support_problems(spec, bodies):
+        full = ("scene",) + tuple(path)
+        loc = ctx.override_loc(full) or loc_of(
+            scene, path, getattr(scene, "loc", Loc(ctx.task_file, 1, 1)))
+        ctx.add(loc, f"scene: {message}", "")
 
 
 def _scene_names(scene: Any) -> dict[str, list[str]]:

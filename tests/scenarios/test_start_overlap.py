@@ -1,13 +1,20 @@
-"""A movable object that starts inside the table is reported before anything moves (it used to be
-thrown out as the scene settled: a box placed by its base height fell 34 cm)."""
+"""The scene as written, or a refusal before anything moves (issue 32 item 1): bodies that start
+inside each other deeper than ``start_penetration_m`` (3 mm) are named with the depth and the move
+that clears them; an object that moves more than ``settle_tolerance_m`` (1 cm) while the scene
+settles is named with how far it moved (it used to be thrown out as the scene settled: a box placed
+by its base height fell 34 cm; a box 18 mm inside a fixed board was pushed 13 cm away)."""
 
 import re
 
+import pytest
+
 from py_trees_manipulation.sim import SimBackend
 
+PANDA = {"name": "panda", "model": "franka_panda", "base_pose": {"position": [0, 0, 0.626]}}
+TABLE = {"name": "table", "urdf": "table/table.urdf", "pose": {"position": [0.5, 0, 0]}}
 SCENE = {
-    "robots": [{"name": "panda", "model": "franka_panda", "base_pose": {"position": [0, 0, 0.626]}}],
-    "fixtures": [{"name": "table", "urdf": "table/table.urdf", "pose": {"position": [0.5, 0, 0]}}],
+    "robots": [PANDA],
+    "fixtures": [TABLE],
     "objects": [
         # 5 x 5 x 8 cm box at the mug's z (0.629): its centre 4 cm too low, 3.6 cm inside the table top
         {"name": "box", "primitive": {"shape": "box", "size": [0.05, 0.05, 0.08]}, "pose": {"position": [0.5, 0.0, 0.629]}},
@@ -16,17 +23,62 @@ SCENE = {
     ],
 }
 
+MM = r"(\d+)"
+POS = r"\[(-?\d\.\d{3}), (-?\d\.\d{3}), (-?\d\.\d{3})\]"
+
 
 def test_an_object_inside_the_table_is_a_preflight_failure_naming_the_height_that_clears_it():
     with SimBackend(SCENE, visual_shapes=False, reusable=True) as sim:
         text = sim.preflight_failure
         assert text is not None and "'ok'" not in text
-        m = re.fullmatch(r"object 'box' starts (\d+\.\d) cm inside 'table': raise it to z = (\d\.\d{3}) m \(.*\)", text)
+        m = re.fullmatch(rf"object 'box' starts {MM} mm inside fixture 'table' \(start_penetration_m 3 mm\): move 'box' "
+                         rf"by (\d\.\d{{3}}) m along \+z, to pose position {POS} \(.*\)", text)
         assert m, text
-        depth_cm, z = float(m.group(1)), float(m.group(2))
-        assert abs(depth_cm - 3.6) <= 0.2                    # 0.629 - 0.04 = 0.589 bottom, top about 0.625
-        assert abs(z - (0.629 + depth_cm / 100 + 0.001)) < 1e-3
+        depth_mm, shift = float(m.group(1)), float(m.group(2))
+        assert abs(depth_mm - 36) <= 2                       # 0.629 - 0.04 = 0.589 bottom, top about 0.625
+        assert abs(shift - (depth_mm / 1000 + 0.001)) < 1.5e-3
+        x, y, z = (float(g) for g in m.group(3, 4, 5))
+        assert (x, y) == (0.5, 0.0) and abs(z - (0.629 + shift)) < 1e-3   # about 0.666: the 'ok' box's height
         assert sim.reset(1) and sim.preflight_failure == text  # a sweep's reused simulator says it again
+
+
+def test_a_box_inside_a_fixed_board_written_after_it_is_refused_with_the_move_that_clears_it():
+    # the issue's case: the box listed before the fixed board, 18 mm inside it along y (it used to be
+    # pushed 13 cm away by the first physics steps and the run went on)
+    scene = {"robots": [PANDA], "fixtures": [TABLE], "objects": [
+        {"name": "box", "primitive": {"shape": "box", "size": [0.05, 0.05, 0.12]}, "pose": {"position": [0.5, -0.123, 0.686]}},
+        {"name": "board", "primitive": {"shape": "box", "size": [0.30, 0.02, 0.20]}, "fixed": True,
+         "pose": {"position": [0.5, -0.14, 0.726]}},
+    ]}
+    with SimBackend(scene, visual_shapes=False) as sim:
+        text = sim.preflight_failure
+        m = re.fullmatch(rf"object 'box' starts {MM} mm inside fixed object 'board' \(start_penetration_m 3 mm\): "
+                         rf"move 'box' by (\d\.\d{{3}}) m along \+y, to pose position {POS} \(.*\)", text or "")
+        assert m, text
+        assert int(m.group(1)) == 18                          # -0.148 against the board's -0.13
+        assert float(m.group(2)) == 0.019
+        assert float(m.group(4)) == pytest.approx(-0.104, abs=1e-3)
+
+
+def test_a_robot_link_inside_a_fixture_names_the_link_and_the_base_move():
+    # the Panda's base 2 cm down into the table top
+    scene = {"robots": [{**PANDA, "base_pose": {"position": [0, 0, 0.605]}}], "fixtures": [TABLE]}
+    with SimBackend(scene, visual_shapes=False) as sim:
+        text = sim.preflight_failure or ""
+        assert re.match(r"robot 'panda' \(panda_link0\) starts 2\d mm inside fixture 'table' \(start_penetration_m 3 mm\): "
+                        r"move robot 'panda' by 0\.02\d m along \+z \(base_pose position \[0\.000, 0\.000, 0\.62\d\]\)",
+                        text), text
+
+
+def test_the_tolerance_is_the_scenes_start_penetration_m():
+    # 2 mm inside the table: within the 3 mm default; refused with 1 mm
+    obj = {"name": "box", "primitive": {"shape": "box", "size": [0.05, 0.05, 0.05]}, "pose": {"position": [0.5, 0.0, 0.648]}}
+    with SimBackend({"robots": [PANDA], "fixtures": [TABLE], "objects": [obj]}, visual_shapes=False) as sim:
+        assert sim.preflight_failure is None
+    with SimBackend({"robots": [PANDA], "fixtures": [TABLE], "objects": [obj], "start_penetration_m": 0.001},
+                    visual_shapes=False) as sim:
+        assert (sim.preflight_failure or "").startswith("object 'box' starts 2 mm inside fixture 'table' "
+                                                        "(start_penetration_m 1 mm)"), sim.preflight_failure
 
 
 AIR = {
@@ -35,8 +87,10 @@ AIR = {
     "objects": [
         # the same box 1.2 m above the table top (its bottom at 1.825 m, the top about 0.625 m)
         {"name": "high", "primitive": {"shape": "box", "size": [0.05, 0.05, 0.08]}, "pose": {"position": [0.5, 0.0, 1.865]}},
-        # 2 cm above it: settling is for this, it lands and is not reported
-        {"name": "low", "primitive": {"shape": "box", "size": [0.05, 0.05, 0.08]}, "pose": {"position": [0.5, 0.2, 0.685]}},
+        # 7 mm above it: within settle_tolerance_m (1 cm), it lands and is not reported
+        {"name": "low", "primitive": {"shape": "box", "size": [0.05, 0.05, 0.08]}, "pose": {"position": [0.5, 0.2, 0.672]}},
+        # 2 cm above it: it falls 2 cm, more than the 1 cm tolerance
+        {"name": "raised", "primitive": {"shape": "box", "size": [0.05, 0.05, 0.08]}, "pose": {"position": [0.5, -0.2, 0.685]}},
         # beside the table, with no floor in the scene: nothing under it
         {"name": "beside", "primitive": {"shape": "sphere", "radius": 0.03}, "pose": {"position": [0.5, 2.0, 1.0]}},
     ],
@@ -55,6 +109,27 @@ def test_an_object_placed_in_the_air_is_a_preflight_failure_naming_the_height_th
         assert abs(fell - 0.5 * 9.81 * 0.2 ** 2) < 0.01        # free fall for the 0.2 s of settling: 0.196 m
         assert abs(gap - 1.2) < 0.01
         assert abs(z - (1.865 - gap + 0.001)) < 2e-3            # about 0.666 m: the 'ok' box's height above
-        assert parts[1].startswith("object 'beside' fell ") and parts[1].endswith(
-            "there is nothing under it: put it on a fixture (a table) or another object"), parts[1]
+        m = re.fullmatch(r"object 'raised' fell (0\.0\d\d) m while the scene settled \(settle_s 0\.2, settle_tolerance_m "
+                         r"0\.01\): its lowest point starts (0\.0\d\d) m above 'table': lower it to z = (0\.66\d) m \(.*\)",
+                         parts[1])
+        assert m, parts[1]
+        assert abs(float(m.group(1)) - 0.020) <= 0.002 and abs(float(m.group(2)) - 0.020) <= 0.001
+        assert parts[2].startswith("object 'beside' fell ") and parts[2].endswith(
+            "there is nothing under it: put it on a fixture (a table) or another object"), parts[2]
         assert sim.reset(1) and sim.preflight_failure == text   # a sweep's reused simulator says it again
+
+
+def test_an_object_that_is_not_at_rest_where_written_is_named_unless_it_may_move():
+    # a ball on the table rolls away from under a box resting half on it: a 10 cm ball with a
+    # 10 cm cube leaning on it, on the table top (the cube's corner on the table, its weight on the ball)
+    ball = {"name": "ball", "primitive": {"shape": "sphere", "radius": 0.05}, "mass_kg": 0.1,
+            "pose": {"position": [0.5, 0.0, 0.676]}}
+    cube = {"name": "cube", "primitive": {"shape": "box", "size": [0.1, 0.1, 0.1]}, "mass_kg": 1.0,
+            "pose": {"position": [0.5, 0.075, 0.78], "rpy_deg": [30, 0, 0]}}
+    with SimBackend({"robots": [PANDA], "fixtures": [TABLE], "objects": [ball, cube]}, visual_shapes=False) as sim:
+        text = sim.preflight_failure or ""
+        assert re.search(r"object 'cube' (moved|fell) 0\.\d{3} m", text), text
+    with SimBackend({"robots": [PANDA], "fixtures": [TABLE], "objects": [{**ball, "may_move": True},
+                                                                      {**cube, "may_move": True}]},
+                    visual_shapes=False) as sim:
+        assert sim.preflight_failure is None

@@ -21,7 +21,7 @@ scene:
   robots:
     - {name: panda, model: franka_panda, base_pose: {position: [0, 0, 0.626]}}
   objects:
-    - {name: mug, urdf: objects/mug.urdf, pose: {position: [0.5, 0.0, 0.629]}}
+    - {name: mug, urdf: objects/mug.urdf, pose: {position: [0.5, 0.0, 0.629]}, may_move: true}
 """
 
 

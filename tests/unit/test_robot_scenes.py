@@ -21,7 +21,7 @@ scene:
       model: {model}
       initial_configuration: {conf}
   objects:
-    - {{name: box, primitive: {{shape: box, size: [0.05, 0.05, 0.05]}}, pose: {{position: [0.5, 0, 0.03]}}}}
+    - {{name: box, primitive: {{shape: box, size: [0.05, 0.05, 0.05]}}, pose: {{position: [0.5, 0, 0.03]}}, may_move: true}}
 tree:
   MoveJoints: {{configuration: ready}}
 """
