@@ -76,7 +76,10 @@ def _describe_choice(choice: Any) -> str:
 class ChooseGrasp(ManipulationBehaviour):
     """Choose a grasp of an object from its grasp set, checked in the backend's collision world.
 
-    The candidates are the object's grasps (``scene.objects[].grasps``, or the defaults of its shape:
+    With ``place_pose``, the place is checked first (:func:`~py_trees_manipulation.collision.placement.check_place`):
+    a support under the object there and room for it; a place that is taken ("'coaster' is in the
+    way") or has nothing under it fails before the arm moves, with the nearest free spot on the same
+    support. The candidates are the object's grasps (``scene.objects[].grasps``, or the defaults of its shape:
     box faces, cylinder, sphere, the shipped mug with its handle avoided), at ``object_pose``. Each
     is checked, cheapest first: the approach within ``max_approach_angle_deg`` of straight down; its
     width plus ``width_margin_m`` within the gripper's opening (robot description); IK and no
@@ -273,7 +276,12 @@ class ChooseGrasp(ManipulationBehaviour):
 
         def query(world: Any, cancelled: Any) -> Any:
             from ..collision.grasp_choice import choose_grasp
+            from ..collision.placement import check_place
 
+            for place in places:  # a place that is taken or unsupported: no grasp can make it right
+                verdict = check_place(world, obj, place)
+                if not verdict.ok:
+                    return None, verdict.message(obj, place[:3, 3]), None, None
             choice = choose_grasp(world, robot, obj, object_pose, grasps, cancelled=cancelled, **kw)
             placement = None
             if suggest and choice.chosen is None and any(c.rejection in ("unreachable", "place")
@@ -296,6 +304,8 @@ class ChooseGrasp(ManipulationBehaviour):
         if h.status != GoalStatus.SUCCEEDED:
             return self.fail(f"grasp choice failed: {h.text or h.status.name}")
         choice, summary, record, placement = h.result
+        if choice is None:  # the place pose was refused before any grasp was tried
+            return self.fail(summary)
         self.write_output("choice_key", choice)
         self._event(choice, summary, record)
         obj = self.param("object")

@@ -417,7 +417,8 @@ FORKSERVER_PRELOAD = (
     # the motion planning every arm motion goes through (collision world, timing; OMPL when it plans),
     # the grasp choice of the pick subtrees, and numpy.ma (np.unique imports it on first use)
     "py_trees_manipulation.collision.arm_planner", "py_trees_manipulation.collision.worker",
-    "py_trees_manipulation.collision.grasp_choice", "numpy.ma",
+    "py_trees_manipulation.collision.grasp_choice", "py_trees_manipulation.collision.placement",
+    "py_trees_manipulation.scene.overlap", "numpy.ma",
     "py_trees_manipulation.motion.timing", "ruckig",
     "concurrent.futures.thread", "py_trees_manipulation.motion.ompl_planning", "ompl.geometric",
     "numpy.ma",  # np.unique imports it on first use (the planner's clearance sampling)

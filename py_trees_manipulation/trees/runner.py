@@ -104,6 +104,57 @@ def _failing_node(root: py_trees.behaviour.Behaviour) -> Optional[py_trees.behav
     return found
 
 
+def _place_preflight(backend: Any) -> tuple[Optional[str], Optional[str]]:
+    """Before the first tick: the scene's ``task.place_position`` for its target object checked in the
+    backend's collision world (:func:`~py_trees_manipulation.collision.placement.check_place`): a
+    support under it and room for the object. Returns (why the place cannot work, or None; the
+    support it would rest on, or None when there is no place or no collision world)."""
+    from ..backend import planning_service
+
+    scene = getattr(backend, "scene", None)
+    task = getattr(scene, "task", None)
+    svc = planning_service(backend)
+    call = getattr(svc, "call_in_world", None)
+    if task is None or task.place_position is None or task.target_object is None or not callable(call):
+        return None, None
+    import numpy as np
+
+    from ..collision.placement import check_place
+
+    obj, position = task.target_object, np.asarray(task.place_position, dtype=float)
+
+    def job(world: Any) -> Any:
+        pose = np.array(world.object_pose(obj), dtype=float)
+        pose[:3, 3] = position
+        return check_place(world, obj, pose)
+
+    try:
+        check = call(job)
+    except (KeyError, ValueError, RuntimeError):
+        return None, None
+    if check.ok:
+        return None, check.support
+    return f"scene.task.place_position: {check.message(obj, position)}", None
+
+
+def _place_outcome_failure(backend: Any, support: Optional[str]) -> Optional[str]:
+    """After the tree succeeded: the target object of a place task must rest on the support its place
+    position has (``placed_on``) and be at rest; else why not."""
+    if support is None:
+        return None
+    try:
+        m = backend.metrics()
+    except Exception:
+        return None
+    on, rest, obj = m.get("placed_on"), m.get("object_at_rest"), m.get("target_object")
+    if on is not None and on != support:
+        return (f"the tree succeeded but {obj!r} rests on {on!r}, not on {support!r}, the support under "
+                "scene.task.place_position (metric placed_on)")
+    if rest is False:
+        return f"the tree succeeded but {obj!r} is not at rest on {support!r} (metric object_at_rest)"
+    return None
+
+
 def _node_info(node: Any) -> dict[str, Any]:
     spec = getattr(node, "spec", None)
     return {
@@ -208,6 +259,9 @@ def run_task(task: TaskSpec, options: Optional[RunOptions] = None, backend: Any 
                 preflight = f"planning check before the first goal: {p.message}"
                 summary["failed_behaviour"] = {"name": p.node_name, "type": p.node_type, "feedback": p.message,
                                                "location": str(p.loc)}
+        place_support: Optional[str] = None
+        if not preflight:
+            preflight, place_support = _place_preflight(backend)
         if preflight:
             status_name, exit_code = "FAILURE", EXIT_FAILURE
             summary["error"] = str(preflight)
@@ -233,6 +287,10 @@ def run_task(task: TaskSpec, options: Optional[RunOptions] = None, backend: Any 
             if status in (Status.SUCCESS, Status.FAILURE):
                 status_name = status.name
                 exit_code = EXIT_SUCCESS if status == Status.SUCCESS else EXIT_FAILURE
+                outcome = _place_outcome_failure(backend, place_support) if status == Status.SUCCESS else None
+                if outcome:  # the tree says done, the world says otherwise: the world's verdict
+                    status_name, exit_code = "FAILURE", EXIT_FAILURE
+                    summary["error"] = outcome
                 break
             if run.time_s - t0 >= timeout:
                 status_name, exit_code = "TIMEOUT", EXIT_FAILURE
@@ -381,7 +439,7 @@ HEADLINE_METRICS = frozenset({
     "target_object", "object_lift_m", "place_error_m", "object_tilt_deg", "object_dropped", "crushed",
     "max_fingertip_force_n", "slip_events_missed", "grip_margin", "pad_force_imbalance_n",
     "grasp_fix_attaches", "door_angle_deg", "drawer_opening_m", "grasp_changes", "goal_reached",
-    "min_clearance_m", "place_impact_n", "chosen_grasp",
+    "min_clearance_m", "place_impact_n", "chosen_grasp", "placed_on",
 })
 
 

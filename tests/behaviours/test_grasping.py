@@ -119,9 +119,13 @@ def test_with_the_viewers_short_waits_the_clock_is_held_until_the_answer(backend
      ["object 'duck' (URDF 'duck_vhacd.urdf') has no known grasps: declare them under scene.objects[1].grasps"]),
     ({"object": "cup", "object_pose": "{mug_pose}"}, ["no object named 'cup' in the scene; it has mug, duck, block"]),
     ({"object": "mug", "object_pose": "{nothing}"}, ["blackboard key 'nothing' (parameter 'object_pose') has no value"]),
-    ({"object": "mug", "object_pose": "{mug_pose}", "place_pose": {"position": [1.5, 0, 0.629]}},
+    ({"object": "mug", "object_pose": "{mug_pose}", "place_pose": {"position": [1.15, 0, 0.629]}},
      ["no feasible grasp of mug: 14 candidates: 14 cannot put it down at the place pose: above the place pose: "
       "out of reach"]),
+    # off the table's end (x 1.25): refused before any grasp is tried, with the nearest spot on the table
+    ({"object": "mug", "object_pose": "{mug_pose}", "place_pose": {"position": [1.5, 0, 0.629]}},
+     ["the place [1.500, 0.000, 0.629] of 'mug' has nothing under it to stand on: the object would be let go in "
+      "the air; the nearest free spot on 'table' is [1.2"]),
 ])
 def test_failures_say_why(backend, params, words):
     py_trees.blackboard.Blackboard.set("/mug_pose", backend.world.object_pose("mug"))

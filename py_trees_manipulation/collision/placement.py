@@ -1,0 +1,224 @@
+"""Places that land on a free support (issue 32 item 2): is there room for an object at a place pose?
+
+:func:`check_place` puts the object's copy in the collision world at the place pose and asks, as a
+planner asks of a place pose (MoveIt Task Constructor's ``GeneratePlacePose``; HPP's placement
+constraint: the object's face on a contact surface, the object in no collision):
+
+- **a support**: a vertical ray from just above the object's bottom, under its centre of mass,
+  meets a body (not a robot) whose surface is at most :data:`SUPPORT_GAP_M` below the object's
+  lowest point (the force-guarded descent of a place goes 5 mm further than the surface);
+- **room**: the object at the place keeps :data:`CLEARANCE_M` from every other body but its
+  support and the robots (the hand holding it), and is no deeper than ``start_penetration_m``
+  in its support.
+
+On failure, :class:`PlaceCheck` names what is in the way (with the distance) or that nothing supports
+the object, and the nearest free spot on the same support (rings 2 cm apart around the place, at
+its height and orientation): the fix. The world is left as it was found.
+"""
+
+from __future__ import annotations
+
+from ..bullet import _quiet_import  # noqa: F401  (first: pybullet's import banner)
+
+import math
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+import pybullet as pb
+
+from ..geometry.poses import Pose
+
+#: the support's surface may lie this far below the object's lowest point at the place (m)
+SUPPORT_GAP_M = 0.02
+#: the object at the place keeps this much from every body but its support and the robots (m)
+CLEARANCE_M = 0.002
+#: the support may be this far inside the object at the place (m; the scene's start_penetration_m)
+PENETRATION_M = 0.003
+#: the search for a free spot: rings this far apart, out to this radius (m)
+RING_STEP_M, SEARCH_RADIUS_M = 0.02, 0.6
+
+
+@dataclass
+class PlaceCheck:
+    """The verdict on one place pose.
+
+    Attributes:
+        ok: the object fits there, on a support.
+        support: the body that would carry it ("" when none).
+        reason: why not, in words ("" when ok).
+        blocker: the body in the way ("" when none or unsupported).
+        suggestion: the nearest free place position on the same support (world x, y, z, m), or None.
+    """
+
+    ok: bool
+    support: str = ""
+    reason: str = ""
+    blocker: str = ""
+    suggestion: Optional[tuple[float, float, float]] = None
+
+    def message(self, obj: str, position: Any) -> str:
+        """``"the place [0.450, 0.200, 0.629] of 'mug' is taken: ... ; the nearest free spot on 'table' is ..."``."""
+        p = np.asarray(position, dtype=float)
+        text = f"the place {_xyz(p)} of {obj!r} {self.reason}"
+        if self.suggestion is not None:
+            text += (f"; the nearest free spot on {self.support or 'a support'!r} is {_xyz(self.suggestion)} "
+                     f"({float(np.linalg.norm(np.asarray(self.suggestion)[:2] - p[:2])):.3f} m away): place it there")
+        elif not self.ok:
+            text += "; no free spot within 0.6 m of it on the same support"
+        return text
+
+
+def _xyz(p: Any) -> str:
+    return "[" + ", ".join(f"{round(float(v), 3) + 0.0:.3f}" for v in p) + "]"
+
+
+def _aabb(client: int, body: int) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = pb.getAABB(body, -1, physicsClientId=client)
+    lo, hi = np.asarray(lo), np.asarray(hi)
+    for link in range(pb.getNumJoints(body, physicsClientId=client)):
+        a, b = pb.getAABB(body, link, physicsClientId=client)
+        lo, hi = np.minimum(lo, a), np.maximum(hi, b)
+    return lo, hi
+
+
+class _Probe:
+    """The object's copy moved around in the world; its pose put back at the end."""
+
+    def __init__(self, world: Any, obj: str):
+        self.world, self.obj = world, obj
+        self.c = world.client
+        self.body = world.bodies[obj]
+        self.pose0 = pb.getBasePositionAndOrientation(self.body, physicsClientId=self.c)
+        self.robots = {world.bodies[r] for r in world.robots if r in world.bodies}
+        self.others = [b for n, b in world.bodies.items() if b != self.body and b not in self.robots]
+
+    def restore(self) -> None:
+        pb.resetBasePositionAndOrientation(self.body, *self.pose0, physicsClientId=self.c)
+
+    def at(self, position: np.ndarray, orn: Any) -> None:
+        pb.resetBasePositionAndOrientation(self.body, position.tolist(), orn, physicsClientId=self.c)
+
+    def support(self, position: np.ndarray, orn: Any) -> tuple[int, float]:
+        """(the body under the object's centre, -1 for none; how far its surface is below the
+        object's lowest point, m, negative: above it). A point probe at the object's lowest height
+        under its centre finds the nearest surface straight below it (closest points, which the
+        world's collision filter masks do not hide, as they would a ray)."""
+        self.at(position, orn)
+        lo, hi = _aabb(self.c, self.body)
+        bottom = float(lo[2])
+        # under the centre, and under the middle of each side of the footprint (half way out)
+        half = 0.25 * (hi[:2] - lo[:2])
+        points = [(float(position[0]) + dx, float(position[1]) + dy)
+                  for dx, dy in ((0.0, 0.0), (half[0], 0.0), (-half[0], 0.0), (0.0, half[1]), (0.0, -half[1]))]
+        probe = getattr(self.world, "_place_probe", None)
+        if probe is None:
+            col = pb.createCollisionShape(pb.GEOM_SPHERE, radius=1e-4, physicsClientId=self.c)
+            probe = pb.createMultiBody(0.0, col, -1, [0, 0, -100], physicsClientId=self.c)
+            pb.setCollisionFilterGroupMask(probe, -1, 0, 0, physicsClientId=self.c)
+            self.world._place_probe = probe
+        self.at(position + np.array([0.0, 0.0, 100.0]), orn)   # out of the way of the probe
+        found: list[tuple[int, float]] = []
+        try:
+            for x, y in points:
+                best, best_gap = -1, math.inf
+                pb.resetBasePositionAndOrientation(probe, [x, y, bottom], [0, 0, 0, 1], physicsClientId=self.c)
+                for b in self.others:
+                    for pt in pb.getClosestPoints(probe, b, 1.0, physicsClientId=self.c):
+                        q = pt[6]   # the nearest point on the other body
+                        if pt[8] < 0:                 # the probe is inside it: its surface is above the bottom
+                            gap = float(pt[8])
+                        elif math.hypot(q[0] - x, q[1] - y) <= 0.002 and q[2] <= bottom:
+                            gap = bottom - q[2]
+                        else:
+                            continue
+                        if abs(gap) < abs(best_gap):
+                            best, best_gap = b, gap
+                found.append((best, best_gap))
+        finally:
+            pb.resetBasePositionAndOrientation(probe, [0, 0, -100], [0, 0, 0, 1], physicsClientId=self.c)
+        best, best_gap = found[0]
+        for b, g in found[1:]:   # every point of the footprint on a support within the gap
+            if b < 0 or g > SUPPORT_GAP_M:
+                return -1, math.inf
+        return best, best_gap
+
+    def in_the_way(self, position: np.ndarray, orn: Any, support: int) -> tuple[Optional[int], float]:
+        """(the body nearest inside its clearance, its distance m) or (None, inf)."""
+        self.at(position, orn)
+        worst, worst_d = None, math.inf
+        for b in self.others:
+            limit = -PENETRATION_M if b == support else CLEARANCE_M
+            pts = pb.getClosestPoints(self.body, b, limit, physicsClientId=self.c)
+            if pts:
+                d = min(p[8] for p in pts)
+                if d < limit and d < worst_d:
+                    worst, worst_d = b, d
+        return worst, worst_d
+
+    def free(self, position: np.ndarray, orn: Any, support: Optional[int]) -> bool:
+        body, gap = self.support(position, orn)
+        if body < 0 or gap > SUPPORT_GAP_M or (support is not None and body != support):
+            return False
+        return self.in_the_way(position, orn, body)[0] is None
+
+
+def check_place(world: Any, obj: str, place_pose: Pose, search: bool = True) -> PlaceCheck:
+    """Is there room for ``obj`` at ``place_pose`` ((4, 4) pose of its base, world frame), on a
+    support? See the module docs. The object's copy in ``world`` (a
+    :class:`~py_trees_manipulation.collision.world.CollisionWorld`) is moved and put back.
+
+    Raises:
+        KeyError: ``obj`` is not a body of the world.
+    """
+    if obj not in world.bodies:
+        raise KeyError(f"the collision world has no object {obj!r}")
+    from ..conventions import quat_xyzw_from_wxyz
+    from ..geometry.poses import pq_from_pose
+
+    p, q = pq_from_pose(np.asarray(place_pose, dtype=float))
+    orn = quat_xyzw_from_wxyz(q)
+    probe = _Probe(world, obj)
+    names = world.names
+    try:
+        body, gap = probe.support(p, orn)
+        if body < 0 or gap > SUPPORT_GAP_M:
+            below = (f": the nearest surface under it, {names.get(body, 'a body')!r}, is {gap:.3f} m below its "
+                     f"bottom (at most {SUPPORT_GAP_M:g} m)" if body >= 0 and math.isfinite(gap) else "")
+            check = PlaceCheck(False, "", f"has nothing under it to stand on{below}: the object would be let go "
+                                          "in the air")
+            if search:
+                check.suggestion = _nearest(probe, p, orn, None, names)
+                if check.suggestion is not None:
+                    check.support = names.get(probe.support(np.asarray(check.suggestion), orn)[0], "")
+            return check
+        support = names.get(body, f"body {body}")
+        blocker, d = probe.in_the_way(p, orn, body)
+        if blocker is None:
+            return PlaceCheck(True, support)
+        who = names.get(blocker, f"body {blocker}")
+        how = (f"{-d * 1000:.0f} mm inside it" if d < 0 else f"{d * 1000:.0f} mm from it")
+        if blocker == body:
+            reason = (f"is inside its support {who!r} ({-d * 1000:.0f} mm deep, more than "
+                      f"{PENETRATION_M * 1000:g} mm): raise the place")
+        else:
+            reason = (f"is taken: {who!r} is in the way (the object there would be {how}; it keeps "
+                      f"{CLEARANCE_M * 1000:g} mm from everything but its support {support!r})")
+        check = PlaceCheck(False, support, reason, who)
+        if search:
+            check.suggestion = _nearest(probe, p, orn, body, names)
+        return check
+    finally:
+        probe.restore()
+
+
+def _nearest(probe: _Probe, p: np.ndarray, orn: Any, support: Optional[int], names: dict) -> Optional[tuple[float, float, float]]:
+    for k in range(1, int(round(SEARCH_RADIUS_M / RING_STEP_M)) + 1):
+        r = k * RING_STEP_M
+        n = max(8, int(math.ceil(2 * math.pi * r / RING_STEP_M)))
+        for i in range(n):
+            a = 2 * math.pi * i / n
+            cand = p + np.array([r * math.cos(a), r * math.sin(a), 0.0])
+            if probe.free(cand, orn, support):
+                return (float(cand[0]), float(cand[1]), float(cand[2]))
+    return None
