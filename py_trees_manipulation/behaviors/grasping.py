@@ -76,6 +76,9 @@ def _describe_choice(choice: Any) -> str:
 class ChooseGrasp(ManipulationBehaviour):
     """Choose a grasp of an object from its grasp set, checked in the backend's collision world.
 
+    An object heavier than the arm's rated payload minus its gripper (robot description
+    ``payload_kg``, ``gripper.mass_kg``; a scene's ``robots[].payload_kg`` overrides the rating) is
+    refused at ``ptm validate`` (a literal object) or before the arm moves, with both numbers.
     With ``place_pose``, the place is checked first (:func:`~py_trees_manipulation.collision.placement.check_place`):
     a support under the object there and room for it; a place that is taken ("'coaster' is in the
     way") or has nothing under it fails before the arm moves, with the nearest free spot on the same
@@ -164,7 +167,11 @@ class ChooseGrasp(ManipulationBehaviour):
         except ValueError as e:
             key = "object" if isinstance(e, NoGraspsError) else "grasps"
             return [(key, f"{cls.__name__}.{key}: {e}", "")]
-        return []
+        from ..scene.spec import payload_problem
+
+        arm = params.get("arm")
+        heavy = payload_problem(scene, obj, arm if isinstance(arm, str) else None)
+        return [("object", f"{cls.__name__}.object: {heavy}", "")] if heavy else []
 
     @classmethod
     def plan_problems(cls, params: dict[str, Any], world: Any, scene: Any, seed: int = 0,
@@ -266,6 +273,12 @@ class ChooseGrasp(ManipulationBehaviour):
             self._error = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
             return
         robot = self._robot
+        from ..scene.spec import payload_problem
+
+        heavy = payload_problem(svc.scene, obj, robot) if getattr(svc, "scene", None) is not None else None
+        if heavy:  # a "{key}" object: the same refusal as ptm validate's, before the arm moves
+            self._error = heavy
+            return
         kw = dict(width_margin_m=self.param("width_margin_m"), max_approach_angle_deg=self.param("max_approach_angle_deg"),
                   approach_m=self.param("approach_m"), place_poses=places,
                   place_approach_m=self.param("place_approach_m"))

@@ -483,7 +483,7 @@ class ArmMotionPlanner:
                 best = p
         if best is None:
             return None, ""
-        return best.distance_m, best.describe().replace(" would hit ", " / ")
+        return best.distance_m, best.describe(numbers=False).replace(" would hit ", " / ")
 
     # ---- Cartesian lines ---------------------------------------------------------------------------------
     def _cartesian(self, req: MotionRequest, start: np.ndarray, target: Pose, allowed: AllowedContacts) -> MotionPlan:
@@ -699,8 +699,6 @@ class ArmMotionPlanner:
     def _hit_text(self, hit: Optional[Proximity]) -> str:
         if hit is None:
             return "a collision"
-        depth = "penetrating by " + f"{-hit.distance_m * 1000:.0f} mm" if hit.distance_m < 0 else \
-            f"{hit.distance_m * 1000:.0f} mm away"
-        limit = "" if hit.self_collision else f", padding {hit.threshold_m * 1000:.0f} mm"
-        return f"{hit.describe()} ({depth}{limit})"
+        fix = hit.fix()
+        return hit.describe() + (f" ({fix})" if fix else "")
 

@@ -93,5 +93,6 @@ def base_overlap(world: CollisionWorld, robot: str, ignore: Sequence[str] = (),
             if pts:
                 d = min(p[8] for p in pts)
                 return (f"{world.link_name(body, j)} would overlap {world.names.get(other, other)} "
-                        f"({d * 1000:.0f} mm, padding {world.padding_m * 1000:.0f} mm)")
+                        f"({d * 1000:.0f} mm away, padding {world.padding_m * 1000:.0f} mm: "
+                        "scene.motion_planning.padding_m)")
     return None

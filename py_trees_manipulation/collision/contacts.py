@@ -41,15 +41,41 @@ class Proximity:
         """How far the pair is inside its threshold, metres (positive: a collision)."""
         return self.threshold_m - self.distance_m
 
-    def describe(self) -> str:
-        """``"panda_link6 would hit shelf"``, ``"the held box would hit table"``,
-        ``"panda_hand would hit panda_link2 (self-collision)"``."""
+    def pair(self) -> str:
+        """``"panda_leftfinger with table"`` (``"the held mug with shelf"``, a link of the other body
+        named, ``"(self-collision)"``)."""
         who = f"the held {self.link}" if self.held else self.link
         other = self.body_link if self.self_collision else self.body
         if not self.self_collision and self.body_link not in ("base", self.body):
             other = f"{self.body} ({self.body_link})"
-        text = f"{who} would hit {other}"
-        return text + (" (self-collision)" if self.self_collision else "")
+        return f"{who} with {other}" + (" (self-collision)" if self.self_collision else "")
+
+    def numbers(self) -> str:
+        """``"8 mm away, padding 10 mm"``, ``"penetrating by 3 mm, padding 10 mm"`` (self-collision:
+        no padding; a relaxed pair: its own limit)."""
+        depth = (f"penetrating by {-self.distance_m * 1000:.0f} mm" if self.distance_m < 0
+                 else f"{self.distance_m * 1000:.0f} mm away")
+        if self.self_collision:
+            return depth
+        return f"{depth}, padding {self.threshold_m * 1000:.0f} mm"
+
+    def fix(self) -> str:
+        """How to change what refused it: the padding (``scene.motion_planning.padding_m``) or the
+        contacts a motion allows (``allowed_contacts``); "" for a self-collision."""
+        if self.self_collision:
+            return ""
+        return (f"the padding is scene.motion_planning.padding_m ({self.threshold_m * 1000:.0f} mm); a motion "
+                f"may touch {self.body!r} with allowed_contacts: [{self.body}]")
+
+    def describe(self, numbers: bool = True) -> str:
+        """``"panda_link6 would hit shelf (8 mm away, padding 10 mm)"``, ``"the held box would hit
+        table (...)"``, ``"panda_hand would hit panda_link2 (self-collision) (penetrating by 3 mm)"``."""
+        who = f"the held {self.link}" if self.held else self.link
+        other = self.body_link if self.self_collision else self.body
+        if not self.self_collision and self.body_link not in ("base", self.body):
+            other = f"{self.body} ({self.body_link})"
+        text = f"{who} would hit {other}" + (" (self-collision)" if self.self_collision else "")
+        return text + (f" ({self.numbers()})" if numbers else "")
 
 
 Collision = Proximity  # a Proximity inside its threshold

@@ -256,10 +256,7 @@ class ReachChecker:
 
     @staticmethod
     def _hit_text(hit: Proximity) -> str:
-        depth = (f"penetrating by {-hit.distance_m * 1000:.0f} mm" if hit.distance_m < 0
-                 else f"{hit.distance_m * 1000:.0f} mm away")
-        limit = "" if hit.self_collision else f", padding {hit.threshold_m * 1000:.0f} mm"
-        return f"is reachable only in collision: {hit.describe()} ({depth}{limit})"
+        return f"is reachable only in collision: {hit.describe()}"
 
     def check_sample(self, sample: ReachSample, q: np.ndarray) -> Optional[Proximity]:
         """The collision at arm configuration ``q`` (radians) with the world set to ``sample``, or None."""

@@ -144,6 +144,8 @@ class GripperDescription:
     drive_table: tuple[tuple[float, ...], ...] = ()
     pad_centre_z: tuple[float, ...] = ()
     driver_pad: Optional[int] = None
+    mass_kg: float = 0.0
+    """The gripper's mass (data sheet), kg: taken off the arm's payload (0: unknown)."""
 
     @property
     def pad_links(self) -> tuple[str, str]:
@@ -278,6 +280,13 @@ class RobotDescription:
     allowed_collision_pairs: tuple[tuple[str, str], ...] = ()
     reach_m: float = 0.0
     arm_urdf_limits: tuple[tuple[float, float, float, float], ...] = ()
+    payload_kg: Optional[float] = None
+    """The arm's rated payload, gripper included (data sheet), kg; None: not known (nothing checked)."""
+
+    @property
+    def max_object_kg(self) -> Optional[float]:
+        """What the hand may lift: the rated payload minus the gripper's mass, kg (None: unknown)."""
+        return None if self.payload_kg is None else self.payload_kg - self.gripper.mass_kg
 
     # ---- derived ------------------------------------------------------------------------------
     @property
@@ -366,6 +375,9 @@ DESCRIPTION_KEYS: dict[str, list[KeyDoc]] = {
         KeyDoc("named_configurations", "mapping", "", "`{name: [one angle per arm joint, rad]}`; `ready` is "
                "required (trees start there); the stock models also define `home`, `extended` and "
                "`forward` (hand forward, horizontal, fingers vertical)", True),
+        KeyDoc("payload_kg", "number", "unknown", "the arm's rated payload, gripper included (its data sheet), kg, "
+               "> 0: a lift of an object heavier than this minus `gripper.mass_kg` is refused before the arm moves "
+               "(a scene's `robots[].payload_kg` overrides it)"),
         KeyDoc("allowed_collision_pairs", "list", "[]", "`[[link_a, link_b], ...]` never checked for "
                "self-collision (parent-child pairs never are)"),
     ],
@@ -392,6 +404,7 @@ DESCRIPTION_KEYS: dict[str, list[KeyDoc]] = {
         KeyDoc("default_force_n", "number", "", "finger force for 'the maximum' (negative max_effort): the "
                "continuous grasping force, N, > 0", True),
         KeyDoc("max_force_n", "number", "default_force_n", "upper clip of a commanded finger force, N, > 0"),
+        KeyDoc("mass_kg", "number", "0", "the gripper's mass (data sheet), kg, >= 0: taken off the arm's payload"),
         KeyDoc("finger_speed_mps", "number", "0.05", "speed of each finger under position control, m/s, > 0"),
         KeyDoc("finger_friction", "number", "1.0", "Coulomb friction coefficient set on the finger links, >= 0"),
         KeyDoc("coupling", "str", "gear", "`gear` (a gear constraint couples the fingers) or `none` (two finger "

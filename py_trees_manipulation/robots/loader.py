@@ -678,6 +678,7 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
             c.err(g.value_loc("max_force_n"), f"gripper.max_force_n ({max_force:g} N) is below default_force_n "
                   f"({default_force:g} N)")
         speed = c.number(g, "finger_speed_mps", "gripper", 0.05, gt=0.0, unit="m/s")
+        gripper_mass = c.number(g, "mass_kg", "gripper", 0.0, ge=0.0, unit="kg")
         friction = c.number(g, "finger_friction", "gripper", 1.0, ge=0.0)
         coupling = c.string(g, "coupling", "gripper", "gear") or "gear"
         if coupling not in ("gear", "none"):
@@ -816,6 +817,7 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
 
     # ---- collision pairs ---------------------------------------------------------------------------
     pairs: list[tuple[str, str]] = []
+    payload = c.number(data, "payload_kg", "the description", gt=0.0, unit="kg")
     acp = data.get("allowed_collision_pairs")
     if acp is not None:
         if not isinstance(acp, list):
@@ -851,13 +853,15 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
                       tuple(float(v) for v in table.own_travel[0]), tuple(float(v) for v in table.own_travel[1]))),
         pad_centre_z=(() if table is None else tuple(float(v) for v in table.centre[:, 2])),
         driver_pad=(None if driver is None else
-                    next((k for k, p in enumerate(pads) if driver in {j.name for j in urdf.chain(p.link, palm)}), None)))
+                    next((k for k, p in enumerate(pads) if driver in {j.name for j in urdf.chain(p.link, palm)}), None)),
+        mass_kg=float(gripper_mass or 0.0))
     return RobotDescription(
         name=model_name, file=os.path.abspath(file), urdf_path=urdf_path, packages=packages, summary=summary,
         arm_joint_names=tuple(arm), tcp_link_name=tcp_link, tcp_position=tcp_pos, tcp_orientation=tcp_quat,
         wrist_ft_joint=ft, gripper=gripper, named_configurations=named,
         velocity_limits=tuple(vel or ()), acceleration_limits=tuple(acc or ()), effort_limits=tuple(eff or ()),
-        allowed_collision_pairs=tuple(pairs), reach_m=round(reach, 4), arm_urdf_limits=limits)
+        allowed_collision_pairs=tuple(pairs), reach_m=round(reach, 4), arm_urdf_limits=limits,
+        payload_kg=payload)
 
 
 @functools.lru_cache(maxsize=64)

@@ -134,6 +134,8 @@ class RobotSpec:
     initial_gap_m: float = 0.08
     description: Optional[RobotDescription] = field(default=None, compare=False)
     base_auto: Optional[AutoBaseSpec] = None
+    payload_kg: Optional[float] = None
+    """The scene's override of the description's rated payload, kg (None: the description's)."""
 
 
 @dataclass(frozen=True)
@@ -257,6 +259,8 @@ SCENE_KEYS: dict[str, list[KeyDoc]] = {
                "a named configuration of the model (`ready`; the stock models also have `home`, `extended`, "
                "`forward`) or one angle per arm joint, rad"),
         KeyDoc("initial_gap_m", "number", "fully open", "initial finger gap, m, >= 0 (at most the gripper's opening)"),
+        KeyDoc("payload_kg", "number", "the model's", "override of the arm's rated payload (gripper included), kg, > 0: "
+               "a lift of an object heavier than it minus the gripper's mass is refused before the arm moves"),
     ],
     "fixtures[]": [
         KeyDoc("name", "str", "", "unique name", True),
@@ -546,7 +550,8 @@ def _parse_robot(d: Any, path: PathT, seen: dict[str, PathT], base_dir: Optional
     gap = _number(d, "initial_gap_m", path, model.max_gap_m, ge=model.min_gap_m, le=model.max_gap_m, unit="m")
     auto = _auto_base(d.get("base_pose"), path + ("base_pose",))
     return RobotSpec(name=name, model=model_name, base_pose=np.eye(4) if auto else _pose(d, "base_pose", path),
-                     initial_configuration=conf, initial_gap_m=gap, description=model, base_auto=auto)
+                     initial_configuration=conf, initial_gap_m=gap, description=model, base_auto=auto,
+                     payload_kg=_number(d, "payload_kg", path, gt=0.0, unit="kg"))
 
 
 def _auto_base(v: Any, path: PathT) -> Optional[AutoBaseSpec]:
@@ -825,3 +830,59 @@ def parse_scene(scene: Any, base_dir: Optional[str] = None) -> SceneSpec:
             sec.check(extra[k], spec)
     return spec
 
+
+
+# ------------------------------------------------------------------------------------------------
+# Payload (issue 32 item 7)
+# ------------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=64)
+def _urdf_mass_kg(path: str) -> Optional[float]:
+    """Sum of the ``<inertial><mass>`` of a URDF's links, kg (None: unreadable)."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.parse(path).getroot()
+        return sum(float(m.get("value", 0.0)) for m in root.iter("mass"))
+    except (OSError, ET.ParseError, ValueError):
+        return None
+
+
+def object_mass_kg(obj: ObjectSpec) -> Optional[float]:
+    """The object's mass as the simulator gives it, kg: ``mass_kg``, else 0.1 for a primitive, else
+    the URDF's (None: unknown)."""
+    if obj.mass_kg is not None:
+        return float(obj.mass_kg)
+    if obj.primitive is not None:
+        return 0.1
+    return _urdf_mass_kg(obj.urdf_path) if obj.urdf_path else None
+
+
+def payload_problem(scene: SceneSpec, obj: str, robot: Optional[str] = None) -> Optional[str]:
+    """Why ``robot`` (default: the scene's first) may not lift object ``obj``: heavier than the arm's
+    rated payload (the scene's ``payload_kg``, else the description's) minus its gripper's mass,
+    with both numbers and the override; None when it may (or nothing is known)."""
+    robots = list(scene.robots)
+    idx = next((i for i, r in enumerate(robots) if r.name == robot), 0 if robot is None and robots else None)
+    o = next((x for x in scene.objects if x.name == obj), None)
+    if idx is None or o is None:
+        return None
+    r = robots[idx]
+    desc = r.description
+    if desc is None:
+        try:
+            desc = resolve_model(r.model)
+        except (UnknownModelError, RobotDescriptionError, ValueError):
+            return None
+    payload = r.payload_kg if r.payload_kg is not None else getattr(desc, "payload_kg", None)
+    mass = object_mass_kg(o)
+    if payload is None or mass is None:
+        return None
+    gripper = float(getattr(desc.gripper, "mass_kg", 0.0) or 0.0)
+    limit = payload - gripper
+    if mass <= limit + 1e-9:
+        return None
+    rating = (f"the scene's payload_kg {payload:.2f} kg" if r.payload_kg is not None
+              else f"{desc.name}'s rated payload {payload:.2f} kg")
+    return (f"object {obj!r} weighs {mass:.2f} kg, more than robot {r.name!r} may lift: {limit:.2f} kg ({rating} "
+            f"minus its gripper's {gripper:.2f} kg); lighten the object, use a robot with a larger payload, or "
+            f"override the rating with scene.robots[{idx}].payload_kg")
