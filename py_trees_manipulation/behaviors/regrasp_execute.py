@@ -7,6 +7,7 @@ Units: metres, newtons. Poses: (4, 4) homogeneous transforms, world frame.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any, Mapping, Optional
 
@@ -246,6 +247,9 @@ class ExecuteRegraspPlan(_RegraspBase):
         self._detach_subtree()
         cfg = self._cfg
         where = f"step {self._index + 1}/{len(self._steps)} '{step.transition}' ({step.kind}) failed: {reason}"
+        state = object_state_text(self.backend, step.object)
+        if state and state not in where:
+            where += f" ({state})"
         if step.direction == "release" and step.kind == "release":
             self._placement_attempt[step.object] = self._placement_attempt.get(step.object, 0) + 1
         if self._replans_left <= 0:
@@ -352,6 +356,7 @@ class ExecuteRegraspPlan(_RegraspBase):
             else:
                 T_g = _nearest_symmetric(T_obj @ h.grasp_pose, T_tcp)
             nodes += [
+                _OpenOnlyOnSupport(f"{tag}: nothing held in the air", self.backend, gripper),
                 GripperCommand(name=f"{tag}: open", gripper=gripper, position=h.open_m),
                 MoveToPose(name=f"{tag}: pregrasp", arm=arm, target=_along_z(T_g, -h.approach_m),
                            velocity_scaling=vs),
@@ -387,6 +392,7 @@ class ExecuteRegraspPlan(_RegraspBase):
                                   speed_mps=min(v, 0.05), max_force_n=cfg.place_force_n),
                 ]
                 T_tcp = T_place
+                nodes.append(_OpenOnlyOnSupport(f"{tag}: set down", self.backend, gripper))
             nodes.append(GripperCommand(name=f"{tag}: open", gripper=gripper, position=h.open_m))
             if step.kind == "handover":
                 receiver = next((g for g, hh in zip(cfg.factory.grippers, step.state_to)
@@ -412,6 +418,77 @@ class ExecuteRegraspPlan(_RegraspBase):
         if ext is None:
             return None
         return next((a for a in ext.arm_names if ext.robot_of(a) == robot), None)
+
+
+def object_state_text(backend: Any, obj: str) -> str:
+    """Where ``obj`` is now and which face is up, for a failure message: ``"box is now at (0.512,
+    0.104, 0.651) on 'table', its -x face down (upside down: its +z face down)"``; "" when the backend
+    cannot say."""
+    from ..geometry.grasps import placements_for_object, resting_face
+
+    world = getattr(backend, "world", None)
+    try:
+        T = np.asarray(world.object_pose(obj), dtype=float)  # type: ignore[union-attr]
+    except Exception:
+        return ""
+    p = T[:3, 3]
+    x, y, z = (round(float(v), 3) + 0.0 for v in p)
+    text = f"{obj} is now at ({x:.3f}, {y:.3f}, {z:.3f})"
+    on = _support_of(backend, obj)
+    if on is not None:
+        text += f" on {on!r}" if on else ", touching nothing but a robot" if _held_now(backend, obj) else ", touching nothing"
+    scene = {o.name: o for o in getattr(getattr(backend, "scene", None), "objects", ())}
+    faces = placements_for_object(scene[obj]) if obj in scene else []
+    if faces:
+        face = str(resting_face(T, faces).face).split("/")[-1]
+        text += f", its {face} face down" + (" (upside down)" if face == "+z" else "")
+    else:
+        text += f", tilted {math.degrees(math.acos(float(np.clip(T[2, 2], -1.0, 1.0)))):.0f} deg from upright"
+    return text
+
+
+def _support_of(backend: Any, obj: str) -> Optional[str]:
+    """The non-robot body ``obj`` touches below its centre ("" for none); None when the backend has
+    no contacts (hardware)."""
+    world = getattr(backend, "world", None)
+    if not hasattr(world, "contacts"):
+        return None
+    robots = set(getattr(backend, "arms", {}))
+    z = float(np.asarray(world.object_pose(obj), dtype=float)[2, 3])
+    for c in world.contacts(obj):
+        if c.body_b not in robots and float(c.position_on_a[2]) <= z:
+            return c.body_b
+    return ""
+
+
+def _held_now(backend: Any, obj: str) -> bool:
+    world = getattr(backend, "world", None)
+    robots = set(getattr(backend, "arms", {}))
+    return hasattr(world, "contacts") and any(c.body_b in robots for c in world.contacts(obj))
+
+
+class _OpenOnlyOnSupport(py_trees.behaviour.Behaviour):
+    """SUCCESS when the gripper of ``robot`` may open: no object it touches hangs in the air (every
+    object in contact with its fingers also rests on a body that is not a robot); FAILURE naming the
+    object and where it is otherwise. A regrasp step never lets go away from a support (issue 32
+    item 5). Backends without contacts (hardware) are not checked here."""
+
+    def __init__(self, name: str, backend: Any, robot: str):
+        super().__init__(name=name)
+        self._backend, self._robot = backend, robot
+
+    def update(self) -> Status:
+        world = getattr(self._backend, "world", None)
+        if not hasattr(world, "contacts"):
+            return Status.SUCCESS
+        for obj in getattr(world, "object_names", lambda: [])():
+            if not any(c.body_b == self._robot for c in world.contacts(obj)):
+                continue
+            if not _support_of(self._backend, obj):
+                self.feedback_message = (f"would let go of {obj} away from a support: "
+                                         f"{object_state_text(self._backend, obj)}; the gripper stays closed")
+                return Status.FAILURE
+        return Status.SUCCESS
 
 
 def _failed_leaf(root: py_trees.behaviour.Behaviour) -> Optional[py_trees.behaviour.Behaviour]:

@@ -197,6 +197,9 @@ class TaskSpec:
     target_object: Optional[str] = None
     place_position: Optional[tuple[float, float, float]] = None
     lift_threshold_m: float = 0.05
+    placed: bool = True
+    """The object is set down at ``place_position`` (a free support is checked before the first tick,
+    and what it rests on at the end); False: an end position it may be held at."""
 
 
 @dataclass(frozen=True)
@@ -323,6 +326,10 @@ SCENE_KEYS: dict[str, list[KeyDoc]] = {
         KeyDoc("target_object", "str", "the only object", "object the metrics (`object_lift_m`...) are about"),
         KeyDoc("place_position", "[x, y, z]", "none", "where the object should end, m; gives metric `place_error_m`"),
         KeyDoc("lift_threshold_m", "number", "0.05", "lift above which a later fall counts as `object_dropped`, m"),
+        KeyDoc("placed", "bool", "true", "the object is set down at `place_position`: before the first tick the place "
+               "is checked for a support and room (else FAILURE naming what is in the way and the nearest free "
+               "spot), and a run whose tree succeeds fails unless the object rests on that support (`placed_on`); "
+               "false: `place_position` is an end position the object may be held at"),
     ],
     "pose": [
         KeyDoc("position", "[x, y, z]", "[0, 0, 0]", "metres"),
@@ -768,8 +775,11 @@ def _parse_task(v: Any, path: PathT, objects: Sequence[ObjectSpec]) -> TaskSpec:
     if target is not None and target not in names:
         hint = _suggest(target, names) if names else "the scene has no objects"
         raise SceneError(path + ("target_object",), f"no object named {target!r}; {hint}")
+    placed = d.get("placed", True)
+    if not isinstance(placed, bool):
+        raise SceneError(path + ("placed",), f"placed must be true or false, got {placed!r}")
     return TaskSpec(target_object=target, place_position=_vector(d, "place_position", path, 3, what="(metres)"),
-                    lift_threshold_m=_number(d, "lift_threshold_m", path, 0.05, gt=0.0, unit="m"))
+                    lift_threshold_m=_number(d, "lift_threshold_m", path, 0.05, gt=0.0, unit="m"), placed=placed)
 
 
 def parse_scene(scene: Any, base_dir: Optional[str] = None) -> SceneSpec:
@@ -818,7 +828,7 @@ def parse_scene(scene: Any, base_dir: Optional[str] = None) -> SceneSpec:
                              f"no fixture named {surface!r} to stand on; {_suggest(surface, ['floor', *fixture_names])}")
     task = _parse_task(d.get("task", {}), ("task",), objects)
     if task.target_object is None and len(objects) == 1:
-        task = TaskSpec(objects[0].name, task.place_position, task.lift_threshold_m)
+        task = TaskSpec(objects[0].name, task.place_position, task.lift_threshold_m, task.placed)
     if task.place_position is not None and task.target_object is None:
         raise SceneError(("task",), "place_position needs a target_object (the scene has several objects)")
     extra = {k: sec.parse(d[k], (k,)) for k, sec in _EXTRA_SECTIONS.items() if k in d}

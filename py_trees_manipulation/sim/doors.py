@@ -110,6 +110,9 @@ class _ScrewFollow(_Execution):
         # is -R^T m g, so R F + m g is the force the environment puts on the hand.
         self.weight = hand_mass_kg(arm) * np.asarray(arm.backend.scene.gravity, dtype=float)
         self.window: deque = deque(maxlen=self.FORCE_WINDOW)
+        self.vectors: deque = deque(maxlen=self.FORCE_WINDOW)   # the force vectors, world, N
+        self.mech0 = ext.mechanism_state()
+        self.grip0 = ext.grip_offsets(arm.robot.tcp_position())
         self.force_n = 0.0
         self.max_force_n = 0.0
         self.err_m = 0.0
@@ -134,6 +137,7 @@ class _ScrewFollow(_Execution):
 
     def _measure(self, s_due: float) -> None:
         f = wrist_force_world(self.arm, self.weight)
+        self.vectors.append(f)
         self.window.append(float(np.linalg.norm(f)))
         self.force_n = float(np.mean(self.window))
         self.max_force_n = max(self.max_force_n, self.force_n)
@@ -142,6 +146,47 @@ class _ScrewFollow(_Execution):
         due = pose_on_screw(self.T0, self.goal.screw, s_due)[:3, 3]
         self.err_m = float(np.linalg.norm(p - due))
         self.theta_reached = screw_coordinate(self.goal.screw, self.p0, p)
+
+    def _diagnosis(self, s_due: float) -> str:
+        """Why a mechanism that is at no limit and not latched does not follow (issue 32 item 4): the
+        force the arm applied, its direction against the motion's, how far the joint moved, and the
+        likely cause with the number that would fix it."""
+        g = self.goal
+        f = np.mean(np.asarray(self.vectors), axis=0) if self.vectors else np.zeros(3)
+        a = pose_on_screw(self.T0, g.screw, s_due)[:3, 3]
+        b = pose_on_screw(self.T0, g.screw, s_due + (1e-3 if g.theta >= 0 else -1e-3))[:3, 3]
+        d = b - a
+        d = d / max(float(np.linalg.norm(d)), 1e-12)
+        along = float(f @ d)                      # the hand's force on the handle along the motion (pulling it on)
+        across = float(np.linalg.norm(f - along * d))
+        moved = self.ext.motion_text(self.mech0)
+        slip = self.ext.grip_slip(self.grip0, self.arm.robot.tcp_position())
+        head = (f"{moved[0] or 'the mechanism'} is free (at no limit, not latched) and {moved[1] or 'did not move'} "
+                f"since the motion began; the arm pressed "
+                f"{float(np.linalg.norm(f)):.1f} N on the handle ({along:.1f} N along the motion, {across:.1f} N "
+                f"across it; the motion's direction ({d[0]:.2f}, {d[1]:.2f}, {d[2]:.2f}))")
+        bound = 5.0 * math.ceil(1.25 * max(self.force_n, self.max_force_n) / 5.0)
+        if slip is not None and slip > 0.01:
+            why = (f"the grasp slipped: the hand moved {slip:.3f} m off the handle; grip it harder "
+                   "(GripperCommand max_effort) or grasp it where it does not slide")
+        elif across > abs(along):
+            why = ("the hand is pushed off the path rather than held back: the path does not follow the "
+                   "mechanism's own axis, or the arm is near its joint limits; check the handle frames and the "
+                   f"base pose (base_pose: auto); a bound of max_force_n {bound:g} N would let the arm push on")
+        elif along < 0:
+            why = ("the handle pushes the hand ahead of the motion (the arm holds back): the wrong direction "
+                   "(the sign of the arc or the pull, the door's opening)")
+        else:
+            need = self.ext.resistance_n(g, self.arm.robot.tcp_position())
+            if need is not None:
+                n, what = need
+                bound = max(bound, 5.0 * math.ceil(1.25 * n / 5.0))
+                why = (f"the mechanism resists more than the bound allows: {what} make {n:.0f} N at this speed; "
+                       f"max_force_n {bound:g} N would let it through")
+            else:
+                why = (f"the mechanism resists more than the bound allows: max_force_n {bound:g} N would let it "
+                       "through, or a slower speed")
+        return f"{head}: likely cause: {why}"
 
     def _fmt(self, s: float) -> str:
         # (+ 0.0 turns a rounded -0.0 into 0.0)
@@ -159,13 +204,13 @@ class _ScrewFollow(_Execution):
             if g.max_force_n is not None and self.force_n > g.max_force_n and len(self.window) == self.FORCE_WINDOW:
                 self._abort(f"wrist force {self.force_n:.1f} N > max_force_n {g.max_force_n:g} N at "
                             f"{self._fmt(self.theta_reached)} of {self._fmt(g.theta)}: "
-                            + (self.ext.end_stop_text() or "the mechanism resists (locked, stuck or blocked)"))
+                            + (self.ext.end_stop_text() or self._diagnosis(float(self.s[k]))))
                 return
             self.lag = self.lag + 1 if self.err_m > g.max_tracking_error_m else 0
             if self.lag >= self.LAG_CHECKS:
                 self._abort(f"tracking error {self.err_m:.3f} m > {g.max_tracking_error_m:g} m at "
-                            f"{self._fmt(self.theta_reached)} of {self._fmt(g.theta)}: the mechanism does not follow "
-                            "(locked or stuck, or the grasp slipped)")
+                            f"{self._fmt(self.theta_reached)} of {self._fmt(g.theta)}: "
+                            + (self.ext.end_stop_text() or self._diagnosis(float(self.s[k]))))
             return
         if self.settle == 0:
             self._command(self.q[-1], [0.0] * len(self.q[-1]))
@@ -374,9 +419,10 @@ class DoorsExtension:
             o.step()
 
     def end_stop_text(self) -> str:
-        """Why a door or drawer resists, when the simulator knows: ``"drawer 'cabinet' is at the end
-        of its travel (0.350 m): ..."`` (a pull longer than the slide), ``"door 'door' is at its hinge
-        limit (95 deg) ..."``; else "" (the caller says "locked, stuck or blocked")."""
+        """Why a door or drawer resists, when the simulator knows it is held: ``"drawer 'cabinet' is
+        at the end of its travel (0.350 m): ..."`` (a pull longer than the slide), ``"door 'door' is
+        at its hinge limit (95 deg) ..."``, a latched door (:meth:`latch_text`); else "" (the caller
+        diagnoses a free mechanism that does not follow)."""
         for name, o in [*self.drawers.items(), *self.doors.items()]:
             for joint, limit in o.joints_at_open_limit():
                 if isinstance(o, ArticulatedDrawer):
@@ -388,6 +434,74 @@ class DoorsExtension:
                 if joint == getattr(o.asset, "handle_joint", None):
                     return (f"the handle of door {name!r} is at its limit ({limit:.0f} deg): the motion turns it "
                             "further than it turns")
+        return self.latch_text()
+
+    def resistance_n(self, goal: FollowScrewGoal, tcp: np.ndarray) -> Optional[tuple[float, str]]:
+        """The force (N) the held mechanism's damping and friction put against a motion at the goal's
+        cruise speed, and what makes it (the drawer nearest the TCP), or None for a door or no drawer."""
+        if not self.drawers or not goal.screw.is_translation:
+            return None
+        name = min(self.drawers, key=lambda n: float(np.linalg.norm(
+            self.drawers[n].drawer_grasp_in_world()[:3, 3] - tcp)) if self.drawers[n].asset is not None else math.inf)
+        asset = self.drawers[name].asset
+        if asset is None:
+            return None
+        speed = float(goal.speed)
+        n = asset.drawer_damping * speed + asset.drawer_friction
+        return n, (f"the drawer of {name!r}'s damping ({asset.drawer_damping:g} N*s/m at {speed:g} m/s) and "
+                   f"friction ({asset.drawer_friction:g} N)")
+
+    def mechanism_state(self) -> dict[str, float]:
+        """Every door's hinge angle (deg) and every drawer's opening (m) now, by name."""
+        out = {f"door {n!r}": d.door_angle_deg for n, d in self.doors.items()}
+        out.update({f"drawer {n!r}": d.drawer_opening_m for n, d in self.drawers.items()})
+        return out
+
+    def motion_text(self, before: dict[str, float]) -> tuple[str, str]:
+        """``("drawer 'cabinet'", "moved 0.069 m")``: the mechanism that moved most since ``before``
+        (``("", "")`` without doors and drawers)."""
+        now = self.mechanism_state()
+        best, delta = "", 0.0
+        for k, v in now.items():
+            dv = v - before.get(k, v)
+            scale = 1.0 if k.startswith("drawer") else 0.01   # 1 deg counts as 1 cm
+            if abs(dv) * scale >= abs(delta) * (1.0 if best.startswith("drawer") or not best else 0.01):
+                best, delta = k, dv
+        if not best:
+            return "", ""
+        return best, (f"moved {delta:.3f} m" if best.startswith("drawer") else f"turned {delta:.1f} deg")
+
+    def grip_offsets(self, tcp: np.ndarray) -> dict[str, float]:
+        """Distance (m) from ``tcp`` to every handle's grasp point, by name."""
+        out = {}
+        for n, d in self.doors.items():
+            try:
+                out[n] = float(np.linalg.norm(d.handle_grasp_in_world()[:3, 3] - tcp))
+            except ValueError:
+                pass
+        for n, d in self.drawers.items():
+            try:
+                out[n] = float(np.linalg.norm(d.drawer_grasp_in_world()[:3, 3] - tcp))
+            except ValueError:
+                pass
+        return out
+
+    def grip_slip(self, before: dict[str, float], tcp: np.ndarray) -> Optional[float]:
+        """How far (m) the TCP moved off the handle it held at the start (the nearest one then), or None."""
+        if not before:
+            return None
+        name = min(before, key=lambda k: before[k])
+        now = self.grip_offsets(tcp).get(name)
+        return None if now is None else now - before[name]
+
+    def latch_text(self) -> str:
+        """``"door 'door' is latched (...)"`` when a door's latch holds it, else ""."""
+        for name, d in self.doors.items():
+            if d.latched and d.locked:
+                return f"door {name!r} is locked: its latch holds it shut whatever the lever's angle"
+            if d.latched:
+                return (f"door {name!r} is latched: its lever is at {d.handle_angle_deg:.0f} deg, short of the "
+                        f"{d.latch_release_deg:g} deg that withdraws the latch: turn it further (TwistHandle angle)")
         return ""
 
     def _record_force(self, f: float) -> None:

@@ -79,7 +79,7 @@ class TargetOutcome:
         if not self.dropped:
             self.dropped = True
             self.drop_text = text
-            self.sim.emit_event("sim", f"object {self.name!r} {text}")
+            self.sim.emit_event("sim", f"object {self.name!r} is falling: it {text}")
 
     def still_falling(self) -> bool:
         """True when it is in free flight now and has come down more than :data:`DROP_M` (no floor)."""

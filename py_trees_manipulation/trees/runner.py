@@ -115,7 +115,8 @@ def _place_preflight(backend: Any) -> tuple[Optional[str], Optional[str]]:
     task = getattr(scene, "task", None)
     svc = planning_service(backend)
     call = getattr(svc, "call_in_world", None)
-    if task is None or task.place_position is None or task.target_object is None or not callable(call):
+    if (task is None or task.place_position is None or task.target_object is None or not callable(call)
+            or not getattr(task, "placed", True)):
         return None, None
     import numpy as np
 

@@ -93,7 +93,7 @@ def test_a_sweep_worker_keeps_one_simulator(monkeypatch, tmp_path):
     task = tmp_path / "drop.yaml"
     task.write_text("name: drop\nscene:\n  fixtures: [{name: floor, urdf: plane.urdf}]\n  objects:\n"
                     "    - {name: box, primitive: {shape: box, size: [0.05, 0.05, 0.05]}, mass_kg: 0.1,\n"
-                    "       pose: {position: [0.5, 0, 0.1]}, pose_noise: {position_m: 0.01}}\n"
+                    "       pose: {position: [0.5, 0, 0.1]}, pose_noise: {position_m: 0.01}, may_move: true}\n"
                     "tree: {Wait: {duration_s: 0.2}}\n")
     try:
         rows = [sweep.run_trial(sweep.SweepJob(str(task), "default", (), t)) for t in sweep.expand(trials=3, seed=2)]

@@ -92,7 +92,9 @@ def test_self_collision_is_found_and_named(world):
     assert not [p for p in ck.proximities(q, 0.05) if p.distance_m < p.threshold_m]  # clear of the scene
     hit = ck.explain(q)
     assert hit is not None and hit.self_collision and hit.distance_m < 0
-    assert hit.describe() == "panda_link2 would hit panda_link5 (self-collision)"
+    assert hit.describe(numbers=False) == "panda_link2 would hit panda_link5 (self-collision)"
+    assert hit.describe() == f"panda_link2 would hit panda_link5 (self-collision) (penetrating by {-hit.distance_m * 1000:.0f} mm)"
+    assert hit.fix() == ""   # nothing to change for a self-collision
 
 
 def test_a_motion_may_leave_a_self_collision_it_starts_in_but_not_deepen_it(world):
