@@ -287,7 +287,8 @@ def test_replan_budget_exhausted_fails_with_the_step_and_reason():
     node = ExecuteRegraspPlan(plan="{regrasp_plan}", replans=0)
     assert run(node, b)[0] == Status.FAILURE
     assert node.feedback_message == ("step 1/1 'panda/hand > box/side | f' (grasp) failed: panda/hand > box/side: "
-                                     "pregrasp: move_to_pose aborted: out of reach: 0.05 m")
+                                     "pregrasp: move_to_pose aborted: out of reach: 0.05 m (box is now at "
+                                     "(0.500, 0.000, 0.686), tilted 0 deg from upright)")   # where the object is now
     assert BB.get("/metrics/goal_reached") is False
 
 
