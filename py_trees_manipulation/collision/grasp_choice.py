@@ -42,7 +42,6 @@ GenerateGraspPose + ComputeIK + approach stages, whose failures also say why eac
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
@@ -70,23 +69,14 @@ MAX_JOINT_JUMP_RAD = 0.5
 
 
 def _pair(p: Optional[Proximity]) -> str:
-    """``"panda_leftfinger with table (8 mm away, padding 10 mm)"`` (``"the held mug with shelf
-    (...)"``, a link of the other body named)."""
+    """``"panda_leftfinger with table"`` (``"the held mug with shelf"``, a link of the other body named)."""
     if p is None:
         return "a collision"
-    return f"{p.pair()} ({p.numbers()})"
-
-
-#: the numbers a collision detail ends with: " (8 mm away, padding 10 mm)"
-_PAIR_NUMBERS = re.compile(r" \((?:penetrating by )?-?\d+ mm(?: away)?(?:, padding \d+ mm)?\)")
-
-
-def _distance_in(detail: str) -> float:
-    """The distance (m) a collision detail names (negative: penetrating), +inf when none."""
-    m = re.search(r"\((penetrating by )?(-?\d+) mm", detail)
-    if not m:
-        return math.inf
-    return (-1.0 if m.group(1) else 1.0) * float(m.group(2)) / 1000.0
+    who = f"the held {p.link}" if p.held else p.link
+    other = p.body_link if p.self_collision else p.body
+    if not p.self_collision and p.body_link not in ("base", p.body):
+        other = f"{p.body} ({p.body_link})"
+    return f"{who} with {other}" + (" (self-collision)" if p.self_collision else "")
 
 
 def _hit_text(p: Proximity, opening_m: float) -> str:
@@ -190,13 +180,8 @@ class GraspChoice:
             pos, deg = min((c.detail for c in members), key=lambda m: (round(m[0], 3), m[1]))
             turn = f", {deg:.0f} deg off in orientation" if deg else ""   # reached in position only
             return f"{n} out of reach (best {pos:.2f} m{turn})"
-        # grouped by the pair, the closest of each group's numbers shown
-        pairs = Counter(_PAIR_NUMBERS.sub("", str(c.detail)) for c in members)
-        closest: dict[str, str] = {}
-        for c in sorted(members, key=lambda c: _distance_in(str(c.detail))):
-            closest.setdefault(_PAIR_NUMBERS.sub("", str(c.detail)), str(c.detail))
-        listed = "; ".join(f"{closest[p]}" + (f" (x{k})" if k > 1 and len(pairs) > 1 else "")
-                           for p, k in pairs.most_common(3))
+        pairs = Counter(str(c.detail) for c in members)
+        listed = "; ".join(f"{p}" + (f" (x{k})" if k > 1 and len(pairs) > 1 else "") for p, k in pairs.most_common(3))
         more = f"; {len(pairs) - 3} more" if len(pairs) > 3 else ""
         what = {"pregrasp_collision": f"collide{'s' if one else ''} at the pregrasp",
                 "grasp_collision": f"collide{'s' if one else ''} at the grasp",
@@ -218,7 +203,7 @@ class GraspChoice:
         where = f"{-d * 1000:.1f} mm inside it" if d < 0 else f"{d * 1000:.1f} mm away"
         limit = f"padding {thr * 1000:.0f} mm" if thr > 0 else "contact allowed, no penetration"
         return (f" ({where}, {limit}; fingers open to {self.opening_m * 1000:.0f} mm, the description's "
-                "gripper.opening_m)")
+                "gripper.opening_m" + ("; the padding is scene.motion_planning.padding_m" if thr > 0 else "") + ")")
 
     def summary(self) -> str:
         """The candidates grouped by outcome, in one line (module docstring)."""
@@ -234,9 +219,6 @@ class GraspChoice:
         head = f"{n} candidate{'s' if n != 1 else ''}"
         if self.chosen is not None:
             parts.insert(0, f"{len(feasible)} feasible")
-        elif any(c.rejection in ("pregrasp_collision", "grasp_collision", "approach_line") for c in self.rejected) \
-                and any("padding" in str(c.detail) for c in self.rejected):
-            parts.append("the padding they keep is scene.motion_planning.padding_m")
         return head + (": " + ", ".join(parts) if parts else "")
 
     def details(self) -> list[str]:
