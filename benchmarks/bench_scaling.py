@@ -3,11 +3,13 @@
 Prints figures, asserts nothing. Sections (``--only`` picks one):
 
 ``settings``
-    What each physics setting costs: the pick_and_lift world with ``--settings-n`` extra resting
-    boxes, after a real run (the mug held in the closed gripper, the arm holding still), stepped
+    What each physics setting costs: the pick_and_lift world with ``--settings-n`` (0 and 80) extra
+    resting boxes, after a real run (the mug held in the closed gripper, the arm holding still), stepped
     with ``stepSimulation`` alone while one setting at a time is switched to PyBullet's default:
     resting bodies kept awake (PyBullet's default: a multibody never sleeps), the fixtures'
-    rolling friction, the fingers' friction anchor and spinning friction; and the same bodies in a
+    rolling friction, the fingers' friction anchor and spinning friction, their soft-contact
+    stiffness and damping (scaled: per-body contact parameters change no row of the solver), the
+    solver iterations (the framework's are PyBullet's default, 50); and the same bodies in a
     default PyBullet world. Then what the framework does per step on top of ``stepSimulation``
     (controllers, tactile sampling, the 100 Hz monitor: ``SimBackend.step`` against
     ``stepSimulation`` in the same world). Chunks of steps interleaved, the median per variant.
@@ -350,6 +352,18 @@ def section_settings(n_boxes: int, rounds: int) -> None:
         for b in fixtures:
             pb.changeDynamics(b, -1, rollingFriction=value, physicsClientId=c)
 
+    soft = [(link, pb.getDynamicsInfo(robot.body, link, physicsClientId=c)[8:10]) for link in robot.finger_links]
+    iters = pb.getPhysicsEngineParameters(physicsClientId=c)["numSolverIterations"]
+
+    def scale_soft(factor: float) -> None:
+        for link, (damping, stiffness) in soft:
+            if stiffness > 0:
+                pb.changeDynamics(robot.body, link, contactStiffness=stiffness * factor, contactDamping=damping * factor,
+                                  physicsClientId=c)
+
+    def set_iters(n: int) -> None:
+        pb.setPhysicsEngineParameter(numSolverIterations=n, physicsClientId=c)
+
     def set_fingers(on: bool) -> None:
         for link, spin in finger:
             pb.changeDynamics(robot.body, link, spinningFriction=spin if on else 0.0, frictionAnchor=on,
@@ -364,6 +378,10 @@ def section_settings(n_boxes: int, rounds: int) -> None:
                  lambda: (set_roll(roll), restore_sleep())),
         _Variant("fingers without friction anchor / spinning friction", lambda: set_fingers(False),
                  lambda: set_fingers(True)),
+        _Variant("fingers' contact stiffness and damping x10 (soft contacts)", lambda: scale_soft(10.0),
+                 lambda: scale_soft(1.0)),
+        _Variant(f"solver iterations x2 ({2 * iters}; shipped {iters}, PyBullet's default 50)",
+                 lambda: set_iters(2 * iters), lambda: set_iters(iters)),
     ]
     # the same bodies in a default world, in the same poses (the mug resting on the table)
     bare = pb.connect(pb.DIRECT)
@@ -394,7 +412,7 @@ def section_settings(n_boxes: int, rounds: int) -> None:
         return (time.process_time() - t0) / steps * 1e6
 
     per: dict[str, list[float]] = {v.label: [] for v in variants}
-    per["default PyBullet world, same bodies"] = []
+    per["default PyBullet world, same bodies at rest (no grasp)"] = []
     per["SimBackend.step (framework per-step work)"] = []
     for _ in range(rounds):
         for v in variants:
@@ -402,14 +420,14 @@ def section_settings(n_boxes: int, rounds: int) -> None:
             chunk(c, 50)
             per[v.label].append(chunk(c))
             v.revert()
-        per["default PyBullet world, same bodies"].append(chunk(bare))
+        per["default PyBullet world, same bodies at rest (no grasp)"].append(chunk(bare))
         per["SimBackend.step (framework per-step work)"].append(framework_chunk())
     pb.disconnect(physicsClientId=bare)
     sim.close()
     shipped = statistics.median(per["framework as shipped"])
     for label, v in per.items():
         m = statistics.median(v)
-        print(f"  {label:52s} {m:7.1f} us/step  ({m - shipped:+7.1f} us vs shipped)")
+        print(f"  {label:62s} {m:7.1f} us/step  ({m - shipped:+7.1f} us vs shipped)")
     print(f"  load after: {load()}")
 
 
@@ -421,7 +439,7 @@ def main() -> None:
     ap.add_argument("--n", default="0,20,80,200", help="extra boxes for 'objects' (default 0,20,80,200)")
     ap.add_argument("--nodes", default="50,200", help="extra tree nodes for 'tree' (default 50,200)")
     ap.add_argument("--obstacles", default="0,5,10,20", help="extra obstacles for 'clutter' (default 0,5,10,20)")
-    ap.add_argument("--settings-n", type=int, default=80, help="extra boxes for 'settings' (default 80)")
+    ap.add_argument("--settings-n", default="0,80", help="extra boxes for 'settings' (default 0,80)")
     ap.add_argument("--states", type=int, default=5000, help="random states per clutter scene (default 5000)")
     ap.add_argument("--queries", type=int, default=20, help="plan queries per clutter scene (default 20)")
     args = ap.parse_args()
@@ -429,7 +447,8 @@ def main() -> None:
           f"({os.cpu_count()} cores), Python {platform.python_version()}, PyBullet API {pb.getAPIVersion()}; "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.only in (None, "settings"):
-        section_settings(args.settings_n, rounds=max(5, 4 * args.reps))
+        for n in (int(x) for x in args.settings_n.split(",")):
+            section_settings(n, rounds=max(5, 4 * args.reps))
     if args.only in (None, "objects"):
         section_objects([int(x) for x in args.n.split(",")], args.reps)
     if args.only in (None, "tree"):
