@@ -8,9 +8,10 @@ Units: metres, radians. Poses: (4, 4) homogeneous transforms, world frame.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 import pybullet as pb
@@ -57,6 +58,21 @@ def _model_key(r: Any) -> tuple:
     return (r.model.name, r.model.urdf_path, tuple(r.model.tcp_position), tuple(r.model.tcp_orientation))
 
 
+def _per_model(cache: dict) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Cache ``f(world, robot, ...)`` in ``cache`` per robot model (:func:`_model_key`): computed
+    once per model, whatever the world and the robot's name."""
+    def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(f)
+        def cached(world: CollisionWorld, robot: str, *args: Any, **kwargs: Any) -> Any:
+            key = _model_key(world.robots[robot])
+            if key not in cache:
+                cache[key] = f(world, robot, *args, **kwargs)
+            return cache[key]
+        return cached
+    return wrap
+
+
+@_per_model(_MIRROR_CACHE)
 def arm_mirror(world: CollisionWorld, robot: str) -> Optional[ArmMirror]:
     """The :class:`ArmMirror` of ``robot``'s model (cached per model), found numerically: the joint
     sign pattern that mirrors every arm link origin and the TCP position over three random
@@ -65,9 +81,6 @@ def arm_mirror(world: CollisionWorld, robot: str) -> Optional[ArmMirror]:
     import itertools
 
     r = world.robots[robot]
-    key = _model_key(r)
-    if key in _MIRROR_CACHE:
-        return _MIRROR_CACHE[key]
     c, body = world.client, r.body
     q0 = r.joint_positions()
     B = base_frame(world, robot)
@@ -115,7 +128,6 @@ def arm_mirror(world: CollisionWorld, robot: str) -> Optional[ArmMirror]:
         return out
     finally:
         r.reset_arm(q0)
-        _MIRROR_CACHE[key] = out
 
 
 def _rotvec(R: np.ndarray) -> np.ndarray:
@@ -155,13 +167,11 @@ class WristBounds:
 _WRIST_CACHE: dict[tuple, Optional[WristBounds]] = {}
 
 
+@_per_model(_WRIST_CACHE)
 def wrist_bounds(world: CollisionWorld, robot: str, samples: int = 4096) -> Optional[WristBounds]:
     """The :class:`WristBounds` of ``robot``'s model (cached per model), or None when its shoulder
     is not on the first joint's axis (then no such filter applies)."""
     r = world.robots[robot]
-    key = _model_key(r)
-    if key in _WRIST_CACHE:
-        return _WRIST_CACHE[key]
     c, body = world.client, r.body
     q0 = r.joint_positions()
     B = base_frame(world, robot)
@@ -205,5 +215,4 @@ def wrist_bounds(world: CollisionWorld, robot: str, samples: int = 4096) -> Opti
     out: Optional[WristBounds] = None
     if max(w_tcp) < 1e-4 and np.ptp(s_base_a, axis=0).max() < 1e-4:
         out = WristBounds(w_in_tcp, s_base_a.mean(axis=0), max(0.0, min(d) - 0.02), max(d) + 0.02)
-    _WRIST_CACHE[key] = out
     return out

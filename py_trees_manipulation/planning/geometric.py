@@ -468,6 +468,15 @@ class GeometricRegraspPlanner(RegraspPlanner):
                 or (self._failed and self._matches_failed(e))):
             e.dead = True
 
+    def _add_edge(self, a: ModeState, b: ModeState, e: _Edge, forward: bool, out: list) -> None:
+        """A generated edge ``a -> b``: kept, indexed for pruning (:meth:`_register`), asked of the
+        prefilter (grasps and releases: :meth:`_prefilter_edge`), appended to ``out`` as
+        ``(b, e, forward)``."""
+        self._edges[(a, b)] = e
+        self._register(e)
+        self._prefilter_edge(a, b, e)
+        out.append((b, e, forward))
+
     def _prefilter_edge(self, a: ModeState, b: ModeState, e: _Edge) -> None:
         """Ask :attr:`prefilter` about a new grasp or release edge (once per grasp, placement and
         variant, whatever the other objects' places); kill it when it fails."""
@@ -530,10 +539,7 @@ class GeometricRegraspPlanner(RegraspPlanner):
                     locations = s.locations[:io] + (new_loc,) + s.locations[io + 1:]
                     nxt = ModeState(nxt_g, variants, locations)
                     e = _Edge(kind, ig, ih, io, v, place, partner, cost, key, cls)
-                    self._edges[(s, nxt)] = e
-                    self._register(e)
-                    self._prefilter_edge(s, nxt, e)
-                    out.append((nxt, e, True))
+                    self._add_edge(s, nxt, e, True, out)
             else:
                 v = s.variants[ig]
                 variants = s.variants[:ig] + (None,) + s.variants[ig + 1:]
@@ -546,18 +552,13 @@ class GeometricRegraspPlanner(RegraspPlanner):
                         nxt = ModeState(nxt_g, variants, locations)
                         cost = base + costs[k] + self._rot_cost(ig, ih, v, io, k, None)
                         e = _Edge("release", ig, ih, io, v, k, None, cost, key, cls)
-                        self._edges[(s, nxt)] = e
-                        self._register(e)
-                        self._prefilter_edge(s, nxt, e)
-                        out.append((nxt, e, False))
+                        self._add_edge(s, nxt, e, False, out)
                 else:
                     loc = s.locations[io]
                     key = ("handover_release", ig, ih, v, partner, nxt_g[partner], s.variants[partner], loc, others_loc)
                     nxt = ModeState(nxt_g, variants, s.locations)
                     e = _Edge("handover_release", ig, ih, io, v, None, partner, base, key, None)
-                    self._edges[(s, nxt)] = e
-                    self._register(e)
-                    out.append((nxt, e, False))
+                    self._add_edge(s, nxt, e, False, out)
         return out
 
     def _edge_pose(self, e: _Edge) -> Optional[Pose]:

@@ -7,7 +7,7 @@ loading the simulator.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 from ...geometry.poses import Pose
 from ..assets import BarHandle, CabinetAsset, DoorAsset, LeverHandle, cabinet_asset, door_asset
@@ -108,24 +108,37 @@ def _parse_handle(v: Any, path: PathT, cls: type, keys: tuple) -> Any:
         raise _asset_error(e, path, keys) from None
 
 
+def _entries(value: Any, path: PathT, section: str, what: str, keys: tuple) -> Iterator[tuple[PathT, Any, str]]:
+    """Each entry of the list section ``section``: ``(its path, its mapping, its name)``, its keys
+    checked against ``keys`` and its name unique in the section (SceneError otherwise)."""
+    seen: dict = {}
+    for i, item in enumerate(_list(value, path, section)):
+        p = path + (i,)
+        d = _mapping(item, p, what)
+        _check(d, keys, p, what)
+        yield p, d, _name(d, p, seen)
+
+
+def _numbers(d: Any, table: dict, path: PathT) -> dict[str, Any]:
+    """The numbers ``d`` gives of ``table`` (scene key -> (generator argument, bounds)), checked
+    against their bounds, by generator argument."""
+    kw: dict[str, Any] = {}
+    for key, (arg, bounds) in table.items():
+        v = _number(d, key, path, **bounds)
+        if v is not None:
+            kw[arg] = v
+    return kw
+
+
 def parse_doors(value: Any, path: PathT) -> list[DoorSpec]:
     """Parse ``scene.doors`` (a list; keys in the module docs) and generate each door's URDF.
 
     Raises:
         SceneError: a bad key or value, with the path to it (e.g. ``doors[0].hinge_side``).
     """
-    seen: dict = {}
     out = []
-    for i, item in enumerate(_list(value, path, "doors")):
-        p = path + (i,)
-        d = _mapping(item, p, "a door")
-        _check(d, _DOOR_KEYS, p, "a door")
-        name = _name(d, p, seen)
-        kw: dict[str, Any] = {}
-        for key, (arg, bounds) in _DOOR_NUMBERS.items():
-            v = _number(d, key, p, **bounds)
-            if v is not None:
-                kw[arg] = v
+    for p, d, name in _entries(value, path, "doors", "a door", _DOOR_KEYS):
+        kw = _numbers(d, _DOOR_NUMBERS, p)
         for key in _DOOR_BOOLS:
             if key in d:
                 if not isinstance(d[key], bool):
@@ -157,18 +170,9 @@ def parse_cabinets(value: Any, path: PathT) -> list[CabinetSpec]:
     Raises:
         SceneError: a bad key or value, with the path to it.
     """
-    seen: dict = {}
     out = []
-    for i, item in enumerate(_list(value, path, "cabinets")):
-        p = path + (i,)
-        d = _mapping(item, p, "a cabinet")
-        _check(d, _CABINET_KEYS, p, "a cabinet")
-        name = _name(d, p, seen)
-        kw: dict[str, Any] = {}
-        for key, (arg, bounds) in _CABINET_NUMBERS.items():
-            v = _number(d, key, p, **bounds)
-            if v is not None:
-                kw[arg] = v
+    for p, d, name in _entries(value, path, "cabinets", "a cabinet", _CABINET_KEYS):
+        kw = _numbers(d, _CABINET_NUMBERS, p)
         if "handle" in d:
             kw["handle"] = _parse_handle(d["handle"], p + ("handle",), BarHandle, _BAR_KEYS)
         pose = _pose(d, "pose", p, required=True)
