@@ -49,6 +49,7 @@ import pybullet as pb
 import pybullet_data
 
 from ..conventions import quat_wxyz_from_xyzw, quat_xyzw_from_wxyz
+from ..bullet.clients import ClosedOnDelete, disconnect
 from ..geometry.poses import Pose, invert, pose_from_pq, pq_from_pose
 from .contacts import AllowedContacts, Collision, Proximity  # noqa: F401  (re-exported: their home was here)
 from .state_checker import StateChecker
@@ -119,7 +120,7 @@ class _Attached:
     rel_orn: tuple
 
 
-class CollisionWorld:
+class CollisionWorld(ClosedOnDelete):
     """A kinematic planning scene in its own PyBullet DIRECT client (see the module docstring).
 
     Args:
@@ -472,16 +473,7 @@ class CollisionWorld:
         if self.closed:
             return
         self.closed = True
-        try:
-            pb.disconnect(physicsClientId=self.client)
-        except pb.error:  # pragma: no cover
-            pass
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
+        disconnect(self.client)
 
     def __repr__(self) -> str:
         return (f"CollisionWorld(robots={list(self.robots)}, bodies={len(self.bodies)}, padding={self.padding_m:g} m"

@@ -30,6 +30,7 @@ import json
 import time
 from typing import Any, Callable, Optional
 
+from .. import Closing
 from ..backend import BackendError
 from . import convert as cv
 from .actions import _ActionClient, _RemoteGoal, _Ros2ActionClient
@@ -41,7 +42,7 @@ from .robotfile import RobotConfig
 __all__ = ["HardwareBackend", "HardwareConnectionError", "ConnectionLost"]
 
 
-class HardwareBackend(GoalEvents):
+class HardwareBackend(GoalEvents, Closing):
     """:class:`~py_trees_manipulation.backend.Backend` on a ROS robot over rosbridge.
 
     Args:
@@ -368,12 +369,6 @@ class HardwareBackend(GoalEvents):
         if self._planning is not None:
             self._planning.close()
         self._conn.close()
-
-    def __enter__(self) -> "HardwareBackend":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return (f"HardwareBackend({self.cfg.url}, arms={list(self.arms)}, grippers={list(self.grippers)}"

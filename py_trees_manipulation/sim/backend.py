@@ -62,6 +62,7 @@ import numpy as np
 import pybullet as pb
 
 from ..backend import BackendError
+from ..bullet.clients import ClosedOnDelete, disconnect
 from ..collision.ik import IKSolution  # noqa: F401  (re-export: py_trees_manipulation.sim.IKSolution)
 from ..collision.ik import pq_of_valid_pose as _pq_of_valid_pose  # noqa: F401  (tests/unit/test_sim_paths.py)
 from ..scene.spec import SceneSpec, parse_scene
@@ -82,7 +83,7 @@ def _fmt(v: Iterable[float]) -> str:
     return "(" + ", ".join(f"{x:.2f}" for x in v) + ")"
 
 
-class SimBackend(_SceneLoading, _RunMetrics):
+class SimBackend(_SceneLoading, _RunMetrics, ClosedOnDelete):
     """PyBullet backend (see the module docstring).
 
     Args:
@@ -448,22 +449,7 @@ class SimBackend(_SceneLoading, _RunMetrics):
         self.closed = True
         for cid in (self.client, getattr(self, "_kin_client", -1)):
             if cid is not None and cid >= 0:
-                try:
-                    pb.disconnect(physicsClientId=cid)
-                except pb.error:
-                    pass
-
-    def __enter__(self) -> "SimBackend":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
+                disconnect(cid)
 
     def __repr__(self) -> str:
         return (f"SimBackend(robots={list(self.arms)}, objects={list(self._objects)}, t={self.now():.3f} s"

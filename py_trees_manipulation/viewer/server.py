@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Union
 from urllib.parse import parse_qs, urlparse
 
+from py_trees_manipulation import Closing
 from py_trees_manipulation.viewer.serving import wait_until_closed
 from py_trees_manipulation.viewer.snapshot import SnapshotBuilder, shared_builder, to_jsonable
 
@@ -108,7 +109,7 @@ def _static_bytes(name: str) -> bytes:
     return resources.files("py_trees_manipulation.viewer").joinpath("static", name).read_bytes()
 
 
-class ViewerServer:
+class ViewerServer(Closing):
     """Serves the viewer page and streams snapshots to every connected browser.
 
     Args:
@@ -204,12 +205,6 @@ class ViewerServer:
             self._cond.notify_all()
         self._httpd.shutdown()
         self._httpd.server_close()
-
-    def __enter__(self) -> "ViewerServer":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     # -- HTTP --------------------------------------------------------------------------------
     def _meta_json(self) -> dict[str, Any]:
