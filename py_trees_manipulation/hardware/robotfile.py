@@ -61,11 +61,11 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from ..robots import RobotDescription, RobotDescriptionError, UnknownModelError, resolve_model
 from ..located import locyaml
-from ..located.errors import Loc, Problem, TreeLoadError, did_you_mean
+from ..located.errors import Loc, Problem, ProblemCollector, TreeLoadError, did_you_mean
 from .convert import ARM_ACTIONS, DEFAULT_ACTION_TYPES, GRIPPER_ACTIONS
 
 PR2_GRIPPER_NAMESPACES = ("/r_gripper_sensor_controller", "/l_gripper_sensor_controller")
@@ -161,14 +161,7 @@ class RobotConfig:
                 "gripper": {n: frozenset(g.actions) for n, g in self.grippers.items()}}
 
 
-class _Checker:
-    def __init__(self, file: str):
-        self.file = file
-        self.problems: list[Problem] = []
-
-    def err(self, loc: Loc, msg: str, hint: str = "") -> None:
-        self.problems.append(Problem(loc, msg, hint))
-
+class _Checker(ProblemCollector):
     def mapping(self, parent: Any, key: str, allowed: tuple[str, ...], required: bool = False) -> Optional[dict]:
         if key not in parent:
             if required:
@@ -180,6 +173,20 @@ class _Checker:
             return None
         self.keys(value, allowed, key)
         return value
+
+    def entries(self, parent: Any, key: str, allowed: tuple[str, ...]) -> Iterator[tuple[Any, Any, str]]:
+        """Each entry of the section ``key`` (a mapping of any names to mappings): ``(name, its
+        mapping, where)``, its keys checked against ``allowed``; an entry that is no mapping is
+        reported and left out."""
+        value = parent.get(key)
+        section = self.mapping(parent, key, tuple(value or ()) if isinstance(value, dict) else ())
+        for name, m in (section or {}).items():
+            where = f"{key}.{name}"
+            if not isinstance(m, dict):
+                self.err(section.value_loc(name), f"{where} must be a mapping")
+                continue
+            self.keys(m, allowed, where)
+            yield name, m, where
 
     def keys(self, m: Any, allowed: tuple[str, ...], where: str) -> None:
         for k in m:
@@ -296,14 +303,9 @@ def parse_robot_file(data: Any, file: str) -> RobotConfig:
                       ("service_s", "service_timeout_s")):
         setattr(cfg, attr, c.value(to, key, "float", getattr(cfg, attr), "timeouts", positive=True))
 
-    arms = c.mapping(data, "arms", tuple(data.get("arms") or ()) if isinstance(data.get("arms"), dict) else ())
-    for name, a in (arms or {}).items():
-        where = f"arms.{name}"
-        if not isinstance(a, dict):
-            c.err(arms.value_loc(name), f"{where} must be a mapping")
-            continue
-        c.keys(a, ("description", "joint_names", "max_joint_velocity_rps", "max_joint_acceleration_rps2",
-                   "named_configurations", "joint_states_topic", "tcp_pose_topic", "actions"), where)
+    for name, a, where in c.entries(data, "arms", (
+            "description", "joint_names", "max_joint_velocity_rps", "max_joint_acceleration_rps2",
+            "named_configurations", "joint_states_topic", "tcp_pose_topic", "actions")):
         desc = c.description(a, where)
         jn = a.get("joint_names")
         if jn is None and desc is not None:
@@ -344,13 +346,8 @@ def parse_robot_file(data: Any, file: str) -> RobotConfig:
             c.err(a.loc, f"{where} offers no action", "add actions: {move_joints: {action: /NS/follow_joint_trajectory}}")
         cfg.arms[arm.name] = arm
 
-    grippers = c.mapping(data, "grippers", tuple(data.get("grippers") or ()) if isinstance(data.get("grippers"), dict) else ())
-    for name, g in (grippers or {}).items():
-        where = f"grippers.{name}"
-        if not isinstance(g, dict):
-            c.err(grippers.value_loc(name), f"{where} must be a mapping")
-            continue
-        c.keys(g, ("description", "max_gap_m", "namespace", "actions", "joint_states_topic", "gap_joint"), where)
+    for name, g, where in c.entries(data, "grippers", (
+            "description", "max_gap_m", "namespace", "actions", "joint_states_topic", "gap_joint")):
         gdesc = c.description(g, where)
         max_gap = c.value(g, "max_gap_m", "float", gdesc.max_gap_m if gdesc else None, where, positive=True)
         acts: dict[str, ActionConfig] = {}

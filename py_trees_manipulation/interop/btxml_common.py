@@ -149,16 +149,7 @@ def _escape_bare_ampersands(text: str) -> tuple[str, dict[int, list[int]]]:
 
 def read_xml(path: str) -> XmlElement:
     """Read and parse an XML file (TreeLoadError for I/O and encoding problems too)."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(locyaml.MAX_FILE_BYTES + 1)
-    except OSError as e:
-        raise TreeLoadError.single(Loc(path, 1, 1), f"cannot read: {e.strerror or e}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise TreeLoadError.single(Loc(path, 1, 1), f"not UTF-8 text (byte {e.start})") from None
-    return parse_xml(text, path)
+    return parse_xml(locyaml.read_text(path, what="an XML tree"), path)
 
 
 def _scalar(text: str) -> Any:

@@ -47,6 +47,21 @@ class TreeLoadError(Exception):
         return cls([Problem(loc, message, hint)])
 
 
+class ProblemCollector:
+    """Collects the problems found in one file (a checker's base): :meth:`err` adds one at a place.
+
+    Attributes:
+        file: the file checked. problems: the :class:`Problem` s found, in order.
+    """
+
+    def __init__(self, file: str):
+        self.file = file
+        self.problems: list[Problem] = []
+
+    def err(self, loc: Loc, msg: str, hint: str = "") -> None:
+        self.problems.append(Problem(loc, msg, hint))
+
+
 def did_you_mean(word: str, options: list[str] | tuple[str, ...] | set[str], n: int = 1) -> str:
     """``"did you mean 'X'?"`` for the closest option, or ``""``."""
     import difflib

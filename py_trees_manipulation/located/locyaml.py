@@ -152,23 +152,30 @@ def loads(text: str, file: str = "<string>") -> Any:
     return data
 
 
-def load(path: str, display_name: Optional[str] = None) -> Any:
-    """Read and parse a YAML file with locations. Raises TreeLoadError (also for I/O errors)."""
-    name = display_name or path
+def read_text(path: str, name: Optional[str] = None, what: str = "a task file") -> str:
+    """The UTF-8 text of a task file (YAML or XML), at most :data:`MAX_FILE_BYTES` + 1 bytes read
+    (the parser refuses more). Raises TreeLoadError at ``name`` (default ``path``), line 1, for I/O
+    and encoding problems (``what``: what the file should be, for a directory)."""
+    name = name or path
     try:
         with open(path, "rb") as f:
             raw = f.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise TreeLoadError.single(Loc(name, 1, 1), "file not found") from None
     except IsADirectoryError:
-        raise TreeLoadError.single(Loc(name, 1, 1), "is a directory, not a task file") from None
+        raise TreeLoadError.single(Loc(name, 1, 1), f"is a directory, not {what}") from None
     except OSError as e:
-        raise TreeLoadError.single(Loc(name, 1, 1), f"cannot read: {e.strerror}") from None
+        raise TreeLoadError.single(Loc(name, 1, 1), f"cannot read: {e.strerror or e}") from None
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise TreeLoadError.single(Loc(name, 1, 1), f"not UTF-8 text (byte {e.start})") from None
-    return loads(text, name)
+
+
+def load(path: str, display_name: Optional[str] = None) -> Any:
+    """Read and parse a YAML file with locations. Raises TreeLoadError (also for I/O errors)."""
+    name = display_name or path
+    return loads(read_text(path, name), name)
 
 
 def _measure(x: Any, memo: dict[int, tuple[int, int]], active: set[int]) -> tuple[int, int]:

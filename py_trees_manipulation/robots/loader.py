@@ -29,7 +29,7 @@ import numpy as np
 
 from ..geometry.poses import pose_from_pq, pose_from_spec, pq_from_pose
 from ..located import locyaml
-from ..located.errors import Loc, Problem, TreeLoadError, did_you_mean
+from ..located.errors import Loc, Problem, ProblemCollector, TreeLoadError, did_you_mean
 from .description import DESCRIPTION_KEYS, FingerPad, GripperDescription, PadGeometry, RobotDescription
 from .linkage import LinkageTable, linkage_table
 from .urdf import UrdfError, UrdfModel, parse_urdf, pybullet_data_path, resolve_mesh
@@ -71,14 +71,7 @@ def _names_hint(word: str, options: Sequence[str], kind: str) -> str:
     return f"the URDF's {kind}, closest first: {', '.join(close)}{more}"
 
 
-class _Checker:
-    def __init__(self, file: str):
-        self.file = file
-        self.problems: list[Problem] = []
-
-    def err(self, loc: Loc, msg: str, hint: str = "") -> None:
-        self.problems.append(Problem(loc, msg, hint))
-
+class _Checker(ProblemCollector):
     def keys(self, m: Any, section: str, where: str) -> None:
         allowed = [k.name for k in DESCRIPTION_KEYS[section]]
         for k in m:
