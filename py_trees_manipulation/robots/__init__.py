@@ -6,8 +6,7 @@ stock models by name), :mod:`.urdf` (the URDF reader), :mod:`.cli` (``ptm robots
 description files are in ``robots/models/``.
 """
 
-import importlib
-from typing import Any
+from .. import lazy_attributes
 
 #: public name -> defining module, imported on first use (PEP 562): ``ptm --help`` loads this package
 #: for ``ptm robots`` (:mod:`.cli`) and must not load NumPy and the loader for it
@@ -18,10 +17,4 @@ _LAZY = {**{n: "description" for n in ("FingerPad", "GripperDescription", "PadGe
 __all__ = ["RobotDescription", "GripperDescription", "FingerPad", "PadGeometry", "RobotDescriptionError",
            "UnknownModelError", "load_description", "resolve_model", "stock_description", "stock_models"]
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY, globals())

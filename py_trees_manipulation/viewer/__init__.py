@@ -10,21 +10,16 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from .. import lazy_attributes
 
 #: public name -> the module that defines it, imported on first use (PEP 562): ``ptm --help`` loads
 #: this package for its subcommands (``viewer.cli``) and must not load MCAP, py_trees or the server
 _LAZY = {"RunLogger": "runlog", "read_run_log": "runlog", "LiveViewer": "server", "ViewerServer": "server",
          "open_live": "server", "serve_log": "server"}
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY, globals())
 
 
 def write_report(*args: Any, **kwargs: Any) -> Any:
