@@ -81,7 +81,38 @@ def _done_within(future: concurrent.futures.Future, timeout: Optional[float]) ->
     return True
 
 
-class _Planning(_Execution):
+class _WorkerJob:
+    """Work for the planning worker that runs when the backend first waits for it (see
+    :class:`_Planning`): handed over once, never after it was halted; ``submit(now)`` hands it over
+    and returns its future and cancel flag."""
+
+    def _init_job(self, submit: Callable[..., tuple[concurrent.futures.Future, threading.Event]]) -> None:
+        self._submit = submit
+        self.future: Optional[concurrent.futures.Future] = None
+        self.cancel_flag: Optional[threading.Event] = None
+        self._stopped = False
+
+    def start(self, now: bool = False) -> None:
+        """Hand it to the worker (once; not after it was halted); ``now``: run it on this thread
+        when the worker is idle (:meth:`~py_trees_manipulation.collision.worker.PlanningWorker.submit`)."""
+        if self.future is None and not self._stopped:
+            self.future, self.cancel_flag = self._submit(now=now)
+
+    def wait(self, timeout: Optional[float]) -> bool:
+        """Start it if it is not yet (``timeout`` None: on this thread), and wait up to ``timeout``
+        seconds (wall; None: until it is done) for it; True when it is done (or halted before it
+        started)."""
+        self.start(now=timeout is None)
+        return self.future is None or _done_within(self.future, timeout)
+
+    def _halt(self) -> None:
+        """Never start it, or set the cancel flag the running job checks."""
+        self._stopped = True
+        if self.cancel_flag is not None:
+            self.cancel_flag.set()
+
+
+class _Planning(_WorkerJob, _Execution):
     """A goal being planned on the worker thread. ``holds_clock``: the backend steps no physics
     while it runs; :meth:`resolve` swaps in the trajectory execution (or aborts the goal).
 
@@ -102,10 +133,7 @@ class _Planning(_Execution):
         super().__init__(arm, handle)
         self.on_failure = on_failure
         self.arm = arm
-        self._submit = submit
-        self.future: Optional[concurrent.futures.Future] = None
-        self.cancel_flag: Optional[threading.Event] = None
-        self._stopped = False
+        self._init_job(submit)
         self.label = label
         self.target = target
         self.start_execution = start_execution
@@ -116,18 +144,6 @@ class _Planning(_Execution):
 
     def step(self) -> None:  # physics does not run while planning (see SimBackend.advance)
         pass
-
-    def start(self, now: bool = False) -> None:
-        """Hand the request to the planning worker (once; not after :meth:`stop`); ``now``: plan it
-        on this thread when the worker is idle (:meth:`PlanningWorker.submit`)."""
-        if self.future is None and not self._stopped:
-            self.future, self.cancel_flag = self._submit(now=now)
-
-    def wait(self, timeout: Optional[float]) -> bool:
-        """Start the plan if it is not yet (``timeout`` None: on this thread), and wait up to
-        ``timeout`` seconds (wall; None: until it is done) for it; True when it is done."""
-        self.start(now=timeout is None)
-        return self.future is None or _done_within(self.future, timeout)
 
     def resolve(self) -> None:
         """The plan is done: start executing it, or abort the goal with the reason."""
@@ -161,9 +177,7 @@ class _Planning(_Execution):
 
     def cancel(self) -> None:
         """Stop the plan: never started, or cancelled at the planner's next check."""
-        self._stopped = True
-        if self.cancel_flag is not None:
-            self.cancel_flag.set()
+        self._halt()
 
     def stop(self) -> Any:
         self.cancel()
@@ -289,7 +303,7 @@ class _ClearanceMonitor:
             self.pair = f"{where[0]} / {self.names.get(where[1], where[1])}"
 
 
-class _Query:
+class _Query(_WorkerJob):
     """A geometric query (:meth:`SimMotionPlanning.query`) on the planning worker: it holds the sim
     clock (``SimBackend.clock_holders``) until it is answered, as a motion being planned does.
 
@@ -304,28 +318,11 @@ class _Query:
                  submit: Callable[..., tuple[concurrent.futures.Future, threading.Event]]):
         self.ext = ext
         self.handle = handle
-        self._submit = submit
-        self.future: Optional[concurrent.futures.Future] = None
-        self.cancel_flag: Optional[threading.Event] = None
-        self._stopped = False
-
-    def start(self, now: bool = False) -> None:
-        """Hand the query to the worker (once; not after :meth:`stop`); ``now``: run it on this thread
-        when the worker is idle (:meth:`~py_trees_manipulation.collision.worker.PlanningWorker.run`)."""
-        if self.future is None and not self._stopped:
-            self.future, self.cancel_flag = self._submit(now=now)
+        self._init_job(submit)
 
     def stop(self) -> None:
         """Never start it, or make ``cancelled()`` true for the running query."""
-        self._stopped = True
-        if self.cancel_flag is not None:
-            self.cancel_flag.set()
-
-    def wait(self, timeout: Optional[float]) -> bool:
-        """Start it if it is not yet (``timeout`` None: on this thread) and wait up to ``timeout``
-        seconds (wall; None: as long as it takes); True when answered (or cancelled before it started)."""
-        self.start(now=timeout is None)
-        return self.future is None or _done_within(self.future, timeout)
+        self._halt()
 
     def resolve(self) -> None:
         """Answer the handle: SUCCEEDED with what the query returned, or ABORTED with why not."""
@@ -596,26 +593,24 @@ class SimMotionPlanning:
                             self._execution(arm, handle, "move_joints", target_pose=target, position_tolerance_m=0.01,
                                             joint_target=q1))
 
-    def _serve_move_to_pose(self, arm: SimArm, handle: GoalHandle) -> Optional[_Execution]:
+    def _serve_pose_goal(self, arm: SimArm, handle: GoalHandle, action: str, *fields: str) -> Optional[_Execution]:
+        """A goal to a TCP pose (``move_to_pose``, ``move_cartesian``): planned from where the arm is,
+        executed to the goal's tolerance (``fields``: more of the goal's fields for the execution)."""
         from ..collision.worker import request_from_goal
 
         goal = handle.goal
-        req = request_from_goal(arm.name, "move_to_pose", goal, arm.robot.joint_positions())
+        req = request_from_goal(arm.name, action, goal, arm.robot.joint_positions())
         target = req.target
-        return self._submit(arm, handle, "move_to_pose", req, target,
-                            self._execution(arm, handle, "move_to_pose", target_pose=target,
-                                            position_tolerance_m=goal.position_tolerance_m))
+        return self._submit(arm, handle, action, req, target,
+                            self._execution(arm, handle, action, target_pose=target,
+                                            position_tolerance_m=goal.position_tolerance_m,
+                                            **{f: getattr(goal, f) for f in fields}))
+
+    def _serve_move_to_pose(self, arm: SimArm, handle: GoalHandle) -> Optional[_Execution]:
+        return self._serve_pose_goal(arm, handle, "move_to_pose")
 
     def _serve_move_cartesian(self, arm: SimArm, handle: GoalHandle) -> Optional[_Execution]:
-        from ..collision.worker import request_from_goal
-
-        goal = handle.goal
-        req = request_from_goal(arm.name, "move_cartesian", goal, arm.robot.joint_positions())
-        target = req.target
-        return self._submit(arm, handle, "move_cartesian", req, target,
-                            self._execution(arm, handle, "move_cartesian", target_pose=target,
-                                            position_tolerance_m=goal.position_tolerance_m,
-                                            max_force_n=goal.max_force_n))
+        return self._serve_pose_goal(arm, handle, "move_cartesian", "max_force_n")
 
     # ---- metrics and lifetime -------------------------------------------------------------------------------
     def metrics(self) -> dict[str, Any]:

@@ -14,6 +14,15 @@ from ..backend import BackendError
 from ..msgs.actions import GoalHandle, GoalStatus
 
 
+def live_backend(ref: Callable[[], Optional["SimBackend"]]) -> "SimBackend":
+    """The backend a weak reference (``weakref.ref``) points to, for the parts of a backend that must
+    not keep it alive; BackendError when it is gone."""
+    b = ref()
+    if b is None:
+        raise BackendError("the backend is gone")
+    return b
+
+
 # ================================================================================================
 # Action executions
 # ================================================================================================
@@ -52,10 +61,7 @@ class _SimResource:
 
     @property
     def backend(self) -> "SimBackend":
-        b = self._backend_ref()
-        if b is None:
-            raise BackendError("the backend is gone")
-        return b
+        return live_backend(self._backend_ref)
 
     @property
     def actions(self) -> frozenset[str]:

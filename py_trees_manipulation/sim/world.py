@@ -13,9 +13,9 @@ from typing import Any, Optional
 import numpy as np
 import pybullet as pb
 
-from ..backend import BackendError
 from ..bullet.pb_pose import pose_from_pybullet
 from ..geometry.poses import Pose
+from .resources import live_backend
 
 
 # ================================================================================================
@@ -54,10 +54,7 @@ class SimWorld:
 
     @property
     def _backend(self) -> "SimBackend":
-        b = self._b()
-        if b is None:
-            raise BackendError("the backend is gone")
-        return b
+        return live_backend(self._b)
 
     def object_names(self) -> list[str]:
         """Names of the movable objects, scene order."""
