@@ -113,7 +113,21 @@ def _planning_feedback(feedback: MotionFeedback) -> str:
     return f"planning ({feedback.planner or 'auto'}) {feedback.planning_time_s:.2f} s ..."
 
 
-class MoveToPose(BackendAction):
+class _ArmMotion(BackendAction):
+    """An arm motion: its :class:`MotionFeedback` described by :meth:`_describe` (deferred: formatted
+    only when the message is read)."""
+
+    ABSTRACT = True
+
+    def on_feedback(self, feedback: Any) -> None:
+        if isinstance(feedback, MotionFeedback):
+            self.defer_feedback_message(self._describe, feedback)
+
+    def _describe(self, feedback: MotionFeedback) -> str:  # pragma: no cover  (every motion defines it)
+        raise NotImplementedError
+
+
+class MoveToPose(_ArmMotion):
     """Move the arm's TCP to a target pose (IK, then a collision-checked joint motion, planned when needed).
 
     RUNNING while the motion is planned and while the arm moves; SUCCESS when the TCP is within
@@ -170,10 +184,6 @@ class MoveToPose(BackendAction):
                               acceleration_scaling=self.param("acceleration_scaling"),
                               allowed_contacts=_allowed_contacts(self), ik_seed=self.param("ik_seed"))
 
-    def on_feedback(self, feedback: Any) -> None:
-        if isinstance(feedback, MotionFeedback):
-            self.defer_feedback_message(self._describe, feedback)
-
     def _describe(self, feedback: MotionFeedback) -> str:
         return _planning_feedback(feedback) or f"tcp {feedback.distance_m:.3f} m from target {_fmt_xyz(self._target)}"
 
@@ -186,7 +196,7 @@ class MoveToPose(BackendAction):
         return f"reached {_fmt_xyz(self._target)} (error {err * 1000:.1f} mm)"
 
 
-class MoveCartesian(BackendAction):
+class MoveCartesian(_ArmMotion):
     """Move the TCP along a straight line: approach, lift or retreat.
 
     The target is either ``target`` (a pose, with the same ``offset``/``orientation_rpy_deg`` rules
@@ -258,8 +268,7 @@ class MoveCartesian(BackendAction):
             if why:
                 self.abort_goal(why)
                 return
-        if isinstance(feedback, MotionFeedback):
-            self.defer_feedback_message(self._describe, feedback)
+        super().on_feedback(feedback)
 
     def _describe(self, feedback: MotionFeedback) -> str:
         return (_planning_feedback(feedback).replace("planning (line)", "checking the line")
@@ -299,7 +308,7 @@ class MoveCartesian(BackendAction):
         return f"reached {_fmt_xyz(self._target)}"
 
 
-class MoveJoints(BackendAction):
+class MoveJoints(_ArmMotion):
     """Move the arm to a named configuration (e.g. ``ready``) or to joint positions in radians,
     collision-checked (and planned when the straight joint motion would collide; see the module notes).
 
@@ -338,10 +347,6 @@ class MoveJoints(BackendAction):
                               planner=self.params["planner"], planning_time_s=self.param("planning_time_s"),
                               acceleration_scaling=self.param("acceleration_scaling"),
                               allowed_contacts=_allowed_contacts(self))
-
-    def on_feedback(self, feedback: Any) -> None:
-        if isinstance(feedback, MotionFeedback):
-            self.defer_feedback_message(self._describe, feedback)
 
     def _describe(self, feedback: MotionFeedback) -> str:
         return _planning_feedback(feedback) or f"moving to {self._label}: {100 * feedback.progress:.0f}%"

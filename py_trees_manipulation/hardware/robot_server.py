@@ -132,6 +132,23 @@ class _ActionServer:
         self.last_status_wall = time.monotonic()
         self.server.publish(self.ns + "/status", self.status_msg())
 
+    def _start(self, sg: "_ServedGoal", ros_goal: Any, finish: Any) -> None:
+        """Start a served goal (ROS 1 or ROS 2): the injected faults (``reject``: refused;
+        ``sensor_loss``: a fingertip array lost once it runs), the goal translated from ROS (refused
+        when it does not translate), sent to the resource; ``finish``: how a refusal is reported."""
+        if self.action in self.server.faults.get("reject", ()):
+            finish(sg, GoalStatus.REJECTED, None, f"{self.ns} rejects every goal (fault injected by ptm serve)")
+            return
+        try:
+            goal = self.goal_from_ros(ros_goal)
+        except (ValueError, TypeError, KeyError) as e:
+            finish(sg, GoalStatus.REJECTED, None, f"invalid goal: {e}")
+            return
+        sg.handle = self.resource.send_goal(self.action, goal)
+        if self.action in self.server.faults.get("sensor_loss", ()):
+            self.server.inject_sensor_loss(self.resource)
+        self.update()
+
     def on_goal(self, msg: Any) -> None:
         try:
             goal_id = msg["goal_id"]
@@ -143,18 +160,7 @@ class _ActionServer:
         self.server.log(f"goal {self.ns} {gid}")
         sg = _ServedGoal(goal_id, None)
         self.goals[gid] = sg
-        if self.action in self.server.faults.get("reject", ()):
-            self._finish(sg, GoalStatus.REJECTED, None, f"{self.ns} rejects every goal (fault injected by ptm serve)")
-            return
-        try:
-            goal = self.goal_from_ros(ros_goal)
-        except (ValueError, TypeError, KeyError) as e:
-            self._finish(sg, GoalStatus.REJECTED, None, f"invalid goal: {e}")
-            return
-        sg.handle = self.resource.send_goal(self.action, goal)
-        if self.action in self.server.faults.get("sensor_loss", ()):
-            self.server.inject_sensor_loss(self.resource)
-        self.update()
+        self._start(sg, ros_goal, self._finish)
 
     # ---- ROS 2 actions over rosbridge v2 (send_action_goal / action_feedback / action_result) ----
     def on_goal2(self, conn: "_Conn", rid: str, args: Any, feedback: bool = False) -> None:
@@ -163,18 +169,7 @@ class _ActionServer:
         sg.conn = conn  # type: ignore[attr-defined]
         sg.send_feedback = feedback  # type: ignore[attr-defined]  # send_action_goal "feedback": false: none
         self.goals2[rid] = sg
-        if self.action in self.server.faults.get("reject", ()):
-            self._finish2(sg, GoalStatus.REJECTED, None, f"{self.ns} rejects every goal (fault injected by ptm serve)")
-            return
-        try:
-            goal = self.goal_from_ros(args)
-        except (ValueError, TypeError, KeyError) as e:
-            self._finish2(sg, GoalStatus.REJECTED, None, f"invalid goal: {e}")
-            return
-        sg.handle = self.resource.send_goal(self.action, goal)
-        if self.action in self.server.faults.get("sensor_loss", ()):
-            self.server.inject_sensor_loss(self.resource)
-        self.update()
+        self._start(sg, args, self._finish2)
 
     def on_cancel2(self, rid: str) -> None:
         sg = self.goals2.get(rid)

@@ -37,18 +37,24 @@ def _write(text: str, output: str | None) -> None:
         sys.stdout.write(text)
 
 
+def _write_exit(text: str, output: str | None) -> int:
+    """:func:`_write` as a command's exit code: 0, or 2 (the reason on stderr) when the file cannot
+    be written."""
+    try:
+        _write(text, output)
+    except OSError as e:
+        print(f"ptm: {output}: cannot write: {e.strerror or e}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     if getattr(args, "robot", False):
         from .robot_schema import robot_schema_json as schema_json
     else:
         from .schema import schema_json
 
-    try:
-        _write(schema_json(), args.output)
-    except OSError as e:
-        print(f"ptm: {args.output}: cannot write: {e.strerror or e}", file=sys.stderr)
-        return 2
-    return 0
+    return _write_exit(schema_json(), args.output)
 
 
 def _kind(path: str) -> str:
@@ -97,12 +103,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     except TreeLoadError as e:
         print(str(e), file=sys.stderr)
         return 2
-    try:
-        _write(text, args.output)
-    except OSError as e:
-        print(f"ptm: {args.output}: cannot write: {e.strerror or e}", file=sys.stderr)
-        return 2
-    return 0
+    return _write_exit(text, args.output)
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
@@ -134,12 +135,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"ptm: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return 2
-    try:
-        _write(behaviours_markdown(), args.output)
-    except OSError as e:
-        print(f"ptm: {args.output}: cannot write: {e.strerror or e}", file=sys.stderr)
-        return 2
-    return 0
+    return _write_exit(behaviours_markdown(), args.output)
 
 
 def register(subparsers: Any) -> None:

@@ -95,7 +95,7 @@ import json
 import math
 import uuid
 import weakref
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 import py_trees
@@ -516,15 +516,22 @@ class SnapshotBuilder:
         Raises:
             ValueError: ``timestamp`` is not finite.
         """
+        return self._encoded("_last_json", self._encode_json, tick, timestamp)
+
+    def _encoded(self, attr: str, encode: Callable[[dict[str, Any]], bytes], tick: int, timestamp: float) -> bytes:
+        """``encode(build(tick, timestamp))``, kept in ``attr`` until :meth:`build` makes a new snapshot."""
         snap = self.build(tick=tick, timestamp=timestamp)
-        if self._last_json is not None:
-            return self._last_json
+        out = getattr(self, attr)
+        if out is None:
+            out = encode(snap)
+            setattr(self, attr, out)
+        return out
+
+    def _encode_json(self, snap: dict[str, Any]) -> bytes:
         bb = snap["blackboard"]
         values_json = self._last_values_json
         parts = [
-            b'{"timestamp":', _json_bytes(snap["timestamp"]),
-            b',"tick":', b"%d" % snap["tick"],
-            b',"changed":"', snap["changed"].encode(), b'","root":', _json_bytes(snap["root"]),
+            *_json_head(snap),
             b',"behaviours":{', b",".join(self._last_fragments),
             b'},"visited_path":', _json_bytes(snap["visited_path"]),
             b',"blackboard":{"behaviours":', _json_bytes(bb["behaviours"]),
@@ -534,8 +541,7 @@ class SnapshotBuilder:
             b'},"activity":', _json_bytes(snap["activity"]),
             b',"activity_items":', _json_bytes(snap["activity_items"]), b"}",
         ]
-        self._last_json = b"".join(parts)
-        return self._last_json
+        return b"".join(parts)
 
     def build_record_json(self, tick: int = 0, timestamp: float = 0.0) -> bytes:
         """``build(tick, timestamp)`` in the record layout (module docstring), as compact UTF-8 JSON.
@@ -547,9 +553,9 @@ class SnapshotBuilder:
         Raises:
             ValueError: ``timestamp`` is not finite.
         """
-        snap = self.build(tick=tick, timestamp=timestamp)
-        if self._last_record is not None:
-            return self._last_record
+        return self._encoded("_last_record", self._encode_record, tick, timestamp)
+
+    def _encode_record(self, snap: dict[str, Any]) -> bytes:
         behaviours = snap["behaviours"]
         cache = self._record_behaviours
         frags = []
@@ -587,17 +593,14 @@ class SnapshotBuilder:
                 del values[gone]
         items = [dict(i, previous_value=_json_text(i["previous_value"]), current_value=_json_text(i["current_value"]))
                  for i in snap["activity_items"]]
-        self._last_record = b"".join([
-            b'{"timestamp":', _json_bytes(snap["timestamp"]),
-            b',"tick":', b"%d" % snap["tick"],
-            b',"changed":"', snap["changed"].encode(), b'","root":', _json_bytes(snap["root"]),
+        return b"".join([
+            *_json_head(snap),
             b',"visited_path":', _json_bytes(snap["visited_path"]),
             b',"behaviours":[', b",".join(frags),
             b'],"blackboard":{"entries":[', b",".join(entries),
             b']},"activity":', _json_bytes(snap["activity"]),
             b',"activity_items":', _json_bytes(items), b"}",
         ])
-        return self._last_record
 
     def _value_entry(self, key: str, value: Any) -> tuple[Any, str, bytes, bytes]:
         """``(JSON value, short text, JSON bytes of both)`` of one blackboard value, cached while the
@@ -695,6 +698,13 @@ def _json_bytes(obj: Any) -> bytes:
     """Compact strict JSON (``allow_nan=False``), UTF-8 (one shared encoder: ``json.dumps`` with
     options builds a new one per call)."""
     return _ENCODER.encode(obj).encode("utf-8")
+
+
+def _json_head(snap: Mapping[str, Any]) -> list[bytes]:
+    """The start of a snapshot's compact JSON in both layouts: ``{"timestamp":...,"tick":...,
+    "changed":"...","root":...`` (the caller goes on from there)."""
+    return [b'{"timestamp":', _json_bytes(snap["timestamp"]), b',"tick":', b"%d" % snap["tick"],
+            b',"changed":"', snap["changed"].encode(), b'","root":', _json_bytes(snap["root"])]
 
 
 def _json_text(value: Any) -> str:
