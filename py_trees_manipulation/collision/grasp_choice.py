@@ -68,6 +68,19 @@ LINE_STEP_M = 0.01
 MAX_JOINT_JUMP_RAD = 0.5
 
 
+
+def _reject_unreached(c: GraspCandidate, stage: str, out_of_reach: str, hit: Optional[Proximity], miss: Any,
+                      tolerance: Any, opening: float) -> None:
+    """Reject ``c`` at ``stage`` (``"pregrasp"``, ``"grasp"``): in collision there (``hit``: the pair,
+    its distance and padding kept on ``c``), else out of reach (``out_of_reach``, with the best IK
+    solution's error ``miss``)."""
+    if hit is not None:
+        c.reject(f"{stage}_collision", f"collides at the {stage}: {_pair(hit)}{_hit_text(hit, opening)}", _pair(hit))
+        c.hit_distance_m, c.hit_threshold_m = hit.distance_m, hit.threshold_m
+    else:
+        c.reject("unreachable", f"{out_of_reach} (best IK solution {_miss_text(miss, tolerance)})",
+                 _miss_detail(miss, tolerance))
+
 def _pair(p: Optional[Proximity]) -> str:
     """``"panda_leftfinger with table"`` (``"the held mug with shelf"``, a link of the other body named)."""
     if p is None:
@@ -494,24 +507,12 @@ def choose_grasp(world: CollisionWorld, robot: str, obj: str, object_pose: Pose,
                 continue
             q_pre, miss, hit = _reach(ctx, P, [q0, *seeds], ctx.free)
             if q_pre is None:
-                if hit is not None:
-                    c.reject("pregrasp_collision", f"collides at the pregrasp: {_pair(hit)}{_hit_text(hit, opening)}",
-                             _pair(hit))
-                    c.hit_distance_m, c.hit_threshold_m = hit.distance_m, hit.threshold_m
-                else:
-                    c.reject("unreachable", f"pregrasp out of reach (best IK solution {_miss_text(miss, ctx.tolerance)})",
-                             _miss_detail(miss, ctx.tolerance))
+                _reject_unreached(c, "pregrasp", "pregrasp out of reach", hit, miss, ctx.tolerance, opening)
                 continue
             c.q_pregrasp = q_pre
             q_g, miss, hit = _reach(ctx, G, [q_pre], ctx.touch)
             if q_g is None:
-                if hit is not None:
-                    c.reject("grasp_collision", f"collides at the grasp: {_pair(hit)}{_hit_text(hit, opening)}",
-                             _pair(hit))
-                    c.hit_distance_m, c.hit_threshold_m = hit.distance_m, hit.threshold_m
-                else:
-                    c.reject("unreachable", f"grasp out of reach from the pregrasp (best IK solution "
-                                            f"{_miss_text(miss, ctx.tolerance)})", _miss_detail(miss, ctx.tolerance))
+                _reject_unreached(c, "grasp", "grasp out of reach from the pregrasp", hit, miss, ctx.tolerance, opening)
                 continue
             c.q_grasp = q_g
             c.joint_distance_rad = float(np.linalg.norm(q_pre - q0) + np.linalg.norm(q_g - q_pre))

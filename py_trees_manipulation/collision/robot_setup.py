@@ -674,15 +674,21 @@ def _named_configurations(d: Any, allowed: Sequence[tuple[str, str]]) -> tuple[d
         # fingers down, finger travel along the base's y axis: either way round (a wrist whose last
         # joint turns less than a full turn reaches one of them)
         downs = (np.array([[1.0, 0, 0], [0, -1, 0], [0, 0, -1]]), np.array([[-1.0, 0, 0], [0, 1, 0], [0, 0, -1]]))
-        for fx, fz in READY_TARGETS:
-            q = None
-            for down in downs:
+
+        def first_reached(rotations: Sequence[np.ndarray], position: Sequence[float]) -> Optional[np.ndarray]:
+            """The :func:`solve` of the first TCP pose (each of ``rotations`` at ``position``, base
+            frame, metres) that has one, or None."""
+            for R in rotations:
                 T = np.eye(4)
-                T[:3, :3] = down
-                T[:3, 3] = [fx * reach, 0.0, fz * reach]
+                T[:3, :3] = R
+                T[:3, 3] = position
                 q = solve(base @ T)
                 if q is not None:
-                    break
+                    return q
+            return None
+
+        for fx, fz in READY_TARGETS:
+            q = first_reached(downs, [fx * reach, 0.0, fz * reach])
             if q is not None:
                 named["ready"] = [round(float(v), 4) for v in q]
                 why["ready"] = (f"by IK: the TCP {fx * reach:.3f} m ahead of the base and {fz * reach:.3f} m above it, "
@@ -692,14 +698,8 @@ def _named_configurations(d: Any, allowed: Sequence[tuple[str, str]]) -> tuple[d
             raise RobotSetupError("no 'ready' configuration found: inverse kinematics put the hand down in front of "
                                   "the base nowhere free of self-collision",
                                   "check the arm joints' limits; give named_configurations.ready by hand")
-        q = None
-        for R in (np.array([[0.0, 0, 1], [1, 0, 0], [0, 1, 0]]), np.array([[0.0, 0, 1], [-1, 0, 0], [0, -1, 0]])):
-            fwd = np.eye(4)
-            fwd[:3, :3] = R
-            fwd[:3, 3] = [0.5 * reach, 0.0, 0.55 * reach]
-            q = solve(base @ fwd)
-            if q is not None:
-                break
+        q = first_reached((np.array([[0.0, 0, 1], [1, 0, 0], [0, 1, 0]]), np.array([[0.0, 0, 1], [-1, 0, 0], [0, -1, 0]])),
+                          [0.5 * reach, 0.0, 0.55 * reach])
         if q is not None:
             named["forward"] = [round(float(v), 4) for v in q]
             why["forward"] = (f"by IK: the TCP {0.5 * reach:.3f} m ahead, {0.55 * reach:.3f} m up, pointing forward, "

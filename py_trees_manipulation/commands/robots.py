@@ -119,6 +119,15 @@ def _packages(items: list[str]) -> dict[str, str]:
     return out
 
 
+def _model_error(e: Exception) -> int:
+    """Exit code 2 for a robot model that does not load, with why on stderr: an unknown model's
+    name and the stock ones, or a description file's problems as FILE:LINE:COL lines."""
+    from ..located.errors import TreeLoadError
+
+    print(str(e) if isinstance(e, TreeLoadError) else f"ptm: {e}", file=sys.stderr)
+    return 2
+
+
 def cmd_init(args: argparse.Namespace) -> int:
     """``ptm robots init URDF [-o FILE]``."""
     if not args.file:
@@ -168,12 +177,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     try:
         d = resolve_model(args.file)
-    except UnknownModelError as e:
-        print(f"ptm: {e}", file=sys.stderr)
-        return 2
-    except TreeLoadError as e:
-        print(str(e), file=sys.stderr)
-        return 2
+    except (UnknownModelError, TreeLoadError) as e:
+        return _model_error(e)
     report = check_robot(d, progress=lambda msg: print(f"  {msg} ...", file=sys.stderr))
     if args.json:
         print(json.dumps(report.as_dict(), indent=2))
@@ -204,12 +209,8 @@ def cmd_robots(args: argparse.Namespace) -> int:
                 _print_details(info)
             return 0
         rows = [_summary_row(resolve_model(name)) for name in stock_models()]
-    except UnknownModelError as e:
-        print(f"ptm: {e}", file=sys.stderr)
-        return 2
-    except TreeLoadError as e:
-        print(str(e), file=sys.stderr)
-        return 2
+    except (UnknownModelError, TreeLoadError) as e:
+        return _model_error(e)
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
