@@ -20,7 +20,7 @@ from ..geometry.poses import Pose, invert, rotation_angle
 from ..planning.regrasp import RegraspPlanner
 from .base import ManipulationBehaviour
 from .params import REQUIRED, BlackboardRef, Param
-from .regrasp_config import RegraspConfig, _config_of, _goal_of, _goal_text, _names, _resolve
+from .regrasp_config import RegraspConfig, _config_at_load, _config_of, _goal_of, _goal_text, _names, _resolve
 
 __all__ = ["SensedGrasp", "sense_grasps", "sense_grasps_from_poses", "sense_grasp_state", "GraspStateIs",
            "METRICS_NS"]
@@ -234,14 +234,8 @@ class _RegraspBase(ManipulationBehaviour):
         value = params.get(key)
         if not key or value is None or isinstance(value, BlackboardRef):
             return []
-        desc = params.get("config")
-        if desc is None:
-            desc = dict(blackboard or {}).get(str(params.get("config_key") or "regrasp").lstrip("/"))
-        if not isinstance(desc, Mapping):
-            return []
-        try:
-            cfg = RegraspConfig.from_mapping(desc, scene=scene)
-        except (KeyError, TypeError, ValueError):
+        cfg = _config_at_load(params, blackboard, scene)
+        if cfg is None:
             return []
         try:
             if isinstance(value, Mapping):

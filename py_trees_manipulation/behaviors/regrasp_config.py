@@ -367,6 +367,22 @@ def _face_offsets(obj: Any, pose: Pose) -> list[float]:
     return out
 
 
+def _config_at_load(params: Mapping[str, Any], blackboard: Optional[Mapping[str, Any]], scene: Any
+                    ) -> Optional[RegraspConfig]:
+    """The regrasp description a behaviour's parameters give when the file is loaded (``config``,
+    else the task blackboard's value at ``config_key``), parsed; None when there is none to read
+    then (a description read at run time) or it does not parse (the run names its problem)."""
+    desc = params.get("config")
+    if desc is None:
+        desc = dict(blackboard or {}).get(str(params.get("config_key") or "regrasp").lstrip("/"))
+    if not isinstance(desc, Mapping):
+        return None
+    try:
+        return RegraspConfig.from_mapping(desc, scene=scene)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def _config_of(b: ManipulationBehaviour) -> RegraspConfig:
     cfg = b.param("config")
     scene = getattr(b.backend, "scene", None)

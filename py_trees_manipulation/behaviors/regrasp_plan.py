@@ -20,7 +20,7 @@ from ..planning.regrasp import NoPlanError, RegraspPlan
 from .base import ManipulationBehaviour
 from .grasp_state import _CONFIG_PARAMS, _RegraspBase
 from .params import REQUIRED, BlackboardRef, Param
-from .regrasp_config import RegraspConfig, _config_of, _goal_of, _goal_text, _names, _reason, _resolve
+from .regrasp_config import RegraspConfig, _config_at_load, _config_of, _goal_of, _goal_text, _names, _reason, _resolve
 
 __all__ = ["PlanRegrasp", "plan_in_world", "plan_with_geometry", "placement_goal_of", "geometry_host"]
 
@@ -265,13 +265,10 @@ class PlanRegrasp(_RegraspBase):
         if any(isinstance(values[k], BlackboardRef) for k in ("config", "goal", "placement_goal", "current")) \
                 or values.get("geometry") == "off":
             return []
-        desc = values.get("config")
-        if desc is None:
-            desc = dict(blackboard or {}).get(str(values.get("config_key") or "regrasp").lstrip("/"))
-        if not isinstance(desc, Mapping):
+        cfg = _config_at_load(values, blackboard, scene)
+        if cfg is None:
             return []
         try:
-            cfg = RegraspConfig.from_mapping(desc, scene=scene)
             goal = _goal_of(cfg, values["goal"])
             faces = placement_goal_of(cfg, values.get("placement_goal"))
             cur = values.get("current")

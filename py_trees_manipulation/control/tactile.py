@@ -49,7 +49,7 @@ it) and run as streaming direct-form II transposed recursions with carried state
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -272,6 +272,18 @@ def steady_state_unit(b: NDArray[np.float64], a: NDArray[np.float64]) -> NDArray
     return z
 
 
+def _df2t_step(b: Sequence[float], a: Sequence[float], z: Any, x: Any, order: int) -> Any:
+    """One sample of the direct-form II transposed recursion (``lfilter``'s), ``order >= 1``: ``x`` a
+    float (one channel, ``z`` a list of ``order`` floats) or an array of channels (``z`` shape
+    (order, channels)); ``z`` is updated in place; returns the output sample(s)."""
+    y = b[0] * x + z[0]
+    last = order - 1
+    for i in range(last):
+        z[i] = b[i + 1] * x - a[i + 1] * y + z[i + 1]
+    z[last] = b[last + 1] * x - a[last + 1] * y
+    return y
+
+
 class StreamingFilter:
     """A linear filter applied sample by sample (or block by block) to ``channels`` signals.
 
@@ -332,13 +344,7 @@ class StreamingFilter:
 
     def step_scalar(self, x: float, channel: int = 0) -> float:
         """Filter one sample of one channel (fast path only, ``channels <= 4``); returns a float."""
-        b, a, z = self._bl, self._al, self._z[channel]
-        y = b[0] * x + z[0]
-        last = self.order - 1
-        for i in range(last):
-            z[i] = b[i + 1] * x - a[i + 1] * y + z[i + 1]
-        z[last] = b[last + 1] * x - a[last + 1] * y
-        return y
+        return _df2t_step(self._bl, self._al, self._z[channel], x, self.order)
 
     def _step_scalar_1(self, x: float, channel: int = 0) -> float:
         b, a, z = self._bl, self._al, self._z[channel]
@@ -368,15 +374,9 @@ class StreamingFilter:
     def _step_vector(self, xv: NDArray[np.float64]) -> NDArray[np.float64]:
         """The direct-form II transposed recursion on all channels at once (state ``self._zi``): a
         few vector operations (the pressure filters: 44 channels per frame)."""
-        b, a, z = self._bl, self._al, self._zi
         if self.order == 0:
-            return b[0] * xv
-        y = b[0] * xv + z[0]
-        last = self.order - 1
-        for i in range(last):
-            z[i] = b[i + 1] * xv - a[i + 1] * y + z[i + 1]
-        z[last] = b[last + 1] * xv - a[last + 1] * y
-        return y
+            return self._bl[0] * xv
+        return _df2t_step(self._bl, self._al, self._zi, xv, self.order)
 
     def filter_block(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         """Filter ``n`` consecutive samples, shape (n, channels); returns shape (n, channels)."""
