@@ -87,10 +87,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         # PyBullet's GUI would print X11 noise and exit the process from C code
         return _die("--gui needs a display (DISPLAY is not set): run without --gui (headless), "
                     "under xvfb-run, or watch the run in the browser with --viewer")
-    if args.tick_hz <= 0:
-        return _die("--tick-hz must be > 0")
-    if args.timeout is not None and args.timeout <= 0:
-        return _die("--timeout must be > 0 (seconds of backend time)")
     observers: list[Any] = []
     if args.summary:  # find out now, not after a long run, that the summary cannot be written
         folder = os.path.dirname(os.path.abspath(args.summary))
@@ -303,6 +299,8 @@ def cmd_backends(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
+    from .commands import options
+
     parser = argparse.ArgumentParser(
         prog="ptm",
         description="Run, check and draw behaviour trees for robot manipulation (PyBullet sim or a real robot).",
@@ -327,10 +325,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "simulator; hardware: a real robot over rosbridge)")
     p.add_argument("--gui", action="store_true", help="open the PyBullet GUI (sim)")
     p.add_argument("--realtime", action="store_true", help="pace the simulation to the wall clock")
-    p.add_argument("--seed", type=int, default=None, help="random seed (overrides scene.seed)")
-    p.add_argument("--tick-hz", type=float, default=30.0, help="tree tick rate in backend time, Hz (default: 30)")
-    p.add_argument("--timeout", type=float, default=None, metavar="SIM_SECONDS",
-                   help="give up after this much backend time (default 300)")
+    p.add_argument("--seed", type=options.SEED, default=None, metavar="N",
+                   help="random seed, 0 ... 4294967295 (overrides scene.seed)")
+    p.add_argument("--tick-hz", type=options.TICK_HZ, default=30.0, metavar="HZ",
+                   help="tree tick rate in backend time, 0.01 ... 10000 Hz (default: 30)")
+    p.add_argument("--timeout", type=options.TIMEOUT_S, default=None, metavar="SIM_SECONDS",
+                   help="give up after this much backend time, > 0 s (default 300)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help=set_help)
     p.add_argument("--summary", metavar="OUT.json", help="write the run summary as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="no live tree display even on a terminal")

@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any, Optional
 
+from . import options
+
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("hardware backend")
@@ -48,9 +50,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if args.backend != "sim":
         print("ptm: serve only stands in with --backend sim", file=sys.stderr)
-        return 2
-    if args.rate <= 0:
-        print("ptm: --rate must be > 0", file=sys.stderr)
         return 2
     faults: dict[str, set[str]] = {}
     for f in args.fault:
@@ -107,9 +106,11 @@ def register(sub: Any) -> None:
     p.add_argument("--backend", default="sim", choices=["sim"], help="what stands in for the robot (sim)")
     p.add_argument("--scene", required=True, metavar="FILE", help="task file (its scene:) or scene file")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=9090, help="port (default 9090; 0: a free one, printed)")
-    p.add_argument("--rate", type=float, default=1.0, help="sim seconds per wall second (default 1: real time)")
-    p.add_argument("--seed", type=int, default=None, help="random seed (overrides scene.seed)")
+    p.add_argument("--port", type=options.PORT, default=9090, help="port (default 9090; 0: a free one, printed)")
+    p.add_argument("--rate", type=options.real(0.001, 1000.0), default=1.0,
+                   help="sim seconds per wall second, 0.001 ... 1000 (default 1: real time)")
+    p.add_argument("--seed", type=options.SEED, default=None, metavar="N",
+                   help="random seed, 0 ... 4294967295 (overrides scene.seed)")
     p.add_argument("--fault", action="append", default=[], metavar="KIND:ACTION",
                    help="inject a fault for tests: reject:ACTION (reject its goals), malformed:ACTION (malformed results), "
                         "sensor_loss:ACTION (the left fingertip array reads all zeros from 0.5 s after each goal of "

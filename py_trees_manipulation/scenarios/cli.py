@@ -14,6 +14,8 @@ import shlex
 import sys
 from typing import Any
 
+from ..commands import options
+
 #: JUnit XML file name inside ``--log-dir`` (when ``--junit-xml`` is not given)
 DEFAULT_JUNIT = "ptm-test-results.xml"
 PYTEST_MISSING = "ptm test needs pytest: pip install -e '.[test]' (or pip install pytest)"
@@ -168,7 +170,7 @@ def register(sub: Any) -> None:
     p.add_argument("-k", metavar="EXPR", help="only tests matching this pytest -k expression (e.g. 'heavy and not slow')")
     p.add_argument("--log-dir", metavar="DIR", help="write run logs under DIR/<scenario>/<variant>.mcap (default: a temporary directory)")
     p.add_argument("--no-log", action="store_true", help="do not write run logs")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=options.SEED, default=None, metavar="N",
                    help="random seed for every scenario (default: each scene's own seed)")
     p.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure")
     p.add_argument("-v", "--verbose", action="store_true", help="one line per test")
@@ -187,20 +189,27 @@ def register(sub: Any) -> None:
     p.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
                    help="sweep KEY over these values (or KEY=LO:HI:N, N evenly spaced); repeat for a full factorial grid")
     p.add_argument("--random", action="append", default=[], metavar="KEY=LO:HI", help="draw KEY uniformly in [LO, HI) per trial (seeded)")
-    p.add_argument("--trials", type=int, default=1, metavar="N", help="trials per grid point, each with its own seed and draws (default 1)")
-    p.add_argument("--workers", type=int, default=None, metavar="K", help="parallel runs (default: the number of CPUs)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="base seed: trial j's seed and draws derive from (S, j) (default 0)")
+    p.add_argument("--trials", type=options.integer(1), default=1, metavar="N",
+                   help="trials per grid point, each with its own seed and draws (default 1; a sweep runs at most "
+                        "100000 runs)")
+    p.add_argument("--workers", type=options.integer(1, 256), default=None, metavar="K",
+                   help="parallel runs, 1 ... 256 (default: the number of CPUs)")
+    p.add_argument("--seed", type=options.SEED, default=0, metavar="S",
+                   help="base seed, 0 ... 4294967295: trial j's seed and draws derive from (S, j) (default 0)")
     p.add_argument("-o", "--output", metavar="OUT_DIR", help="output directory (default: sweeps/<file stem>)")
     p.add_argument("--executor", default="process", choices=["process", "ray"], help="local processes (default) or Ray")
     p.add_argument("--address", metavar="ADDR", help="Ray cluster address (e.g. ray://head:10001; default: a local Ray)")
     p.add_argument("--variant", default="default", help="the scenario variant to sweep (default: the file as written)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a value in every run (repeatable)")
     p.add_argument("--plot", metavar="KEY", help="plot success rate against this swept key (default: the first grid key)")
-    p.add_argument("--tick-hz", type=float, default=30.0, help="tree tick rate in sim time, Hz (default 30)")
-    p.add_argument("--timeout", type=float, default=None, metavar="SIM_SECONDS", help="per-run timeout without a time budget (default 300)")
+    p.add_argument("--tick-hz", type=options.TICK_HZ, default=30.0, metavar="HZ",
+                   help="tree tick rate in sim time, 0.01 ... 10000 Hz (default 30)")
+    p.add_argument("--timeout", type=options.TIMEOUT_S, default=None, metavar="SIM_SECONDS",
+                   help="per-run timeout without a time budget, > 0 s (default 300)")
     p.add_argument("--backend", default="sim", choices=["sim", "fake"], help="sim, or fake: no physics; every action succeeds at once and objects stay at their scene poses, "
                         "so a tree that checks the world (ObjectLifted...) fails: checks the sweep's plumbing "
                         "(grid, seeds, outputs), not the task")
-    p.add_argument("--min-success-rate", type=float, default=None, metavar="R", help="exit 1 when the overall success rate is below R (0..1)")
+    p.add_argument("--min-success-rate", type=options.real(0.0, 1.0), default=None, metavar="R",
+                   help="exit 1 when the overall success rate is below R (0 ... 1)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_sweep)

@@ -26,6 +26,8 @@ from typing import Any, Iterator, Optional
 
 import pytest
 
+from ..commands import options
+
 # The task machinery (loader, behaviours, simulator) is imported only when a scenario file is
 # collected: this module loads with every pytest session of a project that installs the package.
 SUFFIXES = (".scenario.yaml", ".scenario.yml")
@@ -37,8 +39,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write each scenario run's MCAP log under DIR/<scenario>/<variant>.mcap "
                          "(default: pytest's temporary directory)")
     group.addoption("--ptm-no-log", action="store_true", default=False, help="do not write run logs")
-    group.addoption("--ptm-seed", type=int, default=None, metavar="N", help="random seed for every scenario (overrides scene.seed)")
-    group.addoption("--ptm-tick-hz", type=float, default=30.0, metavar="HZ", help="tree tick rate in sim time (default 30)")
+    group.addoption("--ptm-seed", type=options.SEED, default=None, metavar="N",
+                    help="random seed for every scenario, 0 ... 4294967295 (overrides scene.seed)")
+    group.addoption("--ptm-tick-hz", type=options.TICK_HZ, default=30.0, metavar="HZ",
+                    help="tree tick rate in sim time, 0.01 ... 10000 Hz (default 30)")
 
 
 def pytest_configure(config: pytest.Config) -> None:

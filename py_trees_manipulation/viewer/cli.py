@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..commands import options
+
 logger = logging.getLogger(__name__)
 
 DEFAULT_LOG_DIR = "runs"
@@ -106,7 +108,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
                         "the run live at wall-clock pace (a headless sim run is over in seconds). On a terminal "
                         "the page stays up after the run until Ctrl-C; otherwise it closes and the replay "
                         "command (ptm view LOG) is printed")
-    g.add_argument("--port", type=int, default=None, help="viewer port (default: a free one)")
+    g.add_argument("--port", type=options.PORT, default=None, help="viewer port, 0 ... 65535 (default: a free one)")
     g.add_argument("--log", metavar="PATH.mcap", default=None,
                    help="run log file (default: runs/<task>_<time>.mcap); replay with ptm view PATH.mcap")
     g.add_argument("--no-log", action="store_true", help="do not write a run log")
@@ -116,7 +118,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
                    help="serve the run's channels (3D scene, transforms, log, plots, tree) live to Foxglove on "
                         "127.0.0.1 (WebSocket, Open connection > Foxglove WebSocket > the printed ws:// address); "
                         "add --realtime to watch at the robot's pace. Layout: docs/foxglove_layout.json")
-    g.add_argument("--foxglove-port", type=int, default=8765, metavar="N",
+    g.add_argument("--foxglove-port", type=options.PORT, default=8765, metavar="N",
                    help="Foxglove WebSocket port (default 8765; 0: a free one)")
 
 
@@ -301,7 +303,7 @@ def register(sub: Any) -> None:
                               "Exit codes: 0 stopped with Ctrl-C, 2 not a run log or the port is taken.",
                        formatter_class=raw)
     p.add_argument("logs", nargs="+", metavar="LOG", help="run log(s) (.mcap); with several, the newest is served")
-    p.add_argument("--port", type=int, default=None, help="port (default: a free one)")
+    p.add_argument("--port", type=options.PORT, default=None, help="port, 0 ... 65535 (default: a free one)")
     p.set_defaults(func=cmd_view)
 
     p = sub.add_parser("report", help="PNG plots of a run log (forces, gripper, object height, door angle, summary)",
