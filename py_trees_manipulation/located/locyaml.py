@@ -3,13 +3,20 @@
 :func:`load` returns plain dict/list subclasses (:class:`LocDict`, :class:`LocList`) that carry
 the file and the 1-based line/column of each key and item. Only PyYAML's SafeLoader constructors
 run: a file cannot import or execute anything. Duplicate keys are errors (PyYAML silently keeps
-the last one). A number with an exponent and no dot (``1e308``) is a number, as in YAML 1.2 (YAML
-1.1 reads it as text).
+the last one). Numbers with an exponent are numbers as in YAML 1.2 (``1e308``, ``1.0e300``,
+``.5E-3``: YAML 1.1, PyYAML's, needs a dot and a signed exponent and reads these as text).
+
+Every source of YAML passes through :func:`loads` and its limits (:data:`MAX_FILE_BYTES`,
+:data:`MAX_DEPTH`, :data:`MAX_EXPANDED_VALUES`): task, scene, robot and scenario files, and the
+values written on the command line (``--set KEY=VALUE``, ``ptm sweep --grid``/``--random``), which
+:func:`value` parses; a scenario variant's values are part of its file.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from typing import Any, Optional
 
 import yaml
@@ -21,7 +28,8 @@ MAX_FILE_BYTES = 1_000_000
 MAX_DEPTH = 64
 #: values a document may hold once its aliases are expanded (guards the loader's walks)
 MAX_EXPANDED_VALUES = 200_000
-_EXPONENT_FLOAT = re.compile(r"^[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+$")
+#: YAML 1.2 core schema numbers with an exponent (PyYAML already reads the others)
+_EXPONENT_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)[eE][-+]?[0-9]+$")
 
 
 class LocDict(dict):
@@ -95,8 +103,8 @@ def _make_loader(file: str) -> type:
         out.item_locs = [_loc(file, child) for child in node.value]
         return out
 
-    # YAML 1.2 reads 1e308 as a number; YAML 1.1 (PyYAML) needs a dot (1.0e308) and reads it as text
-    _Loader.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT_FLOAT, list("-+0123456789"))
+    # YAML 1.2 reads 1e308 and 1.0e300 as numbers; YAML 1.1 (PyYAML) needs a dot and a signed exponent
+    _Loader.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT_FLOAT, list("-+.0123456789"))
     _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
     _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, construct_sequence)
     return _Loader
@@ -143,13 +151,72 @@ def loads(text: str, file: str = "<string>") -> Any:
         raise TreeLoadError.single(Loc(file, 1, 1), "the YAML is nested too deeply") from None
     finally:
         loader.dispose()
+    check_limits(data, Loc(file, 1, 1))
+    return data
+
+
+def check_limits(data: Any, loc: Loc) -> None:
+    """Refuse parsed YAML nested deeper than :data:`MAX_DEPTH` or holding more than
+    :data:`MAX_EXPANDED_VALUES` values once its aliases are expanded (linear in its distinct nodes).
+    :func:`loads` checks every document; the loader checks a task again once the ``--set`` values
+    are in it.
+
+    Raises:
+        TreeLoadError: at ``loc``.
+    """
     size, height = _measure(data, {}, set())
     if height > MAX_DEPTH:
-        raise TreeLoadError.single(Loc(file, 1, 1), f"the YAML is nested deeper than {MAX_DEPTH} levels")
+        raise TreeLoadError.single(loc, f"the YAML is nested deeper than {MAX_DEPTH} levels")
     if size > MAX_EXPANDED_VALUES:
-        raise TreeLoadError.single(Loc(file, 1, 1), f"the YAML expands to more than {MAX_EXPANDED_VALUES} values",
+        raise TreeLoadError.single(loc, f"the YAML expands to more than {MAX_EXPANDED_VALUES} values",
                                    "anchors and aliases (&a / *a) that repeat each other multiply; write the values out")
-    return data
+
+
+def value(text: str, source: str) -> Any:
+    """A value written outside a file (``--set KEY=VALUE``, a sweep's ``--grid`` value), parsed as
+    YAML under the same rules and limits as a file (:func:`loads`): plain dicts and lists, ``""``
+    for empty text.
+
+    Args:
+        text: the YAML text of the value.
+        source: what names it in errors (``"--set scene.seed=..."``).
+
+    Raises:
+        ValueError: malformed YAML, an unsafe tag, more than :data:`MAX_EXPANDED_VALUES` values once
+            aliases are expanded, deeper than :data:`MAX_DEPTH`, larger than :data:`MAX_FILE_BYTES`;
+            the message says what and how to fix it, without a location (the caller names the source).
+    """
+    if not text.strip():
+        return ""
+    try:
+        return to_plain(loads(text, source))
+    except TreeLoadError as e:
+        p = e.problems[0]
+        where = "" if p.loc.line <= 1 and p.loc.col <= 1 else f" (column {p.loc.col})" if p.loc.line == 1 else \
+            f" (line {p.loc.line}, column {p.loc.col})"
+        message = p.message.replace("the YAML", "the value").replace("file is larger", "the value is larger")
+        hint = "" if "larger than" in message else p.hint
+        raise ValueError(message + where + (f"; {hint}" if hint else "")) from None
+
+
+def unreadable_file(path: str) -> str:
+    """Why the existing ``path`` cannot be a YAML file of ours, or ``""``: a directory, not a regular
+    file (a device such as ``/dev/zero``, a pipe: reading it could take forever), larger than
+    :data:`MAX_FILE_BYTES`, or not readable. For a file named inside another (``include:``,
+    ``task:``), so that the problem is reported where it is named."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        return f"cannot be read: {e.strerror}"
+    if stat.S_ISDIR(st.st_mode):
+        return "is a directory, not a file"
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file (a device, a pipe or a socket)"
+    if st.st_size > MAX_FILE_BYTES:
+        return f"is larger than {MAX_FILE_BYTES // 1000} kB"
+    if not os.access(path, os.R_OK):
+        return "cannot be read: permission denied"
+    return ""
 
 
 def read_text(path: str, name: Optional[str] = None, what: str = "a task file") -> str:

@@ -184,6 +184,8 @@ def _relocate(p: Problem, locs: dict[str, Loc], variant: str) -> Problem:
         return p
     expr = p.loc.file[len("--set "):]
     loc = locs.get(expr)
+    if loc is None and expr.endswith("..."):  # a long override, shortened in the message (override_label)
+        loc = next((l for k, l in locs.items() if k.startswith(expr[:-3])), None)
     if loc is None:  # "tree.NODE" (an unknown node name): match the first override on it
         loc = next((l for k, l in locs.items() if k.startswith(expr + ".")), None)
     if loc is None:
@@ -264,6 +266,18 @@ def _parse_overrides(data: Any, where: Loc, what: str, problems: list[Problem]) 
     return overrides, locs, expect_ov
 
 
+def _names_its_task(task_file: str) -> str:
+    """``"is a scenario that names its own task (task: X): name X here"`` when ``task_file`` is a
+    reference scenario itself, else ``""`` (its own problems are reported when it loads)."""
+    try:
+        doc = locyaml.load(task_file)
+    except TreeLoadError:
+        return ""
+    if isinstance(doc, dict) and "task" in doc and "tree" not in doc:
+        return f"is a scenario that names its own task (task: {doc['task']}): name that task file here"
+    return ""
+
+
 def load_scenario(path: str) -> Scenario:
     """Read and validate a scenario file, loading every variant's task and expectations.
 
@@ -301,6 +315,15 @@ def load_scenario(path: str) -> Scenario:
             options = [f for f in os.listdir(here) if f.endswith((".yaml", ".yml"))] if os.path.isdir(here) else []
             raise TreeLoadError(problems + [Problem(doc.value_loc("task"), f"task file {target!r} not found (looked for {task_file})",
                                                     did_you_mean(os.path.basename(target), options))])
+        unfit = locyaml.unreadable_file(task_file)
+        if not unfit and os.path.samefile(task_file, path):
+            unfit = "is this scenario file itself"
+        if not unfit:
+            unfit = _names_its_task(task_file)
+        if unfit:
+            raise TreeLoadError(problems + [Problem(doc.value_loc("task"), f"task file {target!r} {unfit}",
+                                                    "'task' names the task file that holds 'scene:' and 'tree:', "
+                                                    "e.g. 'task: ../../examples/pick_and_lift.yaml'")])
         base, base_locs, base_expect = _parse_overrides(doc.get("set"), doc.value_loc("set"), "'set'", problems)
         for _, _, loc in base_expect:
             problems.append(Problem(loc, "'set' cannot change expectations", "edit 'expect:' itself"))

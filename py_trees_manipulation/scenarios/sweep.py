@@ -43,11 +43,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
-import yaml
 
+from ..located import locyaml
 from ..located.errors import TreeLoadError
 
 EXECUTORS = ("process", "ray")
+#: runs one sweep may have (grid points x trials): a bound on what the sweep holds in memory
+MAX_RUNS = 100_000
 RUN_COLUMNS = ("run", "point", "trial", "seed")
 RESULT_COLUMNS = ("status", "success", "expect_ok", "sim_time_s", "wall_time_s", "cpu_time_s", "ticks", "failed_behaviour", "failure")
 #: result columns that differ between identical runs (left out of comparisons): wall-clock and CPU
@@ -89,14 +91,16 @@ def _split_key(expr: str, flag: str) -> tuple[str, str]:
 
 
 def _yaml_value(text: str, flag: str, expr: str) -> Any:
+    """A swept value, parsed as YAML under the limits of a file (:func:`~..located.locyaml.value`)."""
     try:
-        return yaml.safe_load(text) if text.strip() else ""
-    except yaml.YAMLError:
-        raise SweepError(f"{flag} {expr!r}: {text!r} is not a valid value") from None
+        return locyaml.value(text, f"{flag} {expr}")
+    except ValueError as e:
+        raise SweepError(f"{flag} {expr!r}: {text!r} is not a valid value ({e})") from None
 
 
 def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+    """A finite int or float (not a bool)."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def parse_grid(expr: str) -> GridParam:
@@ -109,8 +113,9 @@ def parse_grid(expr: str) -> GridParam:
     parts = text.split(":")
     if len(parts) == 3 and "," not in text:
         lo, hi, n = (_yaml_value(p, "--grid", expr) for p in parts)
-        if not (_is_number(lo) and _is_number(hi) and isinstance(n, int) and not isinstance(n, bool) and n >= 2):
-            raise SweepError(f"--grid {expr!r}: LO:HI:N needs two numbers and a count N >= 2")
+        if not (_is_number(lo) and _is_number(hi) and isinstance(n, int) and not isinstance(n, bool)
+                and 2 <= n <= MAX_RUNS and math.isfinite(float(hi) - float(lo))):
+            raise SweepError(f"--grid {expr!r}: LO:HI:N needs two finite numbers and a count N in 2 ... {MAX_RUNS}")
         values: tuple[Any, ...] = tuple(float(v) for v in np.round(np.linspace(float(lo), float(hi), n), 12))
     else:
         values = tuple(_yaml_value(v, "--grid", expr) for v in text.split(","))
@@ -132,8 +137,8 @@ def parse_random(expr: str) -> RandomParam:
     if len(parts) != 2:
         raise SweepError(f"--random {expr!r}: expected KEY=LO:HI")
     lo, hi = (_yaml_value(p, "--random", expr) for p in parts)
-    if not (_is_number(lo) and _is_number(hi)) or not float(lo) < float(hi):
-        raise SweepError(f"--random {expr!r}: LO and HI must be numbers with LO < HI")
+    if not (_is_number(lo) and _is_number(hi)) or not float(lo) < float(hi) or not math.isfinite(float(hi) - float(lo)):
+        raise SweepError(f"--random {expr!r}: LO and HI must be finite numbers with LO < HI")
     return RandomParam(key, float(lo), float(hi))
 
 
@@ -171,10 +176,14 @@ def expand(grid: Sequence[GridParam] = (), random: Sequence[RandomParam] = (), t
     """Every run of a sweep: ``prod(len(g.values)) * trials`` trials, grid-point major.
 
     Raises:
-        SweepError: trials < 1, or a key swept twice.
+        SweepError: trials < 1, more than :data:`MAX_RUNS` runs, or a key swept twice.
     """
     if trials < 1:
         raise SweepError("--trials must be >= 1")
+    n_runs = math.prod(len(g.values) for g in grid) * trials
+    if n_runs > MAX_RUNS:
+        raise SweepError(f"the sweep has {n_runs} runs ({' x '.join(str(len(g.values)) for g in grid) or '1'} grid "
+                         f"point(s) x {trials} trial(s)); at most {MAX_RUNS}: sweep fewer values or trials")
     keys = [g.key for g in grid] + [r.key for r in random]
     dup = sorted({k for k in keys if keys.count(k) > 1})
     if dup:

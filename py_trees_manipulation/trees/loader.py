@@ -26,7 +26,6 @@ import os
 import re
 from typing import Any, Optional
 
-import yaml
 
 from ..behaviors import registry
 from ..behaviors.params import Param, ParamError
@@ -84,7 +83,7 @@ class _Ctx:
         for n in range(len(path), 0, -1):
             expr = self.overridden.get(tuple(str(p) for p in path[:n]))
             if expr is not None:
-                return Loc(f"--set {expr}", 0, 0)
+                return Loc(f"--set {override_label(expr)}", 0, 0)
         return None
 
     def add(self, loc: Loc, message: str, hint: str = "") -> None:
@@ -131,6 +130,12 @@ def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *
         if key not in TOP_KEYS:
             ctx.add(doc.key_loc(key), f"unknown top-level key {key!r}", did_you_mean(key, TOP_KEYS) or f"allowed: {', '.join(TOP_KEYS)}")
     _apply_overrides(doc, overrides or [], ctx)
+    if overrides:  # each value is within the limits; together they must be too
+        try:
+            locyaml.check_limits(doc, Loc("--set", 0, 0))
+        except TreeLoadError as e:
+            raise TreeLoadError(ctx.problems + [Problem(p.loc, "the task with its --set values" + p.message[len("the YAML"):],
+                                                        p.hint) for p in e.problems]) from None
 
     # parameters and ${...} substitution over the whole document
     params = _file_parameters(doc, ctx, given={})
@@ -188,6 +193,11 @@ def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *
 
 
 # ---------------------------------------------------------------------------------------------------
+def override_label(expr: str) -> str:
+    """``expr`` as errors name it: whole up to 120 characters, else its first 100 and ``...``."""
+    return expr if len(expr) <= 120 else expr[:100] + "..."
+
+
 def parse_override(expr: str) -> tuple[list[str], Any]:
     """``"a.b.0=1.5"`` -> (["a", "b", "0"], 1.5). Raises ValueError on a malformed expression."""
     if "=" not in expr:
@@ -196,20 +206,18 @@ def parse_override(expr: str) -> tuple[list[str], Any]:
     parts = key.strip().split(".")
     if not all(parts):
         raise ValueError(f"malformed key {key!r}")
-    try:
-        parsed = yaml.safe_load(value) if value.strip() else ""
-    except yaml.YAMLError as e:
-        raise ValueError(f"value is not valid YAML: {e}") from None
-    return parts, parsed
+    # the limits and number rules of a file (locyaml.value): an alias bomb in a value is refused here
+    return parts, locyaml.value(value, f"--set {expr}")
 
 
 def _apply_overrides(doc: LocDict, overrides: list[str], ctx: _Ctx) -> None:
     for expr in overrides:
-        where = Loc(f"--set {expr}", 0, 0)
+        where = Loc(f"--set {override_label(expr)}", 0, 0)
         try:
             parts, value = parse_override(expr)
         except ValueError as e:
-            ctx.add(where, str(e), "write --set dotted.path=value, e.g. --set parameters.lift_m=0.2")
+            key_problem = str(e).startswith(("expected KEY=VALUE", "malformed key"))
+            ctx.add(where, str(e), "write --set dotted.path=value, e.g. --set parameters.lift_m=0.2" if key_problem else "")
             continue
         head = parts[0]
         if head == "tree":
@@ -553,7 +561,7 @@ def _parse_node(data: Any, loc: Loc, ctx: _Ctx, prefix: str) -> Optional[NodeSpe
         ctx.used_overrides.add(full_name)
         for k, v in ctx.node_overrides[full_name].items():
             params[k] = v
-            param_locs[k] = Loc(f"--set tree.{full_name}.{k}={v}", 0, 0)
+            param_locs[k] = Loc(f"--set {override_label(f'tree.{full_name}.{k}={v}')}", 0, 0)
             sources.pop(k, None)
 
     if kind in COMPOSITES:
@@ -676,6 +684,10 @@ def _parse_include(data: LocDict, ctx: _Ctx, prefix: str) -> Optional[NodeSpec]:
         here = os.path.dirname(path)
         options = [f for f in os.listdir(here) if f.endswith((".yaml", ".yml"))] if os.path.isdir(here) else []
         ctx.add(iloc, f"included file {target!r} not found (looked in {current_dir})", did_you_mean(os.path.basename(target), options))
+        return None
+    unfit = locyaml.unreadable_file(path)
+    if unfit:
+        ctx.add(iloc, f"included path {target!r} {unfit}", "include a task file (.yaml) that holds 'tree:'")
         return None
     apath = os.path.abspath(path)
     if apath in ctx.include_stack:
