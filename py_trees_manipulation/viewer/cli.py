@@ -260,6 +260,7 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from py_trees_manipulation.viewer.report import write_report
+    from py_trees_manipulation.viewer.runlog import read_run_log, unfinished_note
 
     logs = list(dict.fromkeys(args.logs))
     worst = 2 if _bad_logs(logs) else 0
@@ -272,7 +273,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         else:
             out = os.path.join(args.output, Path(log).stem)
         try:
-            paths = write_report(log, out)
+            run = read_run_log(log, snapshots=False)
+            if not run.complete:
+                print(f"ptm: warning: {unfinished_note(run)}", file=sys.stderr)
+            paths = write_report(run, out)
         except (FileNotFoundError, ValueError) as e:
             print(f"ptm: {e}", file=sys.stderr)
             worst = 2
@@ -280,6 +284,31 @@ def cmd_report(args: argparse.Namespace) -> int:
         for p in paths:
             print(p)
     return worst
+
+
+def cmd_log_recover(args: argparse.Namespace) -> int:
+    from py_trees_manipulation.viewer.runlog import recover_run_log
+
+    why = check_run_log(args.log)
+    if why is not None:
+        print(f"ptm: {why}", file=sys.stderr)
+        return 2
+    try:
+        rec = recover_run_log(args.log, args.output)
+    except (FileNotFoundError, ValueError) as e:
+        print(f"ptm: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"ptm: cannot write {args.output or 'the recovered copy'}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    state = ("the log was finished already" if rec.complete else
+             f"read {rec.bytes_read} of {os.path.getsize(rec.source)} bytes; stopped at: {rec.error}" if rec.error else
+             "the log ends without its summary section")
+    lost = f", {rec.chunks_lost} damaged chunk(s) skipped" if rec.chunks_lost else ""
+    print(f"{rec.output}: {rec.messages} messages on {rec.channels} channels, {rec.metadata} metadata record(s){lost} "
+          f"({state})")
+    print(f"open it with: {replay_command(rec.output)}, ptm report {shlex.quote(str(rec.output))}, or in Foxglove")
+    return 0
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -319,3 +348,23 @@ def register(sub: Any) -> None:
                    help="output directory (default: <log stem>_report next to each log); with several logs, "
                         "DIR/<log stem>")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("log", help="run log tools: recover a log cut short by a kill",
+                       description="Tools for run logs (MCAP, written by ptm run).",
+                       formatter_class=raw)
+    logs = p.add_subparsers(dest="log_command", metavar="TOOL", required=True)
+    r = logs.add_parser("recover", help="write a finished copy of a run log that a killed run left unfinished",
+                        description="A run killed with SIGKILL (or a machine that lost power) leaves a run log without "
+                                    "MCAP's summary section: ptm view and ptm report read it, but indexed readers "
+                                    "(Foxglove, the mcap package's make_reader) refuse it. This copies every record "
+                                    "that can be read (schemas, channels, messages, metadata, attachments; a chunk "
+                                    "that cannot be decoded is skipped; reading stops where the file was cut) into a "
+                                    "new, finished file, as 'mcap recover' does.",
+                        epilog="Example:\n  ptm log recover runs/pick_and_lift_20250101-120000.mcap\n"
+                               "      # -> runs/pick_and_lift_20250101-120000.recovered.mcap\n"
+                               "Exit codes: 0 written, 2 not an MCAP file or nothing to recover.",
+                        formatter_class=raw)
+    r.add_argument("log", metavar="LOG", help="the run log (.mcap)")
+    r.add_argument("-o", "--output", default=None, metavar="OUT.mcap",
+                   help="the finished copy (default: <log stem>.recovered.mcap next to the log)")
+    r.set_defaults(func=cmd_log_recover)

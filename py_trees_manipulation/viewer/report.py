@@ -388,8 +388,11 @@ def write_report(log_path: Union[str, Path], out_dir: Optional[Union[str, Path]]
     Raises:
         FileNotFoundError, ValueError: as :func:`~py_trees_manipulation.viewer.runlog.read_run_log`.
     """
-    log_path = Path(log_path)
-    log = read_run_log(log_path, snapshots=False)
+    if isinstance(log_path, RunLog):  # already read (ptm report warns about an unfinished log first)
+        log, log_path = log_path, log_path.path
+    else:
+        log_path = Path(log_path)
+        log = read_run_log(log_path, snapshots=False)
     out = Path(out_dir) if out_dir is not None else log_path.with_name(log_path.stem + "_report")
     out.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []

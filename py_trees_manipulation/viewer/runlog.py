@@ -37,7 +37,10 @@ Robustness: ``on_end`` always finishes the file (summary, index, footer). If it 
 a ``weakref.finalize`` hook (run at interpreter exit and when the logger is garbage collected)
 finishes it. The writer is flushed every ``flush_interval_s`` of wall time, so even a killed
 process leaves every chunk but the last readable: :func:`read_run_log` reads an unfinished file
-up to the damage and reports ``complete=False``.
+up to the damage and reports ``complete=False``. Such a file has no summary section (MCAP's index,
+written at the end), which indexed readers (Foxglove, the ``mcap`` package's ``make_reader``)
+need: :func:`recover_run_log` (``ptm log recover LOG``) copies every record that can be read into
+a new, finished file, as ``mcap recover`` does.
 """
 
 from __future__ import annotations
@@ -56,8 +59,8 @@ from typing import IO, Any, Optional, Union
 
 import numpy as np
 from mcap.exceptions import InvalidMagic, McapError
-from mcap.records import Channel, Footer, Message, Metadata, Schema
-from mcap.stream_reader import StreamReader
+from mcap.records import Attachment, Channel, Chunk, Footer, Header, Message, Metadata, Schema
+from mcap.stream_reader import StreamReader, breakup_chunk
 from mcap.writer import CompressionType, Writer
 
 from py_trees_manipulation import __version__
@@ -620,7 +623,7 @@ class RunLogger:
         self._events_seen = len(events)
 
     def _fail(self, exc: BaseException) -> None:
-        msg = f"{type(exc).__name__}: {exc}"
+        msg = _why(exc)
         self.errors.append(msg)
         if not self._failed:
             logger.warning("run log %s: logging stopped after error: %s", self.path or "(live)", msg)
@@ -698,6 +701,13 @@ class RunLog:
         return t, p, q
 
 
+def _why(exc: BaseException) -> str:
+    """Why reading stopped, as a phrase (the mcap reader's EndOfFile has no text)."""
+    if type(exc).__name__ == "EndOfFile" or isinstance(exc, EOFError):
+        return "the file ends in the middle of a record"
+    return f"{type(exc).__name__}: {exc}"
+
+
 def read_run_log(path: Union[str, Path], *, snapshots: bool = True) -> RunLog:
     """Read a run log written by :class:`RunLogger`, finished or not.
 
@@ -711,17 +721,27 @@ def read_run_log(path: Union[str, Path], *, snapshots: bool = True) -> RunLog:
 
     Raises:
         FileNotFoundError: no such file.
-        ValueError: the file is not an MCAP file at all.
+        ValueError: the file is not a run log: not an MCAP file, an MCAP file another program wrote
+            (its header's profile is not ``ptm``), or one in which no ``/run/metadata`` message can
+            be read (random bytes after the MCAP header, a run killed before its first tick).
     """
     path = Path(path)
     log = RunLog(path=path)
     schemas: dict[int, Schema] = {}
     channels: dict[int, Channel] = {}
+    header: Optional[Header] = None
     with open(path, "rb") as f:
         try:
-            reader = StreamReader(f, skip_magic=False)
+            # a record cannot be longer than the file: a damaged length must not make the reader
+            # allocate gigabytes
+            reader = StreamReader(f, skip_magic=False, record_size_limit=max(1, path.stat().st_size))
             for record in reader.records:
-                if isinstance(record, Schema):
+                if isinstance(record, Header):
+                    header = record
+                    if record.profile != PROFILE:
+                        raise ValueError(f"{path} is an MCAP file but not a run log of ptm run (its profile is "
+                                         f"{record.profile!r}, library {record.library!r}): open it in Foxglove")
+                elif isinstance(record, Schema):
                     schemas[record.id] = record
                 elif isinstance(record, Channel):
                     channels[record.id] = record
@@ -752,11 +772,149 @@ def read_run_log(path: Union[str, Path], *, snapshots: bool = True) -> RunLog:
         except InvalidMagic as exc:
             raise ValueError(f"{path} is not an MCAP file: {exc}") from exc
         except McapError as exc:
-            log.error = f"{type(exc).__name__}: {exc}"
-        except (struct.error, EOFError, ValueError, OSError) as exc:
-            log.error = f"{type(exc).__name__}: {exc}"
+            log.error = _why(exc)
+        except ValueError as exc:
+            if header is not None and header.profile != PROFILE:
+                raise
+            log.error = _why(exc)
+        except (struct.error, EOFError, OSError) as exc:
+            log.error = _why(exc)
         except Exception as exc:  # noqa: BLE001 - e.g. a zstd error in a truncated chunk
-            log.error = f"{type(exc).__name__}: {exc}"
+            log.error = _why(exc)
+    if header is None:
+        raise ValueError(f"{path} is not a run log: the MCAP magic is not followed by an MCAP header record "
+                         f"({log.error or 'nothing after it'})")
+    if not log.metadata:
+        raise ValueError(f"{path} is not a readable run log: no /run/metadata message could be read "
+                         f"({log.error or 'the file has none'}); a run killed before its first tick leaves no run")
     if not log.complete and log.error is None:
         log.error = "file ends without an MCAP footer (run log not finished)"
     return log
+
+
+def unfinished_note(log: RunLog) -> str:
+    """The warning for an unfinished log (``""`` for a finished one): what it holds and how to give
+    indexed readers a copy they open."""
+    if log.complete:
+        return ""
+    return (f"{log.path} is not finished (the run was killed or is still running: {log.error}); shown up to where "
+            f"it ends. Foxglove and other indexed MCAP readers refuse such a file: "
+            f"'ptm log recover {log.path}' writes a finished copy")
+
+
+@dataclass
+class Recovery:
+    """What :func:`recover_run_log` copied.
+
+    Attributes:
+        source, output: the files. messages, channels, schemas, metadata, attachments: records
+        copied. chunks_lost: chunks that could not be decoded (a bad CRC, a cut end). complete: the
+        source was a finished file already. error: why reading the source stopped, or None.
+        bytes_read: how far into the source the readable records reach.
+    """
+
+    source: Path
+    output: Path
+    messages: int = 0
+    channels: int = 0
+    schemas: int = 0
+    metadata: int = 0
+    attachments: int = 0
+    chunks_lost: int = 0
+    complete: bool = False
+    error: Optional[str] = None
+    bytes_read: int = 0
+
+
+def recover_run_log(path: Union[str, Path], output: Union[str, Path, None] = None) -> Recovery:
+    """Copy every record of an MCAP file that can still be read into a new, finished MCAP file (with
+    its summary section and indexes), as ``mcap recover`` does: schemas, channels, messages,
+    metadata and attachments in file order; a chunk that cannot be decoded is skipped; reading stops
+    at the first record that cannot be read (the end cut by a kill).
+
+    Args:
+        path: the MCAP file (a run log killed mid-run, or any MCAP file).
+        output: the new file; default ``<stem>.recovered.mcap`` next to it. Never the source.
+
+    Returns:
+        A :class:`Recovery`.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: not an MCAP file, output equal to the source, or nothing readable after the magic.
+    """
+    src = Path(path)
+    out = Path(output) if output is not None else src.with_name(src.stem + ".recovered.mcap")
+    if out.exists() and out.resolve() == src.resolve():
+        raise ValueError(f"the recovered copy must not overwrite {src}: give another output file")
+    rec = Recovery(source=src, output=out)
+    size = src.stat().st_size
+    schema_ids: dict[int, int] = {}
+    channel_ids: dict[int, int] = {}
+    writer: Optional[Writer] = None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".part")
+    with open(src, "rb") as f, open(tmp, "wb") as sink:
+        reader = StreamReader(f, skip_magic=False, emit_chunks=True, record_size_limit=max(1, size))
+        records = reader.records
+
+        def copy(record: Any) -> None:
+            nonlocal writer
+            if isinstance(record, Header):
+                writer = Writer(sink, compression=CompressionType.ZSTD, chunk_size=512 * 1024)
+                writer.start(profile=record.profile, library=record.library)
+                return
+            if writer is None:
+                raise ValueError("no MCAP header record after the magic")
+            if isinstance(record, Schema):
+                if record.id not in schema_ids:
+                    schema_ids[record.id] = writer.register_schema(record.name, record.encoding, record.data)
+                    rec.schemas += 1
+            elif isinstance(record, Channel):
+                if record.id not in channel_ids:
+                    channel_ids[record.id] = writer.register_channel(
+                        record.topic, record.message_encoding, schema_ids.get(record.schema_id, 0), dict(record.metadata))
+                    rec.channels += 1
+            elif isinstance(record, Message):
+                cid = channel_ids.get(record.channel_id)
+                if cid is not None:
+                    writer.add_message(cid, record.log_time, record.data, record.publish_time, record.sequence)
+                    rec.messages += 1
+            elif isinstance(record, Metadata):
+                writer.add_metadata(record.name, dict(record.metadata))
+                rec.metadata += 1
+            elif isinstance(record, Attachment):
+                writer.add_attachment(record.create_time, record.log_time, record.name, record.media_type, record.data)
+                rec.attachments += 1
+            elif isinstance(record, Footer):
+                rec.complete = True
+
+        try:
+            for record in records:
+                if isinstance(record, Chunk):
+                    try:
+                        inner = breakup_chunk(record, validate_crc=True)
+                    except Exception:  # noqa: BLE001 - a bad CRC or compressed data: skip the chunk
+                        rec.chunks_lost += 1
+                        continue
+                    for r in inner:
+                        copy(r)
+                else:
+                    copy(record)
+                rec.bytes_read = f.tell()
+        except InvalidMagic as exc:
+            tmp.unlink(missing_ok=True)
+            raise ValueError(f"{src} is not an MCAP file: {exc}") from None
+        except ValueError as exc:
+            if writer is None:
+                tmp.unlink(missing_ok=True)
+                raise ValueError(f"{src}: nothing to recover ({exc})") from None
+            rec.error = _why(exc)
+        except Exception as exc:  # noqa: BLE001 - the cut end: a short read, a record cut in two
+            rec.error = _why(exc)
+        if writer is None:
+            tmp.unlink(missing_ok=True)
+            raise ValueError(f"{src}: nothing to recover (no MCAP header record after the magic: {rec.error})")
+        writer.finish()
+    tmp.replace(out)
+    return rec

@@ -20,6 +20,10 @@ Malformed requests (``?from=abc``, ``Last-Event-ID: abc``) are answered ``400 Ba
 one-line message. Connections are bounded: at most ``max_connections`` at once (each has a thread;
 one more is answered ``503`` at once, without a thread), and a client that sends nothing, or reads
 nothing, for ``timeout_s`` is disconnected (an idle keep-alive connection, a stalled event stream).
+An event stream whose client closed the connection frees its slot at once: a waiting stream looks
+at its socket every :data:`_GONE_CHECK_S`, and when every slot is taken a new connection first looks
+at the streams' sockets: if a client is gone, it wakes that stream and waits up to
+:data:`_FULL_WAIT_S` for the slot, else it is refused at once.
 
 Modes: **live** (:class:`LiveViewer`, a run observer, pushes a snapshot per tick) and **replay**
 (:func:`serve_log` loads every snapshot of a run log). The server keeps the last ``history``
@@ -29,6 +33,8 @@ snapshots (sequence numbers keep counting), so a long live run does not grow wit
 from __future__ import annotations
 
 import json
+import select
+import socket
 import sys
 import threading
 import time
@@ -51,6 +57,24 @@ _STATIC = {
 }
 
 _KEEPALIVE_S = 10.0
+#: how often a waiting event stream checks that its client is still connected, s
+_GONE_CHECK_S = 0.25
+#: how long a connection that finds every slot taken waits for a closed stream to free one, s
+_FULL_WAIT_S = 0.5
+
+
+def _client_gone(sock: Any) -> bool:
+    """True when the peer closed ``sock`` (readable with nothing to read, or an error): an event
+    stream's client sends nothing after its request, so a readable socket means it went away."""
+    try:
+        readable, _, errored = select.select([sock], [], [sock], 0)
+        if errored:
+            return True
+        if not readable:
+            return False
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
 
 
 class _BadRequest(ValueError):
@@ -70,13 +94,17 @@ class _BoundedHTTPServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, address: Any, handler: Any, max_connections: int):
+    def __init__(self, address: Any, handler: Any, max_connections: int, on_full: Any = None):
         self._slots = threading.BoundedSemaphore(max(1, int(max_connections)))
         self.max_connections = max(1, int(max_connections))
+        self._on_full = on_full  # wakes the event streams to look whether their client is gone
         super().__init__(address, handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        if not self._slots.acquire(blocking=False):
+        got = self._slots.acquire(blocking=False)
+        if not got and self._on_full is not None and self._on_full():
+            got = self._slots.acquire(timeout=_FULL_WAIT_S)
+        if not got:
             body = f"busy: {self.max_connections} connections already open\n".encode()
             try:
                 request.settimeout(1.0)
@@ -137,9 +165,10 @@ class ViewerServer(Closing):
         self._ended = False
         self._summary: Optional[dict[str, Any]] = None
         self._closed = False
+        self._streams: set[Any] = set()  # sockets of the open event streams
         self.meta: dict[str, Any] = {"mode": mode, "source": source}
         self.timeout_s = float(timeout_s)
-        self._httpd = _BoundedHTTPServer((host, port), self._handler_class(), max_connections)
+        self._httpd = _BoundedHTTPServer((host, port), self._handler_class(), max_connections, on_full=self._wake)
         self.host, self.port = self._httpd.server_address[:2]
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="ptm-viewer", daemon=True)
         self._thread.start()
@@ -207,6 +236,15 @@ class ViewerServer(Closing):
         self._httpd.server_close()
 
     # -- HTTP --------------------------------------------------------------------------------
+    def _wake(self) -> bool:
+        """Every slot is taken: wake the event streams if one's client is gone (that stream then ends
+        and frees its slot). Returns whether one is."""
+        with self._cond:
+            gone = any(_client_gone(s) for s in self._streams)
+            if gone:
+                self._cond.notify_all()
+            return gone
+
     def _meta_json(self) -> dict[str, Any]:
         with self._cond:
             return dict(self.meta, count=self._first + len(self._snaps), first=self._first,
@@ -270,13 +308,27 @@ class ViewerServer(Closing):
                 out = self.wfile
                 out.write(b"retry: 1000\nevent: meta\ndata: " + json.dumps(server._meta_json()).encode() + b"\n\n")
                 out.flush()
+                sock = self.connection
+                with server._cond:
+                    server._streams.add(sock)
+                try:
+                    self._stream_loop(sock, start)
+                finally:
+                    with server._cond:
+                        server._streams.discard(sock)
+
+            def _stream_loop(self, sock: Any, start: int) -> None:
+                out = self.wfile
                 nxt, nev, end_sent = start, 0, False
                 last_write = time.monotonic()
                 while True:
                     with server._cond:
                         while (not server._closed and nxt >= server._first + len(server._snaps)
                                and nev >= len(server._events) and (end_sent or not server._ended)):
-                            if not server._cond.wait(timeout=_KEEPALIVE_S):
+                            if _client_gone(sock):
+                                return  # the client closed the stream: free the slot now
+                            server._cond.wait(timeout=_GONE_CHECK_S)
+                            if time.monotonic() - last_write >= _KEEPALIVE_S:
                                 break
                         if server._closed:
                             return
@@ -399,6 +451,10 @@ def serve_log(path: Union[str, Path], port: Optional[int] = None, block: bool = 
     for ev in log.events:
         server.publish_event(ev)
     server.end(log.summary or {"status": "UNKNOWN", "error": log.error or "no summary"})
+    if not quiet and not log.complete:
+        from py_trees_manipulation.viewer.runlog import unfinished_note
+
+        print(f"ptm: warning: {unfinished_note(log)}", file=sys.stderr, flush=True)
     if not quiet:
         print(f"ptm viewer: {server.url}  (replay of {path}, {len(log.snapshots)} ticks"
               f"{'' if log.complete else ', log not finished'}; Ctrl-C to stop)", file=sys.stdout, flush=True)

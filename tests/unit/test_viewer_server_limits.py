@@ -110,3 +110,31 @@ def test_a_stalled_event_stream_is_dropped_and_frees_its_thread():
         sock.close()
     finally:
         s.close()
+
+
+def test_closed_event_streams_free_their_slots_at_once():
+    """Issue 36: the cap's clients leave; the next request is served at once (was 503 for up to 10 s)."""
+    s = ViewerServer(port=0, mode="live", max_connections=32, timeout_s=30.0)
+    try:
+        streams = []
+        for _ in range(32):
+            sock = socket.create_connection((s.host, s.port))
+            sock.sendall(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+            streams.append(sock)
+        for sock in streams:  # every stream is open: its meta event arrived
+            sock.settimeout(10)
+            got = b""
+            while b"event: meta" not in got:
+                chunk = sock.recv(65536)
+                assert chunk, got
+                got += chunk
+        assert _get(s, "/api/meta")[0] == 503  # the cap holds while they are open
+        for sock in streams:
+            sock.close()
+        t0 = time.monotonic()
+        statuses = [_get(s, "/api/meta")[0] for _ in range(5)]
+        elapsed = time.monotonic() - t0
+        assert statuses == [200] * 5
+        assert elapsed < 5.0  # the keep-alive period is 10 s: no request waited for it
+    finally:
+        s.close()
