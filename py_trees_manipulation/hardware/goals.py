@@ -18,6 +18,9 @@ from ..msgs.actions import GoalStatus
 from .actions import _ROS2_STATUS, _ActionClient, _RemoteGoal, _ServerFailure
 from .connection import HardwareConnectionError, _Connection
 
+#: ``action_msgs/srv/CancelGoal`` request with a zero goal id and a zero stamp: cancel every goal
+CANCEL_EVERY_GOAL = {"goal_info": {"goal_id": {"uuid": [0] * 16}, "stamp": {"sec": 0, "nanosec": 0}}}
+
 
 class GoalEvents:
     """The goal bookkeeping of :class:`~.rosbridge.HardwareBackend` (see the module docstring)."""
@@ -228,28 +231,51 @@ class GoalEvents:
         self._goals.clear()
 
     def _cancel_after_loss(self) -> str:
-        """After a lost connection: reconnect once (``connect_timeout_s``, at most 2 s) and send the
-        cancel of every goal that was still running, since rosbridge does not cancel a disconnected
-        client's goals (ROS 1 actionlib goals are cancelled by id on ``<ns>/cancel``; a ROS 2 goal
-        belongs to the lost session and cannot be). Returns the sentence for the run's verdict."""
+        """After a lost connection: reconnect once (``connect_timeout_s``, at most 2 s) and cancel every
+        goal that was still running, since rosbridge does not cancel a disconnected client's goals.
+        ROS 1 actionlib goals are cancelled by id on ``<ns>/cancel``. A ROS 2 goal's id belongs to the
+        lost bridge session (rosbridge never tells the client the goal's UUID), so the new session
+        calls the action's own ``<ns>/_action/cancel_goal`` service (``action_msgs/srv/CancelGoal``)
+        with a zero goal id and a zero stamp, which cancels every goal of that server: the robot file's
+        action server serves this client's resource, one goal at a time. Returns the sentence for the
+        run's verdict."""
         lost, self._lost_goals = self._lost_goals, []
         if not lost:
             return ""
         names = ", ".join(sorted({c.ns for c, _ in lost}))
-        ros1 = [(c, gid) for c, gid in lost if not c.ros2]
-        if not ros1:
-            return f"; the goal(s) on {names} may still run on the robot (a ROS 2 goal cannot be cancelled from a new session)"
         try:
             conn = _Connection(self.cfg, connect_timeout_s=min(self.cfg.connect_timeout_s, 2.0))
         except HardwareConnectionError:
             return f"; could not reconnect to cancel them: the goal(s) on {names} may still run on the robot"
+        sent = 0
+        failed: list[str] = []
+        canceling = 0
         try:
-            for c, gid in ros1:
-                conn.publish(c.ns + "/cancel", "actionlib_msgs/GoalID", {"stamp": {"secs": 0, "nsecs": 0}, "id": gid})
-                self.cancel_log.append((c.action, gid))
+            for c, gid in lost:
+                if not c.ros2:
+                    conn.publish(c.ns + "/cancel", "actionlib_msgs/GoalID", {"stamp": {"secs": 0, "nsecs": 0}, "id": gid})
+                    self.cancel_log.append((c.action, gid))
+                    sent += 1
+            for ns in sorted({c.ns for c, _ in lost if c.ros2}):
+                try:
+                    resp = conn.call_service(ns + "/_action/cancel_goal", "action_msgs/srv/CancelGoal",
+                                             self.cfg.service_timeout_s, CANCEL_EVERY_GOAL)
+                    canceling += len(dict(resp).get("goals_canceling") or [])
+                except Exception as e:  # noqa: BLE001 - no such service, a timeout, a refused call
+                    failed.append(f"{ns} ({type(e).__name__}: {e})")
+                    continue
+                for c, gid in lost:
+                    if c.ros2 and c.ns == ns:
+                        self.cancel_log.append((c.action, gid))
+                        sent += 1
             time.sleep(0.2)  # let the cancels leave before the close frame
         except BackendError as e:
             return f"; reconnected but could not send the cancels ({e}): the goal(s) on {names} may still run"
         finally:
             conn.close()
-        return f"; reconnected and sent the cancel of {len(ros1)} goal(s) still running on {names}"
+        text = f"; reconnected and sent the cancel of {sent} goal(s) still running on {names}"
+        if any(c.ros2 for c, _ in lost) and not failed:
+            text += f" (ROS 2 cancel_goal of every goal of the server: {canceling} canceling)"
+        if failed:
+            text += f"; could not cancel on {', '.join(failed)}: those goal(s) may still run on the robot"
+        return text

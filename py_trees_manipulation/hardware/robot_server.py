@@ -31,13 +31,18 @@ ROS name                                        type                            
 ``/ptm/metrics`` (service)                       ``std_srvs/Trigger``                            ``SimBackend.metrics()`` as JSON
 ==============================================  ==============================================  =====================
 
-It holds to the protocol as rosbridge_suite does, so it cannot hide client bugs: an unknown ``op``
-(``send_action_goal`` too with ``ros_version=1``), a missing required field, a ``publish`` to a topic
-nobody advertised, an ``advertise``/``subscribe`` whose type differs from the topic's (the client
-then hears nothing on it) get a ``status`` message of level ``error`` (with the request's ``id``);
-``fragment`` messages are reassembled; ``send_action_goal`` sends ``action_feedback`` only with
-``feedback: true``; a ROS 2 goal whose ``action_type`` differs from the server's is never answered;
-``/rosapi/topic_type`` and (with ``ros_version``) ``/rosapi/get_ros_version`` answer as rosapi does.
+It holds to the protocol as rosbridge_suite does, so it cannot hide client bugs: an unknown ``op``,
+a missing required field, a ``publish`` to a topic nobody advertised, an ``advertise``/``subscribe``
+whose type differs from the topic's (the client then hears nothing on it) get a ``status`` message
+of level ``error`` (with the request's ``id``), except that with ``ros_version=1`` an unknown op
+(``send_action_goal``...) is only logged, as the real ROS 1 rosbridge_suite does (the client hears
+nothing; :attr:`RobotStandIn.report_unknown_ops` changes that); ``fragment`` messages are
+reassembled; ``send_action_goal`` sends ``action_feedback`` only with ``feedback: true``; a ROS 2
+goal whose ``action_type`` differs from the server's is never answered; ``/rosapi/topic_type``,
+``/rosapi/service_type`` (with ``ros_version``: the ROS 1 or ROS 2 type of rosapi's own services)
+and (with ``ros_version`` and :attr:`RobotStandIn.rosapi_version_service`)
+``/rosapi/get_ros_version`` answer as rosapi does; a ROS 2 action's ``<ns>/_action/cancel_goal``
+service (``action_msgs/srv/CancelGoal``) cancels its goals as ``rclcpp_action`` servers do.
 
 Only the actions the sim resources offer are served (the gripper sensor actions appear when the
 sim gripper has them). FollowJointTrajectory goals are followed point by point (positions,
@@ -55,6 +60,7 @@ robot's must).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import queue
@@ -167,9 +173,35 @@ class _ActionServer:
         self.server.log(f"goal {self.ns} {rid}")
         sg = _ServedGoal({"id": rid}, None)
         sg.conn = conn  # type: ignore[attr-defined]
+        sg.accepted_wall = time.time()  # type: ignore[attr-defined]  # action_msgs/GoalInfo stamp
+        sg.uuid = list(hashlib.md5(f"{self.ns}{rid}".encode()).digest())  # type: ignore[attr-defined]
         sg.send_feedback = feedback  # type: ignore[attr-defined]  # send_action_goal "feedback": false: none
         self.goals2[rid] = sg
         self._start(sg, args, self._finish2)
+
+    def cancel_goal_service(self, args: Any) -> dict:
+        """``<ns>/_action/cancel_goal`` (action_msgs/srv/CancelGoal) over the ROS 2 goals, with its
+        policy: a zero goal id and a zero stamp cancel every goal, a zero id and a stamp every goal
+        accepted at or before it (wall clock), an id that goal. Returns the response fields:
+        ``return_code`` (0 none, 2 unknown goal id) and ``goals_canceling`` (``{goal_id: {uuid}, stamp}``)."""
+        info = args.get("goal_info", {}) if isinstance(args, dict) else {}
+        uuid = list((info.get("goal_id") or {}).get("uuid") or [0] * 16)
+        stamp = info.get("stamp") or {}
+        t = float(stamp.get("sec", 0)) + 1e-9 * float(stamp.get("nanosec", 0))
+        canceling = []
+        for sg in list(self.goals2.values()):
+            if sg.handle is None or sg.handle.done:
+                continue
+            if any(uuid) and uuid != sg.uuid:  # type: ignore[attr-defined]
+                continue
+            if not any(uuid) and t > 0 and sg.accepted_wall > t:  # type: ignore[attr-defined]
+                continue
+            sg.handle.cancel()
+            canceling.append({"goal_id": {"uuid": sg.uuid},  # type: ignore[attr-defined]
+                              "stamp": {"sec": int(sg.accepted_wall), "nanosec": int(sg.accepted_wall % 1 * 1e9)}})  # type: ignore[attr-defined]
+        self.server.log(f"cancel_goal {self.ns}: {len(canceling)} goal(s)")
+        self.update()
+        return {"return_code": 0 if canceling else 2, "goals_canceling": canceling}
 
     def on_cancel2(self, rid: str) -> None:
         sg = self.goals2.get(rid)
@@ -269,7 +301,16 @@ class RobotStandIn:
             operation, as on rosbridge_suite for ROS 1), ``2``, or None (both protocols, and no
             ``/rosapi/get_ros_version``, like an older rosapi). ``/rosapi/get_ros_version`` answers
             ``{version, distro}`` when set.
+
+    Attributes:
+        report_unknown_ops: answer an unknown op with a ``status`` error (None: as the real bridge of
+            ``ros_version`` does: ROS 1 only logs it).
+        rosapi_version_service: offer ``/rosapi/get_ros_version`` when ``ros_version`` is set (False:
+            an older rosapi without it, e.g. a ROS 1 rosbridge_suite before 0.11.14).
     """
+
+    report_unknown_ops: Optional[bool] = None
+    rosapi_version_service: bool = True
 
     def __init__(self, backend: Any, host: str = "127.0.0.1", port: int = 9090, rate: float = 1.0,
                  publish_hz: float = 30.0, faults: Optional[dict[str, set[str]]] = None, verbose: bool = False,
@@ -481,7 +522,12 @@ class RobotStandIn:
         mid = msg.get("id")
         ops = _OPS_ROS1 if self.ros_version == 1 else _OPS_ROS2
         if op not in ops:
-            self.status(conn, "error", f"Unknown operation: {op}.  Allowed operations: {list(ops)}", mid)
+            text = f"Unknown operation: {op}.  Allowed operations: {list(ops)}"
+            report = self.report_unknown_ops if self.report_unknown_ops is not None else self.ros_version != 1
+            if report:
+                self.status(conn, "error", text, mid)
+            else:  # the real ROS 1 bridge: rosbridge_library's protocol.log, the client hears nothing
+                self.log(f"[id: {mid}] {text}" if mid is not None else text)
             return
         if op == "advertise":
             if not self._need(conn, msg, "topic", "type"):
@@ -638,9 +684,22 @@ class RobotStandIn:
         elif service == "/rosapi/topic_type":  # rosapi/TopicType: "" for a topic nobody has
             args = msg.get("args") if isinstance(msg.get("args"), dict) else {}
             reply.update(values={"type": self.topic_type(str(args.get("topic", ""))) or ""}, result=True)
-        elif service == "/rosapi/get_ros_version" and self.ros_version is not None:  # rosapi/GetROSVersion
+        elif service == "/rosapi/get_ros_version" and self.ros_version is not None and self.rosapi_version_service:
             reply.update(values={"version": self.ros_version, "distro": "noetic" if self.ros_version == 1 else "jazzy"},
-                         result=True)
+                         result=True)  # rosapi/GetROSVersion
+        elif service == "/rosapi/service_type" and self.ros_version is not None:  # rosapi/ServiceType
+            args = msg.get("args") if isinstance(msg.get("args"), dict) else {}
+            name = str(args.get("service", ""))
+            if name.startswith("/rosapi/") and name != "/rosapi/":
+                stem = "".join(w.capitalize() for w in name[len("/rosapi/"):].split("_"))
+                typ = f"rosapi/{stem}" if self.ros_version == 1 else f"rosapi_msgs/srv/{stem}"
+            else:
+                typ = ""
+            reply.update(values={"type": typ}, result=True)
+        elif (service.endswith("/_action/cancel_goal") and self.ros_version != 1
+              and service[: -len("/_action/cancel_goal")] in self.servers):  # action_msgs/srv/CancelGoal
+            srv = self.servers[service[: -len("/_action/cancel_goal")]]
+            reply.update(values=srv.cancel_goal_service(msg.get("args")), result=True)
         else:
             reply.update(values=f"no service {service}", result=False)
         self._send(conn, reply)

@@ -168,9 +168,13 @@ class HardwareBackend(GoalEvents, Closing):
         """Refuse, at connect, a bridge of the other ROS version and action types that differ from the
         servers': with them a real rosbridge only logs the problem and the goals hang.
 
-        - ``/rosapi/get_ros_version`` (rosapi >= 0.11 / ROS 2): ``protocol: ros2`` needs version 2
-          (ROS 1 rosbridge has no ``send_action_goal``), ``protocol: ros1`` version 1 (ROS 2 has
-          no actionlib topics);
+        - the bridge's ROS version: ``protocol: ros2`` needs version 2 (a ROS 1 rosbridge has no
+          ``send_action_goal`` and only logs it: the goals would wait for ever), ``protocol: ros1``
+          version 1 (ROS 2 has no actionlib topics). Asked of ``/rosapi/get_ros_version`` (rosapi
+          >= 0.11.14 on ROS 1, every ROS 2 rosapi), else told by the type of rosapi's own
+          ``/rosapi/topics`` service (``/rosapi/service_type``, which every rosapi has):
+          ``rosapi/Topics`` on ROS 1, ``rosapi_msgs/srv/Topics`` on ROS 2; without rosapi it
+          cannot be told (an event says so);
         - ``/rosapi/topic_type`` of each action's ROS 1 ``<ns>/goal`` and ``<ns>/result`` (or ROS 2
           ``<ns>/_action/feedback``) must be the type the robot file gives; an empty answer (no
           such topic yet) is left to the server check.
@@ -179,18 +183,17 @@ class HardwareBackend(GoalEvents, Closing):
             HardwareConnectionError: naming each mismatch and the fix.
         """
         cfg = self.cfg
-        ver = self._rosapi("/rosapi/get_ros_version", "rosapi/GetROSVersion")
-        if ver is not None:
-            try:
-                version = int(ver.get("version"))
-            except (TypeError, ValueError):
-                version = None
-            want = 2 if cfg.protocol == "ros2" else 1
-            if version in (1, 2) and version != want:
-                raise HardwareConnectionError(
-                    f"the robot file {cfg.file} says protocol: {cfg.protocol}, but rosbridge at {cfg.url} runs ROS "
-                    f"{version} ({ver.get('distro', '?')}): set protocol: ros{version}"
-                    + (" (a ROS 1 rosbridge has no send_action_goal: ROS 2 goals would stay PENDING)" if version == 1 else ""))
+        version, how = self._bridge_ros_version()
+        want = 2 if cfg.protocol == "ros2" else 1
+        if version is None:
+            if want == 2:  # a ROS 1 bridge would leave the goals unanswered (a ROS 2 one refuses actionlib topics)
+                self._event(f"cannot tell which ROS rosbridge at {cfg.url} runs ({how}): if it is ROS 1, the ROS 2 "
+                            "goals will never be answered (set protocol: ros1 then)")
+        elif version != want:
+            raise HardwareConnectionError(
+                f"the robot file {cfg.file} says protocol: {cfg.protocol}, but rosbridge at {cfg.url} runs ROS "
+                f"{version} ({how}): set protocol: ros{version}"
+                + (" (a ROS 1 rosbridge has no send_action_goal: ROS 2 goals would stay PENDING)" if version == 1 else ""))
         problems: list[str] = []
         for c in clients:
             if c.ros2:
@@ -214,6 +217,24 @@ class HardwareBackend(GoalEvents, Closing):
             raise HardwareConnectionError(
                 f"action types at {cfg.url} differ from the robot file {cfg.file} (rosbridge would only log it and the "
                 "goals would never finish):\n  " + "\n  ".join(problems))
+
+    def _bridge_ros_version(self) -> tuple[Optional[int], str]:
+        """(1 or 2, how it was told) of the bridge, or (None, why not): see :meth:`_check_bridge`."""
+        ver = self._rosapi("/rosapi/get_ros_version", "rosapi/GetROSVersion")
+        if ver is not None:
+            try:
+                version = int(ver.get("version"))
+            except (TypeError, ValueError):
+                version = None
+            if version in (1, 2):
+                return version, str(ver.get("distro", "?"))
+        resp = self._rosapi("/rosapi/service_type", "rosapi/ServiceType", {"service": "/rosapi/topics"})
+        typ = str((resp or {}).get("type") or "")
+        if typ.startswith("rosapi"):
+            ros2 = "/srv/" in typ
+            return (2 if ros2 else 1), (f"its rosapi service /rosapi/topics has the ROS {2 if ros2 else 1} type {typ}; "
+                                        "no /rosapi/get_ros_version")
+        return None, "no rosapi answers /rosapi/get_ros_version nor /rosapi/service_type"
 
     def _check_ros2_servers(self, clients: list) -> None:
         """ROS 2: the action servers rosapi lists (``/rosapi/action_servers``) must include ours."""

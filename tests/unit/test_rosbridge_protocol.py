@@ -40,11 +40,16 @@ def standin():
 
 @pytest.fixture
 def ros_version(standin):
-    """Set the stand-in's ROS version for one test."""
-    def set_(v):
+    """Set the stand-in's ROS version (and how its bridge reports unknown ops, whether its rosapi has
+    get_ros_version) for one test."""
+    def set_(v, *, report_unknown_ops=None, rosapi_version_service=True):
         standin.ros_version = v
+        standin.report_unknown_ops = report_unknown_ops
+        standin.rosapi_version_service = rosapi_version_service
     yield set_
     standin.ros_version = None
+    for attr in ("report_unknown_ops", "rosapi_version_service"):
+        standin.__dict__.pop(attr, None)
 
 
 class _Raw:
@@ -150,10 +155,16 @@ def test_send_action_goal_sends_feedback_only_when_asked(raw, feedback):
     assert bool(fb) is feedback
 
 
-def test_a_ros1_bridge_does_not_know_send_action_goal(raw, ros_version):
+def test_a_ros1_bridge_does_not_know_send_action_goal_and_only_logs_it(raw, ros_version):
+    """As the real ROS 1 rosbridge_suite (reference: libraries_turn2.md): an unknown op is only logged,
+    the client hears nothing (issue 36; the stand-in answered with a status error before)."""
     ros_version(1)
-    raw.send({"op": "send_action_goal", "id": "g", "action": GRIPPER,
-              "action_type": "pr2_controllers_msgs/action/Pr2GripperCommand", "args": {}})
+    goal = {"op": "send_action_goal", "id": "g", "action": GRIPPER,
+            "action_type": "pr2_controllers_msgs/action/Pr2GripperCommand", "args": {}}
+    raw.send(goal)
+    assert [m for m in raw.collect(1.0) if m.get("id") == "g"] == []
+    ros_version(1, report_unknown_ops=True)  # a bridge that reports them (the client handles both)
+    raw.send(goal)
     m = raw.until(_status)
     assert m["msg"].startswith("Unknown operation: send_action_goal.") and m["id"] == "g"
 
@@ -192,6 +203,42 @@ def test_the_bridges_ros_version_must_match_the_protocol(standin, ros_version, b
                                                       f"ws://127.0.0.1:{standin.port} runs ROS {bridge}"):
         HardwareBackend(_cfg(standin, protocol=protocol))
     HardwareBackend(_cfg(standin, protocol=f"ros{bridge}")).close()  # the right one connects
+
+
+@pytest.mark.parametrize("bridge, protocol", [(1, "ros2"), (2, "ros1")])
+def test_a_bridge_whose_rosapi_predates_get_ros_version_is_told_by_its_service_types(standin, ros_version, bridge,
+                                                                                     protocol):
+    """Issue 36: ROS 2 action types on a ROS 1 bridge whose rosapi has no get_ros_version waited silently
+    (the bridge only logs send_action_goal); now refused at connect, within the connection timeout."""
+    from py_trees_manipulation.hardware.rosbridge import HardwareBackend, HardwareConnectionError
+
+    ros_version(bridge, rosapi_version_service=False)
+    cfg = _cfg(standin, protocol=protocol)
+    t0 = time.monotonic()
+    with pytest.raises(HardwareConnectionError) as e:
+        HardwareBackend(cfg)
+    assert time.monotonic() - t0 < cfg.connect_timeout_s
+    typ = "rosapi/Topics" if bridge == 1 else "rosapi_msgs/srv/Topics"
+    assert str(e.value) == (
+        f"the robot file {cfg.file} says protocol: {protocol}, but rosbridge at ws://127.0.0.1:{standin.port} runs "
+        f"ROS {bridge} (its rosapi service /rosapi/topics has the ROS {bridge} type {typ}; no /rosapi/get_ros_version): "
+        f"set protocol: ros{bridge}" + (" (a ROS 1 rosbridge has no send_action_goal: ROS 2 goals would stay PENDING)"
+                                        if bridge == 1 else ""))
+    HardwareBackend(_cfg(standin, protocol=f"ros{bridge}")).close()  # the right one connects
+
+
+def test_without_rosapi_the_version_is_not_checked_and_an_event_says_so(standin, ros_version):
+    from py_trees_manipulation.hardware.rosbridge import HardwareBackend
+
+    ros_version(None)  # the default stand-in: both protocols, neither get_ros_version nor service_type
+    hw = HardwareBackend(_cfg(standin, protocol="ros2"))
+    try:
+        events = [e["text"] for e in hw.drain_events()]
+        assert (f"cannot tell which ROS rosbridge at ws://127.0.0.1:{standin.port} runs (no rosapi answers "
+                "/rosapi/get_ros_version nor /rosapi/service_type): if it is ROS 1, the ROS 2 goals will never be "
+                "answered (set protocol: ros1 then)") in events
+    finally:
+        hw.close()
 
 
 def _run(hw, handle, seconds=15.0):
@@ -241,9 +288,9 @@ def test_a_goal_never_acknowledged_fails_naming_the_likely_cause(standin, monkey
 def test_a_ros2_goal_refused_by_a_ros1_bridge_fails_with_the_bridges_words(standin, ros_version, monkeypatch):
     from py_trees_manipulation.hardware.rosbridge import HardwareBackend
 
-    monkeypatch.setattr(HardwareBackend, "_check_bridge", lambda self, clients: None)  # an old rosapi
+    monkeypatch.setattr(HardwareBackend, "_check_bridge", lambda self, clients: None)  # no rosapi
     hw = HardwareBackend(_cfg(standin, protocol="ros2"))
-    ros_version(1)
+    ros_version(1, report_unknown_ops=True)  # a bridge that answers an unknown op with a status error
     try:
         h = hw.grippers["panda"].send_goal("gripper_action", Pr2GripperCommand(position=0.05))
         _run(hw, h)
@@ -275,6 +322,41 @@ def test_after_a_lost_connection_the_backend_reconnects_and_cancels_the_running_
         while not served.handle.done and time.monotonic() < deadline:
             time.sleep(0.05)
         assert served.handle.status == GoalStatus.PREEMPTED  # the robot stopped
+    finally:
+        hw.close()
+
+
+def test_after_a_lost_connection_to_a_ros2_bridge_the_new_session_cancels_the_goal(standin):
+    """Issue 36 (left open before): a ROS 2 goal's id belongs to the lost session, so the backend calls
+    the action's own cancel_goal service from the new one; the robot stops."""
+    from py_trees_manipulation.hardware.rosbridge import ConnectionLost, HardwareBackend
+
+    hw = HardwareBackend(_cfg(standin, protocol="ros2"))
+    try:
+        far = [1.5, 0.5, -1.0, -1.5, 1.0, 2.5, -0.5]
+        h = hw.arms["panda"].send_goal("move_joints", MoveJointsGoal(positions=far, velocity_scaling=0.05))
+        fjt = standin.servers["/r_arm_controller/follow_joint_trajectory"]
+        deadline = time.monotonic() + 20
+
+        def running():
+            return next((g for g in list(fjt.goals2.values()) if g.handle is not None and not g.handle.done), None)
+        while running() is None and not h.done and time.monotonic() < deadline:
+            hw.advance(0.02)
+        served = running()
+        assert served is not None, (h.status, h.text)
+        assert standin.drop_clients() >= 1
+        with pytest.raises(ConnectionLost) as e:
+            for _ in range(500):
+                hw.advance(0.02)
+        assert str(e.value) == (f"connection to rosbridge at ws://127.0.0.1:{standin.port} lost; reconnected and sent "
+                                "the cancel of 1 goal(s) still running on /r_arm_controller/follow_joint_trajectory "
+                                "(ROS 2 cancel_goal of every goal of the server: 1 canceling)")
+        assert hw.cancel_log[-1][0] == "move_joints"
+        deadline = time.monotonic() + 10
+        while not served.handle.done and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert served.handle.status == GoalStatus.PREEMPTED  # the robot stopped
+        assert h.status == GoalStatus.ABORTED
     finally:
         hw.close()
 
