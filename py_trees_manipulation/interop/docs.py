@@ -9,7 +9,9 @@ A page of ``docs/`` holds a generated table between two markers, ``<!-- NAME:sta
 - ``robot-keys`` (``docs/robots.md``): every key of a robot description file
   (:func:`~py_trees_manipulation.robots.description.description_keys_doc`);
 - ``scene-keys`` (``docs/task_file.md``): every key of a task file's scene
-  (:func:`~py_trees_manipulation.scene.spec.scene_keys_doc`).
+  (:func:`~py_trees_manipulation.scene.spec.scene_keys_doc`);
+- ``metrics`` (``docs/task_file.md``): every metric a run reports
+  (:data:`~py_trees_manipulation.trees.metrics.RUN_METRICS`, which scenario checks read too).
 
 :func:`update_page` rewrites the blocks a file has (``ptm docs --update docs/*.md``),
 :func:`stale_blocks` names those that differ from the registries (``ptm docs --check``; a test
@@ -100,11 +102,18 @@ def _scene_keys_block() -> str:
     return "\n" + scene_keys_doc()
 
 
+def _metrics_block() -> str:
+    from ..trees.metrics import metrics_markdown
+
+    return "\n" + metrics_markdown()
+
+
 #: block name -> what goes between its markers (the page that holds it: see the module docstring)
 BLOCKS: dict[str, Callable[[], str]] = {
     "behaviours": _behaviours_block,
     "robot-keys": _robot_keys_block,
     "scene-keys": _scene_keys_block,
+    "metrics": _metrics_block,
 }
 
 

@@ -36,9 +36,9 @@ import difflib
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Collection, Optional
 
-from ..located.errors import Loc, Problem, TreeLoadError
+from ..located.errors import Loc, Problem, TreeLoadError, did_you_mean
 
 #: run statuses the runner reports (``summary["status"]``)
 STATUSES = ("SUCCESS", "FAILURE", "TIMEOUT", "ERROR", "INVALID", "INTERRUPTED")
@@ -399,13 +399,17 @@ def parse_comparison(value: Any, loc: Loc, name: str = "") -> Comparison:
     raise TreeLoadError.single(loc, f"{what}: unexpected {type(value).__name__} {value!r}", hint)
 
 
-def parse_expect(data: Any, file: str = "<expect>", loc: Optional[Loc] = None) -> Expectation:
+def parse_expect(data: Any, file: str = "<expect>", loc: Optional[Loc] = None,
+                 known_metrics: Optional[Collection[str]] = None) -> Expectation:
     """Validate an ``expect:`` section (a mapping, ideally a located one from the loader).
 
     Args:
         data: the section (None: the default expectation, status SUCCESS).
         file: the file it came from (for locations when ``data`` carries none).
         loc: where the section starts.
+        known_metrics: the metric names a run may report
+            (:func:`~py_trees_manipulation.trees.metrics.metric_names`); a metric not among them is
+            a problem at its line, with the closest name. None: not checked.
 
     Raises:
         TreeLoadError: every problem found, each with file, line and column.
@@ -424,6 +428,12 @@ def parse_expect(data: Any, file: str = "<expect>", loc: Optional[Loc] = None) -
     def add_metric(name: Any, value: Any, container: Any) -> None:
         if not isinstance(name, str) or not name:
             problems.append(Problem(keyloc(container, name), f"a metric name must be text, got {name!r}"))
+            return
+        if known_metrics is not None and name not in known_metrics:
+            problems.append(Problem(keyloc(container, name), f"unknown metric {name!r}",
+                                    did_you_mean(name, known_metrics)
+                                    or "a run reports the metrics listed on docs/task_file.md (Metrics); a plugin "
+                                       "behaviour names its own in METRICS"))
             return
         vloc = _value_loc(container, name, keyloc(container, name))
         try:

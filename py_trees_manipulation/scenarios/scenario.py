@@ -47,7 +47,9 @@ from typing import Any, Optional, Sequence
 
 from ..located import locyaml
 from ..located.errors import Loc, Problem, TreeLoadError, did_you_mean
+from ..behaviors import registry
 from ..trees.loader import TOP_KEYS, load_task
+from ..trees.metrics import metric_names
 from ..located.locyaml import LocDict
 from ..trees.spec import TaskSpec
 from .expect import Expectation, Failure, parse_expect, unit_of
@@ -153,7 +155,15 @@ class Scenario:
             data = copy.deepcopy(task.expect)
         for parts, value, loc in v.expect_overrides:
             data = _set_path(data, parts, value, loc, self.file)
-        return task, parse_expect(data, self.file)
+        return task, parse_expect(data, self.file, known_metrics=known_metrics(task))
+
+
+def known_metrics(task: TaskSpec) -> frozenset[str]:
+    """The metric names a run of ``task`` may report: every built-in one
+    (:data:`~py_trees_manipulation.trees.metrics.RUN_METRICS`) and the ``METRICS`` its tree's
+    behaviours declare (plugins)."""
+    classes = {registry.lookup(n.type) for n in task.tree.walk() if n.category == "behaviour"}
+    return metric_names(c for c in classes if c is not None)
 
 
 def invalid_result(scenario: Scenario, variant: str) -> Optional["ScenarioResult"]:

@@ -115,7 +115,7 @@ def parse_grid(expr: str) -> GridParam:
         lo, hi, n = (_yaml_value(p, "--grid", expr) for p in parts)
         if not (_is_number(lo) and _is_number(hi) and isinstance(n, int) and not isinstance(n, bool)
                 and 2 <= n <= MAX_RUNS and math.isfinite(float(hi) - float(lo))):
-            raise SweepError(f"--grid {expr!r}: LO:HI:N needs two finite numbers and a count N in 2 ... {MAX_RUNS}")
+            raise SweepError(f"--grid {expr!r}: LO:HI:N needs two finite numbers and a count N >= 2 (at most {MAX_RUNS})")
         values: tuple[Any, ...] = tuple(float(v) for v in np.round(np.linspace(float(lo), float(hi), n), 12))
     else:
         values = tuple(_yaml_value(v, "--grid", expr) for v in text.split(","))

@@ -26,7 +26,8 @@ def test_behaviour_page_matches_the_registry():
 
 def test_every_generated_table_of_the_site_is_current():
     """Each block where it belongs, and none stale: run 'ptm docs --update docs/*.md'."""
-    where = {"behaviours": "behaviours.md", "robot-keys": "robots.md", "scene-keys": "task_file.md"}
+    where = {"behaviours": "behaviours.md", "robot-keys": "robots.md", "scene-keys": "task_file.md",
+             "metrics": "task_file.md"}
     assert set(where) == set(docs.BLOCKS)
     for block, page in where.items():
         path = os.path.join(ROOT, "docs", page)

@@ -215,7 +215,7 @@ def test_whole_task_scenario_variants_and_expect_overrides(tmp_path):
     from py_trees_manipulation.scenarios.scenario import load_scenario
 
     p = tmp_path / "t.scenario.yaml"
-    p.write_text(TASK + "expect:\n  metrics: {score_m: '>= ${min_x}'}\n"
+    p.write_text(TASK + "expect:\n  metrics: {object_lift_m: '>= ${min_x}'}\n"
                  "variants:\n  low: {blackboard.x: 0.2, expect.status: FAILURE, expect.failed_behaviour: check_x}\n"
                  "  strict: {parameters.min_x: 0.9}\n")
     sc = load_scenario(str(p))
@@ -238,7 +238,7 @@ def test_reference_scenario_with_set_and_relocated_errors(tmp_path):
 
     (tmp_path / "task.yaml").write_text(TASK)
     ref = tmp_path / "r.scenario.yaml"
-    ref.write_text("task: task.yaml\nset: {blackboard.x: 0.8}\nexpect: {x_m: '< ${min_x}'}\n")
+    ref.write_text("task: task.yaml\nset: {blackboard.x: 0.8}\nexpect: {place_error_m: '< ${min_x}'}\n")
     sc = load_scenario(str(ref))
     task, exp = sc.load()
     assert sc.name == "r" and task.blackboard == {"x": 0.8} and exp.metrics[0].comparison == Comparison("<", 0.5)

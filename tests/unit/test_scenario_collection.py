@@ -66,3 +66,50 @@ def test_a_scenario_whose_task_is_not_a_task_file_says_so(tmp_path, target, why)
         load_scenario(p)
     assert str(e.value) == (f"{p}:1:7: task file {target!r} {why.replace('TASK', str(TASK))}; 'task' names the task file "
                             "that holds 'scene:' and 'tree:', e.g. 'task: ../../examples/pick_and_lift.yaml'")
+
+
+# ---- expect: every metric name checked at collection ---------------------------------------------------------
+def test_a_misspelt_metric_is_an_error_at_collection_with_the_closest_name(tmp_path):
+    p = write(tmp_path / "lift.scenario.yaml", f"""
+        task: {TASK}
+        expect:
+          metrics: {{objet_lift_m: ">= 0.1"}}
+          object_max_lift_m: ">= 0.1"
+        variants:
+          heavy:
+            expect.metrics.place_eror_m: "< 0.02"
+        """)
+    with pytest.raises(TreeLoadError) as e:
+        load_scenario(p)  # no simulator runs: the file is only read
+    assert str(e.value).splitlines() == [
+        f"{p}:3:13: unknown metric 'objet_lift_m'; did you mean 'object_lift_m'?",
+        f"{p}:7:5: unknown metric 'place_eror_m'; did you mean 'place_error_m'?",
+    ]
+
+
+def test_the_pytest_plugin_reports_it_when_collecting(tmp_path):
+    import subprocess
+    import sys
+
+    write(tmp_path / "lift.scenario.yaml", f"task: {TASK}\nexpect: {{metrics: {{objet_lift_m: '>= 0.1'}}}}\n")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q",
+                           str(tmp_path)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "lift.scenario.yaml:2:20: unknown metric 'objet_lift_m'; did you mean 'object_lift_m'?" in proc.stdout
+
+
+def test_a_plugin_behaviour_declares_its_own_metrics(tmp_path, monkeypatch):
+    from py_trees_manipulation.behaviors import registry
+
+    cls = registry.lookup("CheckBlackboardVariableValue")
+    task = write(tmp_path / "task.yaml", """
+        blackboard: {x: 0.7}
+        tree:
+          CheckBlackboardVariableValue: {variable_name: x, operator: ">", value: 0.5}
+        """)
+    p = write(tmp_path / "t.scenario.yaml", f"task: {task}\nexpect: {{my_score: '>= 1'}}\n")
+    with pytest.raises(TreeLoadError, match="unknown metric 'my_score'"):
+        load_scenario(p)
+    monkeypatch.setattr(cls, "METRICS", ("my_score",), raising=False)
+    _, exp = load_scenario(p).load()
+    assert [m.name for m in exp.metrics] == ["my_score"]
