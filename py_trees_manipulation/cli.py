@@ -168,6 +168,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     worst = 0
     for path in args.files:
         xml = path.lower().endswith(".xml")
+        if not xml and _is_scenario(path):
+            worst = max(worst, _validate_scenario(path, args.set))
+            continue
         try:
             task = _load_xml(path, args.scene, args.set, args.main_tree) if xml else _load(path, args.set)
         except TreeLoadError as e:
@@ -200,6 +203,31 @@ def cmd_validate(args: argparse.Namespace) -> int:
             where += "; planning checks pass"
         print(f"{path}: OK ({n} node{'' if n == 1 else 's'}{where})")
     return worst
+
+
+def _is_scenario(path: str) -> bool:
+    name = os.path.basename(path)
+    return name.endswith((".scenario.yaml", ".scenario.yml"))
+
+
+def _validate_scenario(path: str, overrides: list[str]) -> int:
+    """``ptm validate`` of a ``*.scenario.yaml``: the file, its task, every variant and expectation, as
+    when pytest collects it (with ``--set`` on every variant). Returns the exit code."""
+    from .located.errors import TreeLoadError
+    from .scenarios.scenario import load_scenario
+
+    try:
+        sc = load_scenario(path)
+        for name in sc.variants:
+            if overrides:
+                sc.load(name, overrides)
+    except TreeLoadError as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    names = list(sc.variants)
+    print(f"{path}: OK (scenario {sc.name!r} of {sc.task_file}, {len(names)} variant{'' if len(names) == 1 else 's'}: "
+          f"{', '.join(names)})")
+    return 0
 
 
 def cmd_render(args: argparse.Namespace) -> int:

@@ -128,7 +128,11 @@ def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *
                                    "start with 'tree:' (see examples/pick_and_lift.yaml)")
     for key in doc:
         if key not in TOP_KEYS:
-            ctx.add(doc.key_loc(key), f"unknown top-level key {key!r}", did_you_mean(key, TOP_KEYS) or f"allowed: {', '.join(TOP_KEYS)}")
+            hint = did_you_mean(key, TOP_KEYS) or f"allowed: {', '.join(TOP_KEYS)}"
+            if key == "task" and "tree" not in doc:  # a scenario that names its task, read as a task
+                hint = ("a scenario file names its task with 'task:': call it NAME.scenario.yaml (ptm validate and "
+                        "ptm test check it as a scenario)")
+            ctx.add(doc.key_loc(key), f"unknown top-level key {key!r}", hint)
     _apply_overrides(doc, overrides or [], ctx)
     if overrides:  # each value is within the limits; together they must be too
         try:

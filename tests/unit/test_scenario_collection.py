@@ -113,3 +113,17 @@ def test_a_plugin_behaviour_declares_its_own_metrics(tmp_path, monkeypatch):
     monkeypatch.setattr(cls, "METRICS", ("my_score",), raising=False)
     _, exp = load_scenario(p).load()
     assert [m.name for m in exp.metrics] == ["my_score"]
+
+
+def test_ptm_validate_checks_a_scenario_file_as_a_scenario(tmp_path, capsys):
+    good = ROOT / "tests/scenarios/pick_and_lift.scenario.yaml"
+    typo = write(tmp_path / "typo.scenario.yaml", f"task: {TASK}\nexpect:\n  metrics: {{objet_lift_m: '>= 0.1'}}\n")
+    assert main(["validate", str(good)]) == 0
+    assert capsys.readouterr().out.startswith(f"{good}: OK (scenario 'pick_and_lift' of ")
+    assert main(["validate", typo]) == 2
+    assert capsys.readouterr().err.strip() == f"{typo}:3:13: unknown metric 'objet_lift_m'; did you mean 'object_lift_m'?"
+    # named like a task file, a reference scenario is read as one: the hint says what it is
+    plain = write(tmp_path / "ref.yaml", f"task: {TASK}\n")
+    assert main(["validate", plain]) == 2
+    assert (f"{plain}:1:1: unknown top-level key 'task'; a scenario file names its task with 'task:': call it "
+            "NAME.scenario.yaml (ptm validate and ptm test check it as a scenario)") in capsys.readouterr().err
