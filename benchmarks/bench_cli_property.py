@@ -52,10 +52,11 @@ def main() -> int:
     for cmd, os_ in sorted(by_cmd.items()):
         codes = collections.Counter(o.code for o in os_)
         print(f"  ptm {cmd:8s} {len(os_):4d} cases, exit codes {dict(sorted(codes.items(), key=str))}, "
-              f"slowest {max(o.wall_s for o in os_):.1f} s, largest peak RSS {max(o.max_rss_mb for o in os_):.0f} MB")
+              f"slowest {max(o.wall_s for o in os_):.1f} s wall / {max(o.cpu_s for o in os_):.1f} s CPU, "
+              f"largest peak RSS {max(o.max_rss_mb for o in os_):.0f} MB")
     bad = [o for o in outcomes if o.problems()]
     for o in bad:
-        print(f"\nBROKEN: ptm {shlex.join(o.argv)}\n  {'; '.join(o.problems())} (exit {o.code}, {o.wall_s:.1f} s, "
+        print(f"\nBROKEN: ptm {shlex.join(o.argv)}\n  {'; '.join(o.problems())} (exit {o.code}, {o.wall_s:.1f} s wall, {o.cpu_s:.1f} s CPU, "
               f"{o.max_rss_mb:.0f} MB)\n  " + o.stderr[-1500:].replace("\n", "\n  "))
     print(f"\n{len(bad)} of {len(outcomes)} cases broke the property")
     return 1 if bad else 0
