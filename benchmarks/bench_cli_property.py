@@ -7,7 +7,7 @@ Prints, per command: cases, exit codes, the slowest case's wall time and the lar
 every case that broke the property, with its command line and the end of its stderr. Exit code 1
 when one did.
 
-    python benchmarks/bench_cli_property.py [--examples 60] [--seed 0] [--commands validate,render,run]
+    python benchmarks/bench_cli_property.py [--examples 60] [--seed 0] [--commands validate,render,run] [--wall-limit 10]
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ def main() -> int:
     ap.add_argument("--examples", type=int, default=60)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--commands", default="validate,render,run")
+    ap.add_argument("--wall-limit", type=float, default=grammar.TIME_LIMIT_S,
+                    help="kill a case after this many wall-clock seconds (default 10: a quiet machine)")
     a = ap.parse_args()
     outcomes = []
 
@@ -41,7 +43,7 @@ def main() -> int:
     @settings(max_examples=a.examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(argv=grammar.command_lines(tuple(a.commands.split(","))))
     def explore(argv):
-        outcomes.append(grammar.run_case(argv))
+        outcomes.append(grammar.run_case(argv, wall_limit=a.wall_limit))
 
     t0 = time.monotonic()
     explore()

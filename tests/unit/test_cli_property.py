@@ -1,7 +1,7 @@
 """Property (issue 36): random options and ``--set`` values from a grammar of the task format
 (tests/cli_grammar.py) never end ``ptm validate``, ``render`` or ``run`` in a traceback, a hang over
-10 s (of CPU; killed after 10 s of wall clock, more on a loaded machine), more than 500 MB resident or
-an exit code other than 0, 1, 2. Each case runs in a process of
+10 s (of CPU: a case is killed when it has used them; one that waits is killed after 60 s, as the
+suite's load may keep it from a core), more than 500 MB resident or an exit code other than 0, 1, 2. Each case runs in a process of
 its own under limits; the suite tries a handful of derandomized examples (about 15 s), and
 ``benchmarks/bench_cli_property.py`` tries as many random ones as asked and prints figures.
 """
@@ -45,7 +45,7 @@ def test_the_limits_are_measured():
                              "--realtime", "--set", "tree.settle.duration_s=1000"],  # a 1000 s wait, at wall pace
                             wall_limit=grammar.TIME_LIMIT_S)
     assert hang.code is None and hang.problems() == [f"still running after {grammar.TIME_LIMIT_S:g} s (killed)"]
-    assert hang.wall_s < grammar.TIME_LIMIT_S + 5
+    assert hang.wall_s < grammar.TIME_LIMIT_S + 30  # the poll that kills it may wait for a core
     ok = grammar.run_case(["validate", "examples/pick_and_lift.yaml"])
     assert ok.code == 0 and ok.problems() == [] and 20 < ok.max_rss_mb < grammar.MEMORY_LIMIT_MB, ok
     assert 0.1 < ok.cpu_s < grammar.TIME_LIMIT_S
