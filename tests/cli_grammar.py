@@ -9,8 +9,8 @@ Used by ``tests/unit/test_cli_property.py`` (a handful of examples per suite run
 
 from __future__ import annotations
 
+import json
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -123,15 +123,6 @@ def command_lines(draw, commands=("run", "validate", "render")) -> list[str]:
     return argv
 
 
-def _cpu_s(pid: int) -> float:
-    """CPU seconds (user + system) the live process ``pid`` has used, from /proc (0 when unreadable)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return 0.0
-
-
 @dataclass
 class Outcome:
     """How a case ended: exit code (None: killed), wall and CPU seconds, peak resident MB, stderr,
@@ -162,35 +153,49 @@ class Outcome:
         return out
 
 
-def _limits() -> None:  # in the child, before exec
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_CAP, ADDRESS_SPACE_CAP))
-    os.setsid()
+#: the small process that starts each case: a process forked from a big one (a test worker) counts
+#: that one's resident pages in its own peak (ru_maxrss keeps the high-water mark of the memory it had
+#: before exec), so the case is forked from this launcher (~10 MB) and its rusage read by it
+_LAUNCHER = """
+import json, os, resource, subprocess, sys
+result, cap, cpu = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def limits():
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))  # SIGXCPU once it has used them
+proc = subprocess.Popen(sys.argv[4:], preexec_fn=limits)
+_, status, ru = os.wait4(proc.pid, 0)
+proc.returncode = 0
+with open(result, "w") as f:
+    json.dump({"code": os.waitstatus_to_exitcode(status), "cpu_s": ru.ru_utime + ru.ru_stime,
+               "max_rss_mb": ru.ru_maxrss / 1024.0}, f)
+"""
 
 
 def run_case(argv: list[str], cwd: Path = ROOT, wall_limit: float = WALL_LIMIT_S) -> Outcome:
-    """Run ``python -m py_trees_manipulation *argv`` in its own process (session, address-space cap),
-    kill it once it has used more than :data:`TIME_LIMIT_S` of CPU or ``wall_limit`` seconds have
-    passed, and measure its CPU time and peak resident memory (``wait4``)."""
-    limit = wall_limit
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    """Run ``python -m py_trees_manipulation *argv`` in a session of its own under an address-space cap
+    and a CPU limit of :data:`TIME_LIMIT_S` (RLIMIT_CPU: killed by SIGXCPU when it has used them),
+    kill the session after ``wall_limit`` seconds, and read the case's exit code, CPU time and peak
+    resident memory (``wait4``, in the launcher that forked it)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        result = Path(tmp) / "result.json"
+        out, err = Path(tmp) / "out", Path(tmp) / "err"
         env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
         env.pop("DISPLAY", None)
+        cmd = [sys.executable, "-c", _LAUNCHER, str(result), str(ADDRESS_SPACE_CAP), str(int(TIME_LIMIT_S)),
+               sys.executable, "-m", "py_trees_manipulation", *argv]
         t0 = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-m", "py_trees_manipulation", *argv], cwd=cwd, stdout=out,
-                                stderr=err, stdin=subprocess.DEVNULL, env=env, preexec_fn=_limits)
-        code, rusage = None, None
-        while True:
-            pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
-            if pid == proc.pid:
-                code, rusage = os.waitstatus_to_exitcode(status), ru
-                break
-            if time.monotonic() - t0 > limit or _cpu_s(proc.pid) > TIME_LIMIT_S + 0.5:
+        with open(out, "wb") as fo, open(err, "wb") as fe:
+            proc = subprocess.Popen(cmd, cwd=cwd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, env=env,
+                                    start_new_session=True)
+            try:
+                proc.wait(timeout=wall_limit)
+            except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
-                _, status, rusage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.02)
-        proc.returncode = code if code is not None else -9  # reaped here: keep Popen from waiting again
+                proc.wait()
         wall = time.monotonic() - t0
-        err.seek(0)
-        stderr = err.read().decode("utf-8", "replace")
-    return Outcome(argv, code, wall, rusage.ru_utime + rusage.ru_stime, rusage.ru_maxrss / 1024.0, stderr, limit)
+        stderr = err.read_bytes().decode("utf-8", "replace")
+        data = json.loads(result.read_text()) if result.exists() else {"code": None, "cpu_s": 0.0, "max_rss_mb": 0.0}
+    code = data["code"]
+    if code == -signal.SIGXCPU:  # the CPU limit ended it
+        code, data["cpu_s"] = None, max(data["cpu_s"], TIME_LIMIT_S + 0.01)
+    return Outcome(argv, code, wall, data["cpu_s"], data["max_rss_mb"], stderr, wall_limit)
