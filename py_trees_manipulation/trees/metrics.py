@@ -41,9 +41,10 @@ RUN_METRICS: tuple[MetricDoc, ...] = (
               'largest such lift during the run, sampled at 100 Hz',
               'm', 'simulator'),
     MetricDoc(('object_dropped',),
-              'the target was lifted more than `task.lift_threshold_m`, then fell (downward speed '
-              'above 0.4 m/s, touching no robot) and ends below that lift; or it ends more than 0.05 '
-              'm below its start (off the table)',
+              'the target **fell**: it left every robot without being set down and came down more '
+              'than 2 cm touching nothing, or came down 0.4 m/s faster than the finger touching it '
+              '(slipped out), or is still falling at the end (`sim/outcome.py`). A place on any '
+              'support at any height (a second, lower table) is not a drop',
               'true/false', 'simulator'),
     MetricDoc(('object_tilt_deg',),
               "angle between the target's z axis after settling and at the end (a box knocked over reads about 90)",
@@ -51,6 +52,15 @@ RUN_METRICS: tuple[MetricDoc, ...] = (
     MetricDoc(('place_error_m',),
               "distance of the target's final base position to `task.place_position` (world)",
               'm', 'simulator, with `task.place_position`'),
+    MetricDoc(('placed_on',),
+              'what carries the target at the end: the non-robot body touching it below its centre '
+              'with the largest normal force; `nothing`; or `held by ROBOT`. A run whose tree '
+              'succeeds while this is not the support under `task.place_position` fails',
+              'body name', 'simulator, with `task.place_position`'),
+    MetricDoc(('object_at_rest',),
+              'the target moves slower than 0.01 m/s and 0.1 rad/s at the end; a place task whose '
+              'tree succeeds while it is not at rest fails',
+              'true/false', 'simulator, with `task.place_position`'),
     MetricDoc(('planning_time_s',),
               'wall-clock time spent checking and planning arm motions, summed over the run (sim time'
               ' stands still meanwhile)',
