@@ -43,9 +43,9 @@ def test_the_limits_are_measured():
     """The harness can fail: a case that waits is killed as a hang, and CPU time and memory are measured."""
     hang = grammar.run_case(["run", "examples/pick_and_lift.yaml", "--no-log", "-q", "--timeout", "100000",
                              "--realtime", "--set", "tree.settle.duration_s=1000"],  # a 1000 s wait, at wall pace
-                            wall_limit=grammar.TIME_LIMIT_S)
-    assert hang.code is None and hang.problems() == [f"still running after {grammar.TIME_LIMIT_S:g} s (killed)"]
-    assert hang.wall_s < grammar.TIME_LIMIT_S + 30  # the poll that kills it may wait for a core
+                            wall_limit=3.0)
+    assert hang.code is None and hang.problems() == ["still running after 3 s (killed)"]
+    assert hang.wall_s < 3.0 + 30  # the kill may wait for a core
     ok = grammar.run_case(["validate", "examples/pick_and_lift.yaml"])
     assert ok.code == 0 and ok.problems() == [] and 20 < ok.max_rss_mb < grammar.MEMORY_LIMIT_MB, ok
     assert 0.1 < ok.cpu_s < grammar.TIME_LIMIT_S
