@@ -74,13 +74,15 @@ def _fixed_links(world: CollisionWorld, robot: str) -> list[int]:
 
 
 def base_overlap(world: CollisionWorld, robot: str, ignore: Sequence[str] = (),
-                 only: Optional[Any] = None) -> Optional[str]:
+                 only: Optional[Any] = None, padding_m: Optional[float] = None) -> Optional[str]:
     """What the robot's fixed links (its base) overlap within the world's padding, as a text, or None.
 
     Args:
         ignore: body names whose contact with the base does not count (the surface it stands on).
         only: check only these body names (default: every other body).
+        padding_m: the clearance asked for, metres (default: the world's padding; 0: only an overlap).
     """
+    pad = world.padding_m if padding_m is None else float(padding_m)
     body = world.robots[robot].body
     c = world.client
     skip = {body, *(world.bodies[n] for n in ignore if n in world.bodies)}
@@ -89,10 +91,10 @@ def base_overlap(world: CollisionWorld, robot: str, ignore: Sequence[str] = (),
         for other in others:
             if other in skip or (world._probe is not None and other == world._probe):
                 continue
-            pts = pb.getClosestPoints(body, other, world.padding_m, linkIndexA=j, physicsClientId=c)
-            if pts:
+            pts = pb.getClosestPoints(body, other, pad, linkIndexA=j, physicsClientId=c)
+            if pts and min(p[8] for p in pts) < pad - 1e-4:
                 d = min(p[8] for p in pts)
                 return (f"{world.link_name(body, j)} would overlap {world.names.get(other, other)} "
-                        f"({d * 1000:.0f} mm away, padding {world.padding_m * 1000:.0f} mm: "
-                        "scene.motion_planning.padding_m)")
+                        + (f"({d * 1000:.0f} mm away, padding {pad * 1000:.0f} mm: scene.motion_planning.padding_m)"
+                           if pad > 0 else f"({-d * 1000:.0f} mm deep)"))
     return None

@@ -75,10 +75,47 @@ def plan_check(task: TaskSpec, seed: Optional[int] = None,
                 problems.append(PlanProblem(task.tree.loc, f"base_pose: auto: {p.failure}"))
     world = CollisionWorld.from_scene(scene)
     try:
+        problems += start_state_problems(task, world, scene)
         problems += check_nodes(task, world, scene, seed, progress)
     finally:
         world.close()
     return problems
+
+
+def start_state_problems(task: TaskSpec, world: Any, scene: Any) -> list[PlanProblem]:
+    """Each robot at its ``initial_configuration``: in collision with itself or the scene (no
+    padding: touching is allowed, overlapping is not), as MoveIt refuses a start state in collision;
+    the problem names the pair, the depth and the key to change."""
+    from ..collision.base_placement import surface_under
+    from ..collision.reachability import base_overlap
+
+    out = []
+    written = list((task.scene or {}).get("robots") or [])
+
+    def where(i: int, key: str) -> Any:
+        """The robot entry's ``key`` in the file (its value's line), else the entry, else the tree."""
+        entry = written[i] if i < len(written) else None
+        if hasattr(entry, "value_loc"):
+            return entry.value_loc(key) if key in entry else entry.loc
+        return task.tree.loc
+
+    for i, r in enumerate(scene.robots):
+        surface = surface_under(world, scene, r.name)
+        base = base_overlap(world, r.name, ignore=[surface.body] if surface.body else (), padding_m=0.0)
+        if base is not None:
+            out.append(PlanProblem(where(i, "base_pose"), f"robot {r.name!r} stands in collision: its base {base}",
+                                   f"move scene.robots.{i}.base_pose, or the body it overlaps"))
+        ck = world.checker(r.name, padding_m=0.0)
+        hit = ck.explain(world.robots[r.name].joint_positions())
+        if hit is None:
+            continue
+        conf = r.initial_configuration if isinstance(r.initial_configuration, str) else "the given angles"
+        out.append(PlanProblem(where(i, "initial_configuration"), (
+            f"robot {r.name!r} starts in collision at its initial_configuration ({conf}): {hit.describe()} "
+            f"({-hit.distance_m * 1000:.0f} mm deep)"),
+            f"change scene.robots.{i}.initial_configuration or scene.robots.{i}.base_pose, or move the body "
+            "it overlaps"))
+    return out
 
 
 def plan_check_in_backend(task: TaskSpec, backend: Any, seed: int = 0) -> list[PlanProblem]:

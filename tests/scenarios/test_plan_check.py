@@ -64,3 +64,20 @@ def test_a_flip_out_of_reach_is_refused_with_a_base_from_which_it_plans_and_runs
     r = run_task(load_task(flip, far + [base]), RunOptions(display=False, timeout_s=60))
     assert r.summary["status"] == "SUCCESS", r.summary.get("failed_behaviour")
     assert abs(r.summary["metrics"]["object_tilt_deg"] - 90.0) < 5.0
+
+
+@pytest.mark.parametrize("override, expected", [
+    ("scene.robots.0.initial_configuration=[0, 1.5, 0, -0.5, 0, 1.5, 0.785]",
+     r"robot 'panda' starts in collision at its initial_configuration \(the given angles\): panda_\w+finger would "
+     r"hit table \(\d+ mm deep\)"),
+    ("scene.robots.0.base_pose={position: [0.5, 0, 0.626]}",
+     r"robot 'panda' stands in collision: its base panda_link0 would overlap mug \(8\d mm deep\)"),
+])
+def test_a_robot_that_starts_in_collision_is_refused_at_its_scene_entry(override, expected):
+    """As MoveIt refuses a start state in collision: the arm at its initial configuration, or its base,
+    inside the scene (touching is fine: the shipped scenes, the handover's robot beside the table)."""
+    problems = plan_check(load_task(os.path.join(EXAMPLES, "pick_and_lift.yaml"), [override]))
+    assert re.search(expected, problems[0].message), problems[0].message
+    assert problems[0].loc.file.endswith("pick_and_lift.yaml") and problems[0].loc.line in (14, 15)
+    assert "scene.robots.0." in problems[0].hint
+    assert plan_check(load_task(os.path.join(EXAMPLES, "handover.yaml"))) == []
