@@ -81,8 +81,9 @@ class CheckReachability(ManipulationBehaviour):
                                 "place, lowered, released, retreat)", unit="m", blackboard=False),
         "door": Param("str", None, "door to open: its lever grasped, turned and held along the whole arc",
                       refers_to="door", blackboard=False),
-        "open_angle": Param("float", 60.0, "the door's opening arc (magnitude; the door's 'opening' gives the "
-                                           "direction)", unit="deg", min=-179.0, max=179.0, blackboard=False),
+        "open_angle": Param("float", 60.0, "the door's opening arc, signed as MoveAlongArc's angle (+ pulls, - "
+                                           "pushes): it must turn the way the door's 'opening' opens it",
+                             unit="deg", min=-179.0, max=179.0, blackboard=False),
         "twist_angle": Param("float", 45.0, "lever turn held through the arc (0: none)", unit="deg", min=0.0,
                              max=90.0, blackboard=False),
         "untwist_angle": Param("float", None, "lever turn back before the hand lets go (magnitude; default: the "
@@ -90,7 +91,8 @@ class CheckReachability(ManipulationBehaviour):
                                "leaves it", unit="deg", min=-90.0, max=90.0, blackboard=False),
         "cabinet": Param("str", None, "cabinet whose drawer is pulled: its bar along the pull line",
                          refers_to="cabinet", blackboard=False),
-        "pull_m": Param("float", None, "drawer pull (magnitude; default: the drawer's travel)", unit="m",
+        "pull_m": Param("float", None, "drawer pull, along the handle's z into the front: negative pulls it out "
+                        "(a positive value pushes a closed drawer in: refused; default: the drawer's travel)", unit="m",
                         min=-2.0, max=2.0, blackboard=False),
         "pregrasp_m": Param("float", 0.08, "approach stand-off before the door or drawer grasp", unit="m", min=0.0,
                             max=0.5, blackboard=False),

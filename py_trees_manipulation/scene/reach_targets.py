@@ -422,10 +422,12 @@ def _mechanisms(request: ReachRequest, scene: Any) -> tuple[list, list]:
 
 
 def travel_refusal(request: ReachRequest, scene: Any) -> Optional[str]:
-    """Why the task asks more of a door or drawer than it can travel, or None: an opening arc
-    (``open_angle_deg``) beyond the hinge's upper limit (``max_opening_deg``), a pull (``pull_m``)
-    beyond the drawer's travel (``drawer_travel_m``). The mechanism bounds it, not the arm: the text
-    names the limit and the value that would work."""
+    """Why the task asks of a door or drawer what it cannot do, or None: an opening arc
+    (``open_angle_deg``) beyond the hinge's upper limit (``max_opening_deg``) or turning the other way
+    than the door opens (the sign: + pulls, - pushes, as ``MoveAlongArc``'s angle; ``opening``), a
+    pull (``pull_m``) beyond the drawer's travel (``drawer_travel_m``) or pushing a closed drawer in
+    (positive). The mechanism decides it, not the arm: the text names the limit or the direction and
+    the value that would work."""
     doors, cabinets = _mechanisms(request, scene)
     for d in doors:
         limit = float(d.asset.max_opening_deg)
@@ -433,21 +435,34 @@ def travel_refusal(request: ReachRequest, scene: Any) -> Optional[str]:
             return (f"the {abs(float(request.open_angle_deg)):g} deg arc is more than door {d.name!r} opens: its hinge "
                     f"stops at {limit:g} deg (max_opening_deg; the mechanism bounds the arc, not the arm): ask "
                     f"open_angle <= {limit:g} or a door that opens further")
+        angle = float(request.open_angle_deg)
+        sign = d.asset.arc_opening_sign
+        if angle * sign < 0:
+            way = "pulling it toward its front" if sign > 0 else "pushing it away from its front"
+            return (f"door {d.name!r} opens by {way} (opening: {d.asset.opening}), and an open_angle of {angle:g} deg "
+                    f"turns it the other way, into its frame (MoveAlongArc's sign: + pulls, - pushes): give "
+                    f"open_angle {sign * abs(angle):g} (and the same angle to MoveAlongArc)")
     for c in cabinets:
         travel = float(c.asset.drawer_travel_m)
         if request.pull_m is not None and abs(float(request.pull_m)) > travel + 1e-9:
             return (f"the {abs(float(request.pull_m)):.3f} m pull is longer than the drawer of {c.name!r} travels: "
                     f"{travel:.3f} m (drawer_travel_m; the mechanism bounds the pull, not the arm): ask "
                     f"pull_m <= {travel:.3f} or a cabinet with a longer travel")
+        if request.pull_m is not None and float(request.pull_m) > 0:
+            return (f"a pull_m of +{float(request.pull_m):.3f} m pushes the drawer of {c.name!r} in, and it starts "
+                    f"closed (negative pulls it out, along the handle's z into the front): give pull_m "
+                    f"{-float(request.pull_m):.3f} (and the same translation to the pull motion)")
     return None
 
 
 def travel_bound(result: Any, scene: Any) -> Optional[str]:
-    """For a door or drawer target (a :class:`~..collision.reach_results.TargetResult`) that the arm
-    does not follow to its end: how far along its arc or pull the arm got, against the task's goal
-    and the mechanism's own travel (``"the arm follows the drawer of 'cabinet' 0.120 m of the 0.250 m
-    pull (the drawer travels 0.350 m): the arm bounds the pull"``); None for other targets or a
-    target reached."""
+    """For a door or drawer target (a :class:`~..collision.reach_results.TargetResult`) whose arc or
+    pull stops part-way: how far along it the hand got, against the task's goal and the mechanism's
+    own travel, and what bounds it: the arm (out of reach, a joint limit: ``"the arm follows the
+    drawer of 'cabinet' 0.120 m of the 0.250 m pull (the drawer travels 0.350 m): the arm bounds the
+    pull"``) or the body the arm would hit (``"... : 'pillar' bounds the arc (the arm would hit it)"``).
+    None for other targets, a target reached, or a failure before the arc or pull starts (the
+    approach, the grasp, the lever's turn) or after it ends (the turn back, the retreat)."""
     t = result.target
     if result.ok or t.kind not in ("door", "drawer") or not t.paths:
         return None
@@ -459,24 +474,28 @@ def travel_bound(result: Any, scene: Any) -> Optional[str]:
     a = spec.asset
     joint = a.hinge_joint if t.kind == "door" else a.drawer_joint
     path = t.paths[result.path]
-    goal = 0.0
-    got = 0.0
-    for i, smp in enumerate(path):
-        if smp.probe or not smp.held:
-            continue
-        v = next((abs(val) for b, j, val in smp.joints if b == spec.name and j == joint), 0.0)
-        goal = max(goal, v)
-        if i < result.reached:
-            got = max(got, v)
-    if goal <= 0.0:
-        return None
+
+    def travel(smp: ReachSample) -> float:
+        return next((abs(val) for b, j, val in smp.joints if b == spec.name and j == joint), 0.0)
+
+    arc = [i for i, smp in enumerate(path) if smp.held and not smp.probe and travel(smp) > 0.0]
+    if not arc or not arc[0] <= result.reached <= arc[-1]:
+        return None      # it stopped before the arc or pull, or after it (turning back, the retreat)
+    if travel(path[result.reached]) <= travel(path[arc[0] - 1]) + 1e-12 and result.reached != arc[0]:
+        return None      # the lever turning back at the end of the arc
+    goal = max(travel(path[i]) for i in arc)
+    got = max([travel(path[i]) for i in arc if i < result.reached] or [0.0])
+    hit = getattr(result.failure, "collision", None)
+    if hit is not None and not getattr(hit, "self_collision", False):
+        bound = f"{hit.body!r} bounds the {'arc' if t.kind == 'door' else 'pull'} (the arm would hit it)"
+    else:
+        bound = f"the arm bounds the {'arc' if t.kind == 'door' else 'pull'}"
     if t.kind == "door":
         limit = float(a.max_opening_deg)
         return (f"the arm follows the lever of door {spec.name!r} to {math.degrees(got):.0f} deg of the "
-                f"{math.degrees(goal):.0f} deg arc (the door opens to {limit:g} deg): the arm bounds the arc")
-    travel = float(a.drawer_travel_m)
+                f"{math.degrees(goal):.0f} deg arc (the door opens to {limit:g} deg): {bound}")
     return (f"the arm follows the drawer of {spec.name!r} {got:.3f} m of the {goal:.3f} m pull (the drawer "
-            f"travels {travel:.3f} m): the arm bounds the pull")
+            f"travels {float(a.drawer_travel_m):.3f} m): {bound}")
 
 
 #: the behaviour whose parameters are reach requests

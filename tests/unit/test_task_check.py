@@ -96,11 +96,22 @@ def test_an_arc_or_pull_beyond_the_mechanisms_travel_is_refused_naming_the_limit
     text = travel_refusal(ReachRequest(cabinet="cabinet", pull_m=-0.25), mechanisms)
     assert text.startswith("the 0.250 m pull is longer than the drawer of 'cabinet' travels: 0.200 m")
     assert "pull_m <= 0.200" in text
-    assert travel_refusal(ReachRequest(cabinet="cabinet", pull_m=0.2), mechanisms) is None
+    assert travel_refusal(ReachRequest(cabinet="cabinet", pull_m=-0.2), mechanisms) is None
     assert travel_refusal(ReachRequest(cabinet="cabinet"), mechanisms) is None   # default: the travel
     text = travel_refusal(ReachRequest(door="door", open_angle_deg=-100), mechanisms)
     assert "the 100 deg arc is more than door 'door' opens: its hinge stops at 90 deg" in text
     assert travel_refusal(ReachRequest(door="door", open_angle_deg=62), mechanisms) is None
+
+
+def test_an_arc_or_pull_the_wrong_way_is_refused_with_the_sign_that_opens_it(mechanisms):
+    """A pull door asked to turn by a negative angle (MoveAlongArc would push it into its frame), a
+    closed drawer asked for a positive pull (pushed in): refused before moving, with the value."""
+    text = travel_refusal(ReachRequest(door="door", open_angle_deg=-62), mechanisms)
+    assert text.startswith("door 'door' opens by pulling it toward its front (opening: pull), and an open_angle "
+                           "of -62 deg turns it the other way") and "give open_angle 62" in text
+    text = travel_refusal(ReachRequest(cabinet="cabinet", pull_m=0.2), mechanisms)
+    assert text.startswith("a pull_m of +0.200 m pushes the drawer of 'cabinet' in, and it starts closed")
+    assert "give pull_m -0.200" in text
 
 
 def test_the_bound_of_a_pull_the_arm_does_not_finish_is_the_arm(mechanisms):
@@ -114,3 +125,14 @@ def test_the_bound_of_a_pull_the_arm_does_not_finish_is_the_arm(mechanisms):
     assert travel_bound(res, mechanisms) == ("the arm follows the drawer of 'cabinet' 0.120 m of the 0.200 m pull "
                                              "(the drawer travels 0.200 m): the arm bounds the pull")
     assert travel_bound(TargetResult(t, True, 0, len(path)), mechanisms) is None
+    # stopped before the pull (the pregrasp) or after it (the retreat): the pull is not what bounds it
+    assert travel_bound(TargetResult(t, False, 0, 0, None), mechanisms) is None
+    assert travel_bound(TargetResult(t, False, 0, len(path) - 1, None), mechanisms) is None
+    # stopped by a body the arm would hit: that body bounds the pull, not the arm
+    from py_trees_manipulation.collision.contacts import Proximity
+    from py_trees_manipulation.collision.reach_results import SampleResult
+
+    hit = Proximity(link="panda_link4", body="pillar", body_link="base", distance_m=0.004, threshold_m=0.01)
+    res = TargetResult(t, False, 0, held[2], SampleResult("pulled", False, collision=hit))
+    assert travel_bound(res, mechanisms).endswith("0.080 m of the 0.200 m pull (the drawer travels 0.200 m): "
+                                                  "'pillar' bounds the pull (the arm would hit it)")
