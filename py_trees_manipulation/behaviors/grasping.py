@@ -220,7 +220,7 @@ class ChooseGrasp(ManipulationBehaviour):
             if placement is not None:
                 what = "a grasp reaches it" + (" and puts it down" if places else "")
                 text += "; " + base_suggestion(placement, robots.index(robot), what)
-        return [("object", text, "")]
+        return [("", text, "")]
 
     def setup(self, **kwargs: Any) -> None:
         """Resolve the arm; check the backend has a collision world (refused before the run otherwise).
@@ -361,6 +361,7 @@ def _base_for_grasp(world: Any, scene: Any, robot: str, obj: str, object_pose: n
     and place (:func:`~py_trees_manipulation.scene.reach_targets.grasp_target`), on the surface the
     robot stands on, searched as ``base_pose: auto`` searches; the world is put back as it was."""
     from ..collision.base_placement import surface_under
+    from .reach import SUGGEST_BUDGET_S
     from ..collision.base_search import find_base_relaxing
     from ..scene.reach_targets import grasp_target
 
@@ -369,4 +370,5 @@ def _base_for_grasp(world: Any, scene: Any, robot: str, obj: str, object_pose: n
         return None
     supports = [f.name for f in getattr(scene, "fixtures", ())]
     target = grasp_target(spec, object_pose, place=places[0] if places else None, supports=supports)
-    return find_base_relaxing(world, robot, lambda probe: [target], surface_under(world, scene, robot), seed=seed)
+    return find_base_relaxing(world, robot, lambda probe: [target], surface_under(world, scene, robot), seed=seed,
+                              total_budget_s=SUGGEST_BUDGET_S)

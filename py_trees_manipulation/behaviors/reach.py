@@ -33,6 +33,11 @@ def _planning(backend: Any) -> Any:
     return ext if ext is not None and callable(getattr(ext, "call_in_world", None)) else None
 
 
+#: wall time a failure's base suggestion may search for, seconds (a refusal keeps its answer quick;
+#: ``base_pose: auto`` searches as long as it needs)
+SUGGEST_BUDGET_S = 30.0
+
+
 def _where(T: Any) -> str:
     yaw = math.degrees(math.atan2(T[1, 0], T[0, 0]))
     return f"({T[0, 3]:.2f}, {T[1, 3]:.2f}, {T[2, 3]:.2f}) facing {yaw:.0f} deg"
@@ -187,7 +192,7 @@ def check_reach(world: Any, scene: Any, params: dict[str, Any], seed: int = 0) -
         placement = find_base_relaxing(
             world, robot, lambda probe: targets_for(request.with_margin() if probe else request, scene,
                                                     object_pose=world.object_pose),
-            surface_under(world, scene, robot), seed=seed)
+            surface_under(world, scene, robot), seed=seed, total_budget_s=SUGGEST_BUDGET_S)
         text += "; " + base_suggestion(placement, robots.index(robot), "every target is reachable")
     return ReachVerdict(False, text)
 

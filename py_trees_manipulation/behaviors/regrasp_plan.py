@@ -283,7 +283,7 @@ class PlanRegrasp(_RegraspBase):
         except (NoPlanError, ValueError) as e:
             text = f"PlanRegrasp: {_one_line(str(e))}"
             fix = regrasp_base_suggestion(world, scene, cfg, start, goal, faces, str(e), seed)
-            return [("goal", text + (f"; {fix}" if fix else ""), "")]
+            return [("", text + (f"; {fix}" if fix else ""), "")]
         return []
 
     def update(self) -> Status:
@@ -355,6 +355,7 @@ def regrasp_base_suggestion(world: Any, scene: Any, cfg: RegraspConfig, start: A
         return ""
     robot = robots.pop()
     from ..collision.base_placement import surface_under
+    from .reach import SUGGEST_BUDGET_S
     from ..collision.reachability import base_frame, find_base_relaxing, set_base_frame
     from ..scene.reach_targets import grasp_target
     from .reach import base_suggestion
@@ -364,7 +365,8 @@ def regrasp_base_suggestion(world: Any, scene: Any, cfg: RegraspConfig, start: A
     names = [r.name for r in getattr(scene, "robots", ())]
     if not targets or robot not in names:
         return ""
-    placement = find_base_relaxing(world, robot, lambda probe: targets, surface_under(world, scene, robot), seed=seed)
+    placement = find_base_relaxing(world, robot, lambda probe: targets, surface_under(world, scene, robot), seed=seed,
+                              total_budget_s=SUGGEST_BUDGET_S)
     if not placement.ok:
         return ""
     T0 = base_frame(world, robot)

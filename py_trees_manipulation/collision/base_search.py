@@ -397,7 +397,8 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
 
 
 def find_base_relaxing(world: CollisionWorld, robot: str, targets: Callable[[bool], Sequence[ReachTarget]],
-                       surface: MountingSurface, seed: int = 0, **kwargs: Any) -> BasePlacement:
+                       surface: MountingSurface, seed: int = 0, total_budget_s: Optional[float] = None,
+                       **kwargs: Any) -> BasePlacement:
     """:func:`find_base` with the search's margins, relaxed in steps (:data:`RELAX_STEPS`) when no
     base passes with them: a base found with fewer margins is better than none, and says which it
     gave up (:attr:`BasePlacement.relaxed`, in the printed pose and the summary). A search that found
@@ -406,6 +407,9 @@ def find_base_relaxing(world: CollisionWorld, robot: str, targets: Callable[[boo
     Args:
         targets: ``targets(probe)``: the task's targets, probed beyond the motion (the request's
             ``with_margin``) when ``probe``.
+        total_budget_s: wall time for all the steps together (None: each step its own
+            ``time_budget_s``): a failure that suggests a base keeps its answer within seconds;
+            a search cut short says so.
         kwargs: passed to :func:`find_base` (``restore``, ``max_candidates``, ``progress``, ...).
 
     Returns:
@@ -415,10 +419,18 @@ def find_base_relaxing(world: CollisionWorld, robot: str, targets: Callable[[boo
     t0 = time.perf_counter()
     checked = steps = 0
     last: Optional[BasePlacement] = None
+    out_of_time = False
     for what, tol, held, margin, probe, count in RELAX_STEPS:
+        step_kw = {"max_candidates": count, **kwargs}
+        if total_budget_s is not None:
+            left = total_budget_s - (time.perf_counter() - t0)
+            if left <= 0.0:
+                out_of_time = True
+                break
+            step_kw["time_budget_s"] = min(float(step_kw.get("time_budget_s", 60.0)), left)
         steps += 1
         last = find_base(world, robot, targets(probe), surface, seed=seed, position_tolerance_m=tol,
-                         held_padding_m=held, joint_margin_rad=margin, **{"max_candidates": count, **kwargs})
+                         held_padding_m=held, joint_margin_rad=margin, **step_kw)
         checked += last.candidates
         if last.ok:
             last.relaxed = what
@@ -430,4 +442,6 @@ def find_base_relaxing(world: CollisionWorld, robot: str, targets: Callable[[boo
     last.time_s = time.perf_counter() - t0
     if not last.ok and steps > 1:
         last.failure += f" (with the search's margins relaxed in {steps - 1} step{'s' if steps > 2 else ''})"
+    if not last.ok and total_budget_s is not None and (out_of_time or last.time_s >= total_budget_s):
+        last.failure += f" (the search stopped after its {total_budget_s:g} s budget)"
     return last
