@@ -188,7 +188,7 @@ def check_reach(world: Any, scene: Any, params: dict[str, Any], seed: int = 0) -
     bound = travel_bound(bad[0], scene)
     if bound is not None:
         text += f"; {bound}"
-    if params.get("suggest_base", True):
+    if params.get("suggest_base", True) and not getattr(bad[0].failure, "blocked", False):
         placement = find_base_relaxing(
             world, robot, lambda probe: targets_for(request.with_margin() if probe else request, scene,
                                                     object_pose=world.object_pose),

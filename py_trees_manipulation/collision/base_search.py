@@ -253,6 +253,12 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
     ignore = [surface.body] if surface.body else []
     if not targets:
         return BasePlacement(robot, False, None, surface, failure="nothing to reach: the task names no target")
+    # a door or drawer whose own sweep is blocked by the scene: no base pose helps
+    for t in targets:
+        blocked = ReachChecker(world, robot, seed=seed).blocked(t)
+        if blocked is not None:
+            return BasePlacement(robot, False, None, surface, failure=(
+                f"no base pose helps: {blocked.label} {blocked.reason}"), time_s=time.perf_counter() - t0)
     # the targets' centre: each target weighs the same (a pick with 24 grasps as much as a door)
     centre = np.mean([t.positions().mean(axis=0) for t in targets], axis=0)
     bounds = wrist_bounds(world, robot)

@@ -120,6 +120,7 @@ class ReachChecker:
         self._mirror = arm_mirror(world, robot)
         self._hand = sorted(world.hand_links(robot))
         self._joint_cache: dict[tuple[str, str], int] = {}
+        self._joint_links: dict[tuple[str, str], list[int]] = {}
         self._line_planner: Any = None
         self.ik_calls = 0
 
@@ -296,6 +297,77 @@ class ReachChecker:
         bodies = {b for b, _, _ in sample.joints}
         return base_overlap(self.world, self.robot, only=bodies)
 
+    def _mechanism_hit(self, sample: ReachSample) -> Optional[SampleResult]:
+        """What a door leaf or a drawer, moved to ``sample``'s joint values, overlaps of the rest of
+        the scene (robots aside: the arm's own checks see them), as a failure naming both and the
+        depth; None when its sweep is clear there. A fixture or object in the way stops the
+        mechanism however the arm moves."""
+        moved = [(b, j) for b, j, v in sample.joints if abs(v) > 1e-9]
+        if not moved:
+            return None
+        w, c = self.world, self.world.client
+        robots = {w.body_id(r) for r in w.robots}
+        for name, joint in moved:
+            body = w.body_id(name)
+            for link in self._moving_links(name, joint):
+                for other_name, other in w.bodies.items():
+                    if other in robots or other == body or (w._probe is not None and other == w._probe):
+                        continue
+                    pts = pb.getClosestPoints(body, other, 0.0, linkIndexA=link, physicsClientId=c)
+                    if not pts or min(p[8] for p in pts) >= -1e-4:
+                        continue
+                    d = min(p[8] for p in pts)
+                    part = w.link_name(body, link)
+                    hit = Proximity(link=f"{part} of {name!r}", body=other_name, body_link="", distance_m=float(d),
+                                    threshold_m=0.0)
+                    return SampleResult(sample.label, False, collision=hit, blocked=True, reason=(
+                        f"is blocked: {part} of {name!r} would hit {other_name!r} there ({-d * 1000:.0f} mm deep): "
+                        f"it cannot move that far with {other_name!r} in its way (move {other_name!r} out of its "
+                        "sweep)"))
+        return None
+
+    def blocked(self, target: ReachTarget) -> Optional[SampleResult]:
+        """The first sample of ``target`` at which its door or drawer itself hits the scene
+        (:meth:`_mechanism_hit`: every path's samples in order, the joints set there), or None. The
+        articulated joints are put back."""
+        joints = tuple({(b, j): (b, j, 0.0) for p in target.paths for s in p for b, j, _ in s.joints}.values())
+        if not joints:
+            return None
+        saved = self._joint_state(joints)
+        try:
+            for path in target.paths:
+                for s in path:
+                    if s.joints:
+                        self._set_joints(s.joints)
+                        hit = self._mechanism_hit(s)
+                        if hit is not None:
+                            return hit
+            return None
+        finally:
+            self._set_joints(saved)
+
+    def _moving_links(self, name: str, joint: str) -> list[int]:
+        """The links of body ``name`` that ``joint`` moves (its child and every link below it)."""
+        key = (name, joint)
+        if key not in self._joint_links:
+            w = self.world
+            body, c = w.body_id(name), w.client
+            n = pb.getNumJoints(body, physicsClientId=c)
+            parent = {i: pb.getJointInfo(body, i, physicsClientId=c)[16] for i in range(n)}
+            start = next((i for i in range(n)
+                          if pb.getJointInfo(body, i, physicsClientId=c)[1].decode() == joint), None)
+            out: list[int] = []
+            if start is not None:
+                out = [start]
+                for i in range(n):
+                    p = parent[i]
+                    while p >= 0 and p not in out:
+                        p = parent[p]
+                    if p in out and i not in out:
+                        out.append(i)
+            self._joint_links[key] = [i for i in out if pb.getCollisionShapeData(body, i, physicsClientId=c)]
+        return self._joint_links[key]
+
     def _follow(self, path: tuple, q0: np.ndarray, explain: bool = True) -> tuple[int, list, Optional[SampleResult]]:
         """Follow ``path`` from ``q0`` (a solution of its first sample): ``(samples reached, their
         configurations, the failure or None)``. Between two samples more than :data:`STEP_M` apart
@@ -316,6 +388,10 @@ class ReachChecker:
             hit_base = self._base_hit(s)
             if hit_base is not None:
                 return k, qs, SampleResult(s.label, False, q, reason=f"cannot be reached: {hit_base}")
+            blocked = self._mechanism_hit(s)
+            if blocked is not None:
+                blocked.q = q
+                return k, qs, blocked
             if s.free:
                 # a planned free motion: this configuration only, IK from the one before first
                 sol = self._ik(s.pose, [q] + self.seeds_for(s.pose, with_start=False)[:6])

@@ -33,6 +33,7 @@ class SampleResult:
         position_error_m, orientation_error_rad: IK error of ``q``.
         collision: the collision at ``q`` when that is why it failed.
         reason: ``"is out of reach: best IK 0.060 m away"`` and the like.
+        blocked: the door or drawer itself hits something there (no base pose changes that).
     """
 
     label: str
@@ -42,6 +43,7 @@ class SampleResult:
     orientation_error_rad: float = float("nan")
     collision: Optional[Proximity] = None
     reason: str = ""
+    blocked: bool = False
 
 
 @dataclass

@@ -487,7 +487,8 @@ def travel_bound(result: Any, scene: Any) -> Optional[str]:
     got = max([travel(path[i]) for i in arc if i < result.reached] or [0.0])
     hit = getattr(result.failure, "collision", None)
     if hit is not None and not getattr(hit, "self_collision", False):
-        bound = f"{hit.body!r} bounds the {'arc' if t.kind == 'door' else 'pull'} (the arm would hit it)"
+        what = hit.link if getattr(result.failure, "blocked", False) else "the arm"
+        bound = f"{hit.body!r} bounds the {'arc' if t.kind == 'door' else 'pull'} ({what} would hit it)"
     else:
         bound = f"the arm bounds the {'arc' if t.kind == 'door' else 'pull'}"
     if t.kind == "door":
