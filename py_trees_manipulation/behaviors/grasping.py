@@ -133,6 +133,9 @@ class ChooseGrasp(ManipulationBehaviour):
                             "'none'; the grasp must reach it too", frame="world", names=("none",)),
         "place_approach_m": Param("float", 0.10, "height above the place pose the carry arrives at", unit="m",
                                   min=0.0, max=0.5),
+        "lift_m": Param("float", None, "the straight lift after the grasp, the object held (null: not checked): "
+                        "the grasp must lift it clear too, planned as the lift's MoveCartesian plans it", unit="m",
+                        min=0.0, max=1.0),
         "arm": Param("str", None, "name of the arm (default: the scene's first arm)", blackboard=False,
                      refers_to="robot"),
         "suggest_base": Param("bool", True, "when no grasp is feasible because the object (or the place) is out "
@@ -207,8 +210,8 @@ class ChooseGrasp(ManipulationBehaviour):
         place = values.get("place_pose")
         places = [] if isinstance(place, str) or place is None else [np.array(place, dtype=float)]
         pose = world.object_pose(obj)
-        kw = {k: values[k] for k in ("width_margin_m", "max_approach_angle_deg", "approach_m", "place_approach_m")
-              if values.get(k) is not None}
+        kw = {k: values[k] for k in ("width_margin_m", "max_approach_angle_deg", "approach_m", "place_approach_m",
+                                     "lift_m") if values.get(k) is not None}
         choice = choose_grasp(world, robot, obj, pose, grasps, place_poses=places, **kw)
         if choice.chosen is not None:
             return []
@@ -281,7 +284,7 @@ class ChooseGrasp(ManipulationBehaviour):
             return
         kw = dict(width_margin_m=self.param("width_margin_m"), max_approach_angle_deg=self.param("max_approach_angle_deg"),
                   approach_m=self.param("approach_m"), place_poses=places,
-                  place_approach_m=self.param("place_approach_m"))
+                  place_approach_m=self.param("place_approach_m"), lift_m=self.param("lift_m"))
 
         suggest = bool(self.param("suggest_base"))
         scene = svc.scene

@@ -61,7 +61,7 @@ __all__ = ["GraspCandidate", "GraspChoice", "choose_grasp", "REJECTIONS"]
 RETREAT_SPEED_MPS = 0.1
 #: rejection categories, in the order the summary lists them
 REJECTIONS = ("approach", "width", "unreachable", "pregrasp_collision", "grasp_collision", "place",
-              "approach_line")
+              "approach_line", "lift")
 POSITION_TOLERANCE_M = 0.01        # as MoveToPose's default
 ORIENTATION_TOLERANCE_RAD = 0.1
 LINE_STEP_M = 0.01
@@ -199,6 +199,7 @@ class GraspChoice:
         what = {"pregrasp_collision": f"collide{'s' if one else ''} at the pregrasp",
                 "grasp_collision": f"collide{'s' if one else ''} at the grasp",
                 "place": "cannot put it down at the place pose",
+                "lift": f"cannot lift it{' so' if one else ''}",
                 "approach_line": f"ha{'s' if one else 've'} the approach line blocked"}
         return f"{n} {what.get(category, category)}: {listed}{more}" + self._hit_figures(category, members)
 
@@ -385,6 +386,35 @@ def _place(ctx: _Context, c: GraspCandidate, places: Sequence[Pose], approach_m:
         w.detach(robot)
 
 
+def _lift(ctx: _Context, c: GraspCandidate, lift_m: float) -> Optional[str]:
+    """The straight lift ``lift_m`` up from the grasp with the object held, planned as the
+    ``move_cartesian`` motion plans it (:meth:`~.arm_planner.ArmMotionPlanner.plan`: its lines, the
+    object attached to the hand, contacts at the start allowed to stay); why it fails, or None."""
+    from .arm_planner import ArmMotionPlanner, MotionPlanningError, MotionRequest
+
+    w, robot = ctx.world, ctx.robot
+    r = w.robots[robot]
+    width = c.grasp.width_m if math.isfinite(c.grasp.width_m) else 0.0
+    try:
+        w.attach(robot, ctx.obj, invert(c.grasp.pose))
+    except ValueError:  # a fixed object cannot be held: nothing to lift
+        return None
+    try:
+        w.set_robot_state(robot, c.q_grasp, fingers=r.finger_targets(max(width, r.closed_gap)))
+        target = c.grasp_pose.copy()
+        target[2, 3] += float(lift_m)
+        req = MotionRequest(robot=robot, kind="cartesian", start=c.q_grasp, target=target, speed_mps=0.1,
+                            position_tolerance_m=ctx.tolerance[0])
+        try:
+            ArmMotionPlanner(w, robot).plan(req)
+        except MotionPlanningError as e:
+            return str(e)
+        return None
+    finally:
+        w.detach(robot)
+        w.set_robot_state(robot, c.q_grasp, fingers=r.finger_targets(float(r.model.max_gap_m)))
+
+
 def _retreats(ctx: _Context, c: GraspCandidate, approach_m: float) -> Optional[str]:
     """The retreat straight up from each place pose, the object left there, as MoveCartesian will
     follow it (its own line IK from the place configuration); why one fails, or None."""
@@ -434,6 +464,7 @@ def choose_grasp(world: CollisionWorld, robot: str, obj: str, object_pose: Pose,
                  width_margin_m: float = 0.005, max_approach_angle_deg: float = 180.0,
                  approach_m: Optional[float] = None, place_poses: Sequence[Pose] = (),
                  place_approach_m: float = 0.10, contact_tolerance_m: float = 0.001,
+                 lift_m: Optional[float] = None,
                  cancelled: Optional[Callable[[], bool]] = None) -> GraspChoice:
     """Evaluate ``grasps`` of object ``obj`` at ``object_pose`` for ``robot`` and choose one (module docstring).
 
@@ -452,6 +483,9 @@ def choose_grasp(world: CollisionWorld, robot: str, obj: str, object_pose: Pose,
         place_approach_m: height above a place pose the carry arrives at, metres.
         contact_tolerance_m: how far the open hand may sink into the grasped object's collision
             shape at the grasp and on the approach, metres.
+        lift_m: the straight lift after the grasp, metres (None: not checked): the chosen grasp's
+            lift with the object held is planned as the ``move_cartesian`` motion plans it (its
+            lines, the object attached, what it touches at the start allowed to stay).
         cancelled: returns True to stop (raises ValueError("cancelled")).
 
     Returns:
@@ -535,6 +569,11 @@ def choose_grasp(world: CollisionWorld, robot: str, obj: str, object_pose: Pose,
             why = _retreats(ctx, c, place_approach_m)
             if why is not None:
                 c.reject("place", f"holding it so, cannot put it down: {why}", why)
+                continue
+            why = _lift(ctx, c, lift_m) if lift_m else None
+            world.set_object_pose(obj, T_obj)
+            if why is not None:
+                c.reject("lift", f"holding it so, cannot lift it {lift_m:.2f} m: {why}", why)
                 continue
             chosen = c
             break
