@@ -133,7 +133,11 @@ class ChooseGrasp(ManipulationBehaviour):
                             "'none'; the grasp must reach it too", frame="world", names=("none",)),
         "place_approach_m": Param("float", 0.10, "height above the place pose the carry arrives at", unit="m",
                                   min=0.0, max=0.5),
-        "lift_m": Param("float", None, "the straight lift after the grasp, the object held (null: not checked): "
+        "grip_force_n": Param("float", None, "the force each finger will squeeze with (the closing GripperCommand's "
+                              "max_effort; null: the gripper's default force): a grip that cannot hold the object "
+                              "by friction (m g / (2 mu) per pad) is refused before the arm moves", unit="N",
+                              min=-1.0, max=10000.0),
+        "lift_m": Param("float", None, "the straight lift after the grasp, the object held (null or 0: not checked): "
                         "the grasp must lift it clear too, planned as the lift's MoveCartesian plans it", unit="m",
                         min=0.0, max=1.0),
         "arm": Param("str", None, "name of the arm (default: the scene's first arm)", blackboard=False,
@@ -170,11 +174,18 @@ class ChooseGrasp(ManipulationBehaviour):
         except ValueError as e:
             key = "object" if isinstance(e, NoGraspsError) else "grasps"
             return [(key, f"{cls.__name__}.{key}: {e}", "")]
-        from ..scene.spec import payload_problem
+        from ..scene.spec import grip_problem, payload_problem
 
         arm = params.get("arm")
         heavy = payload_problem(scene, obj, arm if isinstance(arm, str) else None)
-        return [("object", f"{cls.__name__}.object: {heavy}", "")] if heavy else []
+        if heavy:
+            return [("object", f"{cls.__name__}.object: {heavy}", "")]
+        force = params.get("grip_force_n")
+        if force is None or isinstance(force, (int, float)):
+            weak = grip_problem(scene, obj, arm if isinstance(arm, str) else None, force)
+            if weak:
+                return [("grip_force_n" if force is not None else "object", f"{cls.__name__}: {weak}", "")]
+        return []
 
     @classmethod
     def plan_problems(cls, params: dict[str, Any], world: Any, scene: Any, seed: int = 0,
@@ -281,6 +292,13 @@ class ChooseGrasp(ManipulationBehaviour):
         heavy = payload_problem(svc.scene, obj, robot) if getattr(svc, "scene", None) is not None else None
         if heavy:  # a "{key}" object: the same refusal as ptm validate's, before the arm moves
             self._error = heavy
+            return
+        from ..scene.spec import grip_problem
+
+        weak = grip_problem(svc.scene, obj, robot, self.param("grip_force_n")) \
+            if getattr(svc, "scene", None) is not None else None
+        if weak:  # the same refusal as ptm validate's, before the arm moves
+            self._error = weak
             return
         kw = dict(width_margin_m=self.param("width_margin_m"), max_approach_angle_deg=self.param("max_approach_angle_deg"),
                   approach_m=self.param("approach_m"), place_poses=places,

@@ -867,6 +867,55 @@ def object_mass_kg(obj: ObjectSpec) -> Optional[float]:
     return _urdf_mass_kg(obj.urdf_path) if obj.urdf_path else None
 
 
+#: Bullet's lateral friction of a primitive object the scene gives none for
+DEFAULT_LATERAL_FRICTION = 0.8
+#: gravity, m/s^2 (the simulator's)
+GRAVITY_MPS2 = 9.81
+
+
+def grip_problem(scene: SceneSpec, obj: str, robot: Optional[str] = None,
+                 grip_force_n: Optional[float] = None) -> Optional[str]:
+    """Why a two-finger friction grip of ``grip_force_n`` per pad (default: the gripper's
+    ``default_force_n``) cannot hold object ``obj`` even at rest: each pad must press
+    ``m g / (2 mu)`` (``mu`` the object's lateral friction times the finger pads', as Bullet combines
+    them: the run's ``grip_needed_n``), with the numbers and the fix; None when it can, when a
+    GraspFix section welds what ``robot``'s fingers hold, or when the friction or the mass is not
+    known from the file (a URDF object without ``lateral_friction``)."""
+    robots = list(scene.robots)
+    idx = next((i for i, r in enumerate(robots) if r.name == robot), 0 if robot is None and robots else None)
+    o = next((x for x in scene.objects if x.name == obj), None)
+    if idx is None or o is None:
+        return None
+    r = robots[idx]
+    fix = (scene.extra or {}).get("grasp_fix")
+    if fix is not None and (not fix.arms or any(getattr(a, "arm_name", None) == r.name for a in fix.arms)):
+        return None   # a GraspFix weld holds what the fingers grip
+    desc = r.description
+    if desc is None:
+        try:
+            desc = resolve_model(r.model)
+        except (UnknownModelError, RobotDescriptionError, ValueError):
+            return None
+    mass = object_mass_kg(o)
+    mu_obj = o.lateral_friction if o.lateral_friction is not None else (
+        DEFAULT_LATERAL_FRICTION if o.primitive is not None else None)
+    if mass is None or mu_obj is None or mass <= 0:
+        return None
+    mu_pad = float(desc.gripper.finger_friction)
+    mu = float(mu_obj) * mu_pad
+    limit = float(desc.gripper.max_force_n)
+    grip = float(desc.gripper.default_force_n if grip_force_n is None or grip_force_n < 0 else grip_force_n)
+    needed = mass * GRAVITY_MPS2 / (2.0 * mu) if mu > 0 else math.inf
+    if grip >= needed:
+        return None
+    fix_text = (f"grip with at least {needed * 1.3:.0f} N (1.3 x, for the lift's acceleration; the gripper's "
+                f"limit is {limit:.0f} N)" if needed * 1.3 <= limit else
+                f"no grip of this gripper holds it (its limit is {limit:.0f} N)")
+    return (f"a {grip:.0f} N grip cannot hold {obj!r} ({mass:.2f} kg) by friction: each pad must press "
+            f"{needed:.1f} N (m g / (2 mu), mu {mu:.2f} = its lateral_friction {float(mu_obj):g} x the fingers' "
+            f"{mu_pad:g}); {fix_text}, raise the friction, or weld it with GraspFix")
+
+
 def payload_problem(scene: SceneSpec, obj: str, robot: Optional[str] = None) -> Optional[str]:
     """Why ``robot`` (default: the scene's first) may not lift object ``obj``: heavier than the arm's
     rated payload (the scene's ``payload_kg``, else the description's) minus its gripper's mass,
