@@ -1,0 +1,35 @@
+"""ObjectLifted and ObjectNear fail saying where the object is and how it lies (it fell, it tipped),
+not only how far it is from the goal."""
+
+import numpy as np
+from py_trees.common import Status
+
+from py_trees_manipulation.behaviors.world import ObjectLifted, ObjectNear
+from py_trees_manipulation.geometry.poses import pose_from_xyz_rpy
+from py_trees_manipulation.testing import FakeBackend, tick_until_done
+
+
+def backend_with():
+    b = FakeBackend()
+    start = pose_from_xyz_rpy([0.5, 0.0, 0.629], [0, 0, 0])
+    b.world.poses["mug"] = start
+    b.world.initial_object_pose = lambda name: start.copy()
+    return b
+
+
+def test_a_place_that_fell_says_it_fell_and_how_it_lies():
+    b = backend_with()
+    b.world.poses["mug"] = pose_from_xyz_rpy([0.30, 0.60, -8.50], [np.radians(71), 0, 0])     # off the table, on its side
+    node = ObjectNear(object="mug", position=[0.45, 0.2, 0.629], tolerance_m=0.03)
+    status, _ = tick_until_done(node, b, 5, 1 / 30)
+    assert status == Status.FAILURE
+    assert node.feedback_message == ("mug is 9.139 m from the goal (tolerance 0.030 m): it is at (0.30, 0.60, -8.50), "
+                                     "9.13 m below the goal (it fell), tilted 71 deg from how it started")
+
+
+def test_a_lift_that_left_the_object_behind_says_where_it_is():
+    b = backend_with()
+    node = ObjectLifted(object="mug", min_height_m=0.10)
+    status, _ = tick_until_done(node, b, 5, 1 / 30)
+    assert status == Status.FAILURE
+    assert node.feedback_message == "mug lifted only 0.000 m (needs 0.100 m): it is at (0.50, 0.00, 0.63)"
