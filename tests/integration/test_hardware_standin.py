@@ -272,8 +272,7 @@ def test_standin_killed_mid_action_fails_cleanly_and_keeps_the_log(standin, tmp_
         "examples/pick_and_lift.yaml", robot, tmp_path, timeout=60))))
     t.start()
     assert s.goal_seen.wait(40), "".join(s.lines)
-    time.sleep(0.2)
-    s.proc.kill()
+    s.proc.kill()   # at once: on a loaded machine the 4x stand-in can finish the pregrasp in a few 100 ms
     killed = time.monotonic()
     t.join(60)
     proc, summary = out["proc"], out["summary"]
@@ -282,7 +281,8 @@ def test_standin_killed_mid_action_fails_cleanly_and_keeps_the_log(standin, tmp_
     assert summary["status"] == "FAILURE"
     lost = f"connection to rosbridge at ws://127.0.0.1:{s.port} lost"
     fb = summary["failed_behaviour"]
-    assert fb["name"] == "grasp/pregrasp" and lost in fb["feedback"], fb
+    # the pregrasp, or (when the stand-in's reader lags behind it) the motion after it: mid-action
+    assert fb["name"] in ("grasp/pregrasp", "grasp/descend") and lost in fb["feedback"], fb
     assert any(lost in e["text"] for e in summary["events"])
     assert summary["wall_time_s"] < 40
     log = tmp_path / "run.mcap"
