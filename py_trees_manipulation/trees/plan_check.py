@@ -111,8 +111,7 @@ def start_state_problems(task: TaskSpec, world: Any, scene: Any) -> list[PlanPro
             continue
         conf = r.initial_configuration if isinstance(r.initial_configuration, str) else "the given angles"
         out.append(PlanProblem(where(i, "initial_configuration"), (
-            f"robot {r.name!r} starts in collision at its initial_configuration ({conf}): {hit.describe()} "
-            f"({-hit.distance_m * 1000:.0f} mm deep)"),
+            f"robot {r.name!r} starts in collision at its initial_configuration ({conf}): {hit.describe()}"),
             f"change scene.robots.{i}.initial_configuration or scene.robots.{i}.base_pose, or move the body "
             "it overlaps"))
     return out

@@ -38,7 +38,7 @@ def test_unreachable_object_fails_with_the_reason():
     fb = s["failed_behaviour"]
     assert fb["name"] == "grasp/choose" and fb["type"] == "ChooseGrasp"
     assert fb["feedback"].startswith("no feasible grasp of mug: 14 candidates: 14 out of reach (best 0.")
-    assert fb["location"].endswith("grasp_from_above.yaml:23:9")
+    assert fb["location"].endswith("grasp_from_above.yaml:24:9")
 
 
 @pytest.mark.parametrize("model, where", [("franka_panda", "[1.2, 0.0, 0.629]"),
