@@ -48,7 +48,10 @@ class ViewProcess:
 
     def __init__(self, *logs: Path) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "py_trees_manipulation.cli", "view", *map(str, logs),
-                                      "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                      "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     # Ctrl-C as a shell gives it: a disposition the test worker inherited
+                                     # (SIG_IGN survives exec) must not make the server deaf to it
+                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         self.banner = ""
         self.before: list[str] = []  # stdout lines printed before the banner
         deadline = time.monotonic() + 60.0
@@ -96,6 +99,13 @@ class ViewProcess:
         self.proc.send_signal(signal.SIGINT)
         try:
             return self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            try:  # why it did not stop: its state and signal masks
+                status = open(f"/proc/{self.proc.pid}/status").read()
+                status = " ".join(ln for ln in status.splitlines() if ln.startswith(("State", "SigBlk", "SigIgn", "SigCgt")))
+            except OSError:
+                status = "?"
+            raise AssertionError(f"ptm view did not exit 20 s after Ctrl-C ({status})")
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
