@@ -28,7 +28,7 @@ box may touch the table).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 from py_trees.common import Status
@@ -211,6 +211,10 @@ class MoveCartesian(_ArmMotion):
     ``slip_tolerance_m`` (checked every tick and at the end) the motion is cancelled and the
     behaviour is FAILURE, e.g. ``box slipped out of the gripper: it came 0.001 m of the TCP's
     0.100 m (left 0.099 m behind)``; a lift that leaves the object on the table never succeeds.
+    An object heavier than what the arm may lift (its rated payload minus the gripper: robot
+    description ``payload_kg``, ``gripper.mass_kg``; a scene's ``robots[].payload_kg`` overrides the
+    rating) is refused as ``held_object``: exit 2 at ``ptm validate`` for a literal name, else FAILURE
+    before the arm moves, with both masses (as :class:`ChooseGrasp` refuses to grasp it).
 
     Example:
         .. code-block:: yaml
@@ -250,6 +254,10 @@ class MoveCartesian(_ArmMotion):
         self._target = T
         self._held: Any = None
         if held is not None:
+            scene = getattr(self.backend, "scene", None)
+            heavy = _payload_problem(scene, held, getattr(self.resource, "name", None)) if scene is not None else None
+            if heavy:  # the same refusal as ptm validate's, before the arm moves
+                raise ValueError(heavy)
             world = getattr(self.backend, "world", None)
             if world is None:
                 raise ValueError(f"held_object {held!r}: the backend has no world model to locate it")
@@ -261,6 +269,17 @@ class MoveCartesian(_ArmMotion):
                                  allowed_contacts=_allowed_contacts(self))
 
     _held: Any = None
+
+    @classmethod
+    def scene_problems(cls, params: dict[str, Any], scene: Any) -> list[tuple[str, str, str]]:
+        """Load-time check (``ptm validate``, literal values only): a ``held_object`` heavier than
+        what the arm may lift (:func:`~py_trees_manipulation.scene.spec.payload_problem`):
+        ``[(parameter, problem, hint)]``."""
+        held, arm = params.get("held_object"), params.get("arm")
+        if not isinstance(held, str):
+            return []
+        heavy = _payload_problem(scene, held, arm if isinstance(arm, str) else None)
+        return [("held_object", f"{cls.__name__}.held_object: {heavy}", "")] if heavy else []
 
     def on_feedback(self, feedback: Any) -> None:
         if self._held is not None:  # checked at every tick until the motion ends
@@ -438,3 +457,12 @@ class GripperCommand(BackendAction):
         what = "holding at" if result.stalled else "reached"
         self.feedback_message = f"{what} {gap_mm:.1f} mm, effort {result.effort:.1f} N"
         return Status.SUCCESS
+
+
+def _payload_problem(scene: Any, obj: str, robot: Optional[str]) -> Optional[str]:
+    """:func:`~py_trees_manipulation.scene.spec.payload_problem` (None for a scene without robots or objects)."""
+    from ..scene.spec import payload_problem
+
+    if not getattr(scene, "robots", None) or not getattr(scene, "objects", None):
+        return None
+    return payload_problem(scene, obj, robot)

@@ -277,14 +277,15 @@ class PlanRegrasp(_RegraspBase):
             return []   # said by the load-time checks or the run
         scene_objects = {o.name: o for o in getattr(scene, "objects", ())}
         try:
-            plan_in_world(world, cfg, start, goal, faces, scene_objects=scene_objects,
-                          max_checks=int(values.get("max_checks") or 200),
-                          motions="straight" if values.get("check_motions", True) else "none")
+            plan = plan_in_world(world, cfg, start, goal, faces, scene_objects=scene_objects,
+                                 max_checks=int(values.get("max_checks") or 200),
+                                 motions="straight" if values.get("check_motions", True) else "none")
         except (NoPlanError, ValueError) as e:
             text = f"PlanRegrasp: {_one_line(str(e))}"
             fix = regrasp_base_suggestion(world, scene, cfg, start, goal, faces, str(e), seed)
             return [("", text + (f"; {fix}" if fix else ""), "")]
-        return []
+        heavy = plan_payload_problem(scene, cfg, plan)
+        return [("goal", f"PlanRegrasp: {heavy}", "")] if heavy else []
 
     def update(self) -> Status:
         try:
@@ -319,6 +320,10 @@ class PlanRegrasp(_RegraspBase):
             return self.fail(f"no regrasp plan from '{_names(cfg, start)}' to {_goal_text(cfg, goal)}: "
                              f"{_reason(e)} ({ms:.2f} ms)")
         ms = (time.perf_counter() - t0) * 1000.0
+        heavy = plan_payload_problem(getattr(self.backend, "scene", None), cfg, plan)
+        if heavy:  # refused before any of it runs, as ptm validate --plan refuses it
+            self._write_metric("plan_time_ms", ms, add=True)
+            return self.fail(heavy)
         out = plan.to_dict()
         out.update({"goal_spec": dict(goal) if isinstance(goal, Mapping) else cfg.factory.names_from_grasps(goal),
                     "placement_goal": faces, "geometric": geometric,
@@ -337,6 +342,23 @@ class PlanRegrasp(_RegraspBase):
             self.feedback_message = (f"{len(plan)} grasp changes in {ms:.2f} ms: "
                                      + (" -> ".join(plan.transition_names) or "already there"))
         return Status.SUCCESS
+
+
+def plan_payload_problem(scene: Any, cfg: RegraspConfig, plan: RegraspPlan) -> Optional[str]:
+    """Why a regrasp plan may not run: a grasp of the plan lifts an object heavier than the arm of its
+    gripper may lift (:func:`~py_trees_manipulation.scene.spec.payload_problem`), naming the step;
+    None when every grasp may (or the scene says nothing of masses and payloads)."""
+    from ..scene.spec import payload_problem
+
+    if scene is None or not getattr(scene, "robots", None) or not getattr(scene, "objects", None):
+        return None
+    for step in plan.steps:
+        if step.direction != "grasp" or step.gripper not in cfg.grippers:
+            continue
+        heavy = payload_problem(scene, step.object, cfg.grippers[step.gripper][0])
+        if heavy:
+            return f"the plan's step {step.transition!r} lifts it: {heavy}"
+    return None
 
 
 def regrasp_base_suggestion(world: Any, scene: Any, cfg: RegraspConfig, start: Any, goal: Any,

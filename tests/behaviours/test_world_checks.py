@@ -33,3 +33,24 @@ def test_a_lift_that_left_the_object_behind_says_where_it_is():
     status, _ = tick_until_done(node, b, 5, 1 / 30)
     assert status == Status.FAILURE
     assert node.feedback_message == "mug lifted only 0.000 m (needs 0.100 m): it is at (0.50, 0.00, 0.63)"
+
+
+def test_a_lift_of_an_object_over_the_payload_fails_before_the_goal_is_sent():
+    """MoveCartesian with a held_object read at run time (a "{key}" name: ptm validate cannot see it)
+    refuses an object heavier than the arm may lift (issue 32 item 7), as ptm validate refuses a literal."""
+    from py_trees_manipulation.behaviors.motion import MoveCartesian
+    from py_trees_manipulation.scene.spec import parse_scene
+
+    b = backend_with()
+    b.scene = parse_scene({"robots": [{"name": "panda", "model": "franka_panda"}],
+                           "objects": [{"name": "mug", "primitive": {"shape": "box", "size": [0.05, 0.05, 0.05]}, "pose": {"position": [0.5, 0, 0.65]},
+                                        "mass_kg": 2.5}]})
+    node = MoveCartesian(delta=[0, 0, 0.1], held_object="mug")
+    status, _ = tick_until_done(node, b, 5, 1 / 30)
+    assert status == Status.FAILURE
+    assert "object 'mug' weighs 2.50 kg, more than robot 'panda' may lift: 2.27 kg" in node.feedback_message
+    assert b.arms["panda"].goals == []                  # nothing sent: the arm never moved
+    b.scene = parse_scene({"robots": [{"name": "panda", "model": "franka_panda", "payload_kg": 4.0}],
+                           "objects": [{"name": "mug", "primitive": {"shape": "box", "size": [0.05, 0.05, 0.05]}, "pose": {"position": [0.5, 0, 0.65]},
+                                        "mass_kg": 2.5}]})
+    assert MoveCartesian.scene_problems({"held_object": "mug"}, b.scene) == []
