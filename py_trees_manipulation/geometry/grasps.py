@@ -506,8 +506,9 @@ def grasps_for_object(obj: object) -> list[Grasp]:
 
     Duck-typed on a scene object (``scene.spec.ObjectSpec``): ``grasps`` (declared :class:`Handle` s,
     optional), ``primitive`` (``shape``, ``size``, ``radius``, ``length``), ``urdf`` and ``scale``,
-    ``name``. Declared handles win; a primitive gets :func:`default_grasps`; a shipped URDF object
-    :func:`urdf_grasps`.
+    ``name``. Declared handles win (a URDF object's are written in the URDF's units and scale with its
+    ``scale``: positions and ``width_m``, as its geometry does); a primitive gets
+    :func:`default_grasps`; a shipped URDF object :func:`urdf_grasps`.
 
     Returns:
         The grasps (an empty list when the object is a URDF this module does not know and it declares
@@ -519,6 +520,9 @@ def grasps_for_object(obj: object) -> list[Grasp]:
         out: list[Grasp] = []
         for h in declared:
             out.extend(h.grasps() if isinstance(h, Handle) else [h])
+        scale = float(getattr(obj, "scale", 1.0) or 1.0) if getattr(obj, "urdf", None) else 1.0
+        if scale != 1.0:  # written in the URDF's own units, like its geometry: they scale with it
+            out = [_scaled(g, scale) for g in out]
         return out
     pr = getattr(obj, "primitive", None)
     if pr is not None:
@@ -528,6 +532,16 @@ def grasps_for_object(obj: object) -> list[Grasp]:
     if isinstance(urdf, str):
         return urdf_grasps(urdf, float(getattr(obj, "scale", 1.0) or 1.0), name=name) or []
     return []
+
+
+def _scaled(g: Grasp, scale: float) -> Grasp:
+    """``g`` on the object scaled by ``scale`` (URDF ``globalScaling``): the TCP position and the
+    width between the fingers scale, the orientation and the approach stand-off do not."""
+    import dataclasses
+
+    T = np.array(g.pose, dtype=float)
+    T[:3, 3] *= scale
+    return dataclasses.replace(g, pose=T, width_m=g.width_m * scale)
 
 
 def placements_for_object(obj: object) -> list[Placement]:

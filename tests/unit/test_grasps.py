@@ -163,6 +163,14 @@ def test_grasps_and_placements_of_scene_objects():
                   grasps=[Handle("o/h", tcp_frame([0, 0, 0], [0, 0, -1], [1, 0, 0]), order=2)])
     assert [g.name for g in grasps_for_object(declared)] == ["o/h/0", "o/h/180"]
     assert grasps_for_object(NS(name="duck", primitive=None, urdf="duck_vhacd.urdf", scale=1.0)) == []
+    # a URDF object's declared grasps are in the URDF's units: at scale 2 the TCP is twice as far out and
+    # the width between the fingers doubles (the trial's block kept width_m 0.05 at 10 cm across)
+    h = Handle("b/h", tcp_frame([-0.04, 0, 0.01], [0, 0, -1], [0, 1, 0]), width_m=0.05, approach_m=0.1, order=2)
+    block = NS(name="b", primitive=None, urdf="jenga/jenga.urdf", scale=2.0, grasps=[h])
+    g = grasps_for_object(block)
+    assert [x.width_m for x in g] == [pytest.approx(0.10)] * 2 and g[0].approach_m == pytest.approx(0.1)
+    assert g[0].pose[:3, 3] == pytest.approx([-0.08, 0, 0.02])
+    assert g[0].pose[:3, :3] == pytest.approx(h.grasps()[0].pose[:3, :3])
 
 
 def test_select_grasps_by_grasp_or_handle_name_with_or_without_the_object():
