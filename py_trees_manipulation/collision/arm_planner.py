@@ -27,7 +27,9 @@ the request (``"box"``: the hand and the held object may touch ``box``; ``"box:t
 ``box``, or a named robot link, may touch ``table``):
 
 - *the grasp target*: a pose or Cartesian motion whose TCP target lies inside (within 1 cm of) a
-  body lets the hand touch that body: the fingers close around what they grasp;
+  body lets the hand touch that body, but not go more than 5 mm into it: the open fingers close
+  around what they grasp, and fingers that would land on it (an object wider than the opening
+  along the finger axis, a bar turned across the hand) are refused before moving;
 - *where it started*: pairs closer than the padding at the start may stay so, but not get more than
   2 mm closer (lifting an object off the table, retreating from a released one);
 - *a guarded line* (``max_force_n``): the hand and the held object may touch what they touch at the
@@ -55,7 +57,8 @@ from .world import CollisionWorld
 __all__ = ["MotionRequest", "MotionPlan", "MotionPlanningError", "ArmMotionPlanner", "PoseCheck"]
 
 START_RELAX_M = 0.002          # a pair that starts inside the padding may get this much closer
-GRASP_PROBE_M = 0.01           # the TCP target within this of a body: the hand may touch it
+GRASP_PROBE_M = 0.01           # the TCP target within this of a body: the hand may touch it ...
+GRASP_PENETRATION_M = 0.005    # ... and go this far into it at most (collision hulls are conservative)
 IK_RANDOM_SEEDS = 6            # random IK seeds per batch
 IK_MAX_SEEDS = 30              # seeds tried at most for a pose goal
 IK_ENOUGH_SOLUTIONS = 3        # distinct collision-free IK solutions that end the search
@@ -643,15 +646,18 @@ class ArmMotionPlanner:
         return out
 
     def _grasp_target(self, target: Pose) -> AllowedContacts:
-        """The hand may touch the bodies the TCP target lies in (the object being grasped)."""
+        """The hand may touch the bodies the TCP target lies in (the object being grasped), up to
+        :data:`GRASP_PENETRATION_M` into them."""
         w = self.world
         out = AllowedContacts()
         own = w.robots[self.robot].body
         hand = [("link", j) for j in sorted(w.hand_links(self.robot))]
         for body in {b for b, _ in w.probe_bodies(target[:3, 3], GRASP_PROBE_M) if b != own}:
             for side in hand:
-                out.pairs.add((side, body, None))
-            out.reasons.append(f"hand-{w.names[body]} (the TCP target is at {w.names[body]}: a grasp)")
+                for link in w._links.get(body, [-1]):
+                    out.relaxed[(side, body, link)] = -GRASP_PENETRATION_M
+            out.reasons.append(f"hand-{w.names[body]} (the TCP target is at {w.names[body]}: a grasp; at most "
+                               f"{GRASP_PENETRATION_M * 1000:.0f} mm into it)")
         return out
 
     def _start_contacts(self, start: np.ndarray, allowed: AllowedContacts) -> AllowedContacts:

@@ -52,11 +52,15 @@ class Proximity:
 
     def numbers(self) -> str:
         """``"8 mm away, padding 10 mm"``, ``"penetrating by 3 mm, padding 10 mm"`` (self-collision:
-        no padding; a relaxed pair: its own limit)."""
+        no padding; a relaxed pair: its own limit; a pair that may touch but not go deeper than a
+        few millimetres: ``"penetrating by 6 mm, at most 5 mm into it allowed"``)."""
         depth = (f"penetrating by {-self.distance_m * 1000:.0f} mm" if self.distance_m < 0
                  else f"{self.distance_m * 1000:.0f} mm away")
         if self.self_collision:
             return depth
+        if self.threshold_m < 0:  # a grasp target's body, or a pair that started inside another
+            depth = f"penetrating by {-self.distance_m * 1000:.1f} mm"
+            return f"{depth}, at most {-self.threshold_m * 1000:.0f} mm into it allowed"
         return f"{depth}, padding {self.threshold_m * 1000:.0f} mm"
 
     def fix(self) -> str:
@@ -64,6 +68,9 @@ class Proximity:
         contacts a motion allows (``allowed_contacts``); "" for a self-collision."""
         if self.self_collision:
             return ""
+        if self.threshold_m < 0:
+            return (f"the hand may touch {self.body!r} but not go into it: turn the grasp so that the open fingers "
+                    "pass around it, or take it where it is narrower than the gripper's opening")
         return (f"the padding is scene.motion_planning.padding_m ({self.threshold_m * 1000:.0f} mm); a motion "
                 f"may touch {self.body!r} with allowed_contacts: [{self.body}]")
 

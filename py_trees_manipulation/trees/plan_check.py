@@ -9,9 +9,11 @@ followed as the task moves it: the door's whole arc and the retreat, the drawer'
 and place with the object held; with a base pose that does it all), ``ChooseGrasp`` (a grasp of the
 object where the file puts it, reaching the place pose when the file gives it; with a base that does
 it), ``PlanRegrasp`` (the whole regrasp plan, every transition's lines checked, from the grasp state
-the file starts in). The nodes after a world change, and steps whose outcome depends on what a sensor
-will see (a force-guarded descent, a detected handle, a slip), are checked when they start, as in a
-run.
+the file starts in). On the way the tree's arm motions on the nominal path are followed
+(:class:`DryRun`: each goal built by the behaviour's own ``make_goal``, planned from where the motions
+before it leave the arm, as the run plans it), so a motion the run would refuse is refused here at its
+line. The nodes after a world change, and steps whose outcome depends on what a sensor will see (a
+force-guarded descent, a detected handle, a slip), are checked when they start, as in a run.
 
 Each problem names the node's line in the file, as a load error does. Nothing moves; no PyBullet
 GUI, no physics: the checks are the behaviours' own functions in a collision world, so the verdict
@@ -29,7 +31,7 @@ from ..behaviors import registry
 from ..located.errors import Problem
 from .spec import TaskSpec
 
-__all__ = ["plan_check", "plan_check_in_backend", "PlanProblem"]
+__all__ = ["plan_check", "plan_check_in_backend", "PlanProblem", "DryRun"]
 
 
 @dataclass(frozen=True)
@@ -149,25 +151,159 @@ def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
                 progress: Optional[Callable[[str], None]] = None) -> list[PlanProblem]:
     """Every node's ``plan_problems`` check in ``world`` (module docstring), in tick order, up to the
     first node that changes the world (:func:`changes_world`): the checks after it depend on what it
-    did, and run when they start."""
+    did, and run when they start. On the way the arm motions are followed (:class:`DryRun`): each is
+    planned from where the motions before it leave the arm, as the run plans it, and one that would be
+    refused is a problem; the arms are put back where they were at the end."""
     problems: list[PlanProblem] = []
-    for node in task.tree.walk():
-        if node.category == "behaviour" and changes_world(node):
-            if progress:
-                progress(f"(the nodes after {node.type} '{node.name or node.type}' are checked when they start)")
-            break
-        cls = registry.lookup(node.type) if node.category == "behaviour" else None
-        check = getattr(cls, "plan_problems", None)
-        if not callable(check):
-            continue
-        name = node.name or node.type
-        if progress:
-            progress(f"{node.type} '{name}'")
-        kw = {"blackboard": task.blackboard or {}} if "blackboard" in inspect.signature(check).parameters else {}
-        try:
-            found = check(dict(node.params), world, scene, seed=seed, **kw)
-        except Exception as e:  # a check that cannot run on this scene says so, never a traceback
-            found = [("", f"{node.type}: cannot be checked ahead: {type(e).__name__}: {e}", "")]
-        for key, message, hint in found:
-            problems.append(PlanProblem(node.param_locs.get(key, node.loc), message, hint, node.type, name))
+    dry = DryRun(world, scene, task.blackboard or {})
+    try:
+        for node, nominal in _tick_order(task.tree):
+            if node.category == "behaviour" and changes_world(node):
+                if progress:
+                    progress(f"(the nodes after {node.type} '{node.name or node.type}' are checked when they start)")
+                break
+            if node.category != "behaviour":
+                continue
+            name = node.name or node.type
+            found = dry.step(node, nominal, progress)
+            cls = registry.lookup(node.type)
+            check = getattr(cls, "plan_problems", None)
+            if callable(check):
+                if progress:
+                    progress(f"{node.type} '{name}'")
+                kw = {"blackboard": task.blackboard or {}} if "blackboard" in inspect.signature(check).parameters else {}
+                try:
+                    found += check(dict(node.params), world, scene, seed=seed, **kw)
+                except Exception as e:  # a check that cannot run on this scene says so, never a traceback
+                    found.append(("", f"{node.type}: cannot be checked ahead: {type(e).__name__}: {e}", ""))
+            for key, message, hint in found:
+                problems.append(PlanProblem(node.param_locs.get(key, node.loc), message, hint, node.type, name))
+    finally:
+        dry.restore()
     return problems
+
+
+#: composites and decorators whose children all run on the nominal path, in order (a Selector's
+#: second child runs only when the first fails; a FailureIsSuccess child may fail)
+NOMINAL = frozenset({"Sequence", "Parallel", "Timeout", "Retry", "Repeat", "OneShot", "PassThrough"})
+
+
+def _tick_order(node: Any, nominal: bool = True):
+    """``(node, nominal)`` in tick order: ``nominal`` when every composite and decorator above the
+    node runs it on the way to the task's success (:data:`NOMINAL`)."""
+    yield node, nominal
+    inner = nominal and (node.category == "behaviour" or node.type in NOMINAL)
+    for c in node.children:
+        yield from _tick_order(c, inner)
+
+
+class _Unknown(Exception):
+    """A value the dry run cannot know ahead (a blackboard key written by a node it does not follow)."""
+
+
+class DryRun:
+    """The arm motions of a tree followed in a collision world before the run (``ptm validate --plan``).
+
+    Each ``MoveJoints``, ``MoveToPose`` and ``MoveCartesian`` on the nominal path builds its goal with
+    the behaviour's own ``make_goal`` (the same target composition, the TCP where the motions before
+    it leave it, the blackboard values known ahead: the task's initial blackboard and the poses
+    ``GetObjectPose`` reads from the scene) and is planned by the
+    :class:`~py_trees_manipulation.collision.arm_planner.ArmMotionPlanner` from the arm's configuration
+    then, as the simulator and the hardware client plan it; the arm is left at the plan's goal. A
+    motion the planner refuses is a problem with the planner's text (the link, the body, where along
+    the line). An arm whose state is no longer known (a motion whose target is read from a key no
+    followed node writes, one off the nominal path, one refused) is not followed further.
+    """
+
+    ACTIONS = {"MoveJoints": "move_joints", "MoveToPose": "move_to_pose", "MoveCartesian": "move_cartesian"}
+
+    def __init__(self, world: Any, scene: Any, blackboard: dict):
+        self.world, self.scene = world, scene
+        self.blackboard = {str(k).lstrip("/"): v for k, v in dict(blackboard).items()}
+        self.lost: set[str] = set()
+        self._start = {name: r.joint_positions() for name, r in world.robots.items()}
+
+    def restore(self) -> None:
+        """Put every arm back where it was when the dry run started."""
+        for name, q in self._start.items():
+            self.world.set_robot_state(name, q)
+
+    def step(self, node: Any, nominal: bool, progress: Optional[Callable[[str], None]] = None
+             ) -> list[tuple[str, str, str]]:
+        """Follow one behaviour node: ``[(parameter, problem, hint)]``."""
+        if node.type == "GetObjectPose":
+            obj, key = node.params.get("object"), node.params.get("output_key")
+            if isinstance(obj, str) and isinstance(key, str) and obj in self.world.bodies:
+                self.blackboard[key.lstrip("/")] = self.world.object_pose(obj)
+            return []
+        action = self.ACTIONS.get(node.type)
+        if action is None:
+            return []
+        robot = self._robot(node)
+        if robot is None or robot in self.lost:
+            return []
+        if not nominal:
+            self.lost.add(robot)
+            return []
+        from ..collision.arm_planner import ArmMotionPlanner, MotionPlanningError
+        from ..collision.worker import request_from_goal
+
+        cls = registry.lookup(node.type)
+        try:
+            goal = cls.make_goal(_GoalMaker(cls, node.params, self, robot))
+            req = request_from_goal(robot, action, goal, self.world.robots[robot].joint_positions())
+        except _Unknown:
+            self.lost.add(robot)
+            return []
+        except (ValueError, KeyError, TypeError) as e:
+            self.lost.add(robot)
+            return [("", f"{node.type}: cannot build its goal: {e.args[0] if e.args else e}", "")]
+        if progress:
+            progress(f"{node.type} '{node.name or node.type}' (followed: planned from where the motions before it "
+                     "leave the arm)")
+        try:
+            plan = ArmMotionPlanner(self.world, robot).plan(req)
+        except MotionPlanningError as e:
+            self.lost.add(robot)
+            return [("", f"{node.type}: the motion would be refused before moving: {e}", "")]
+        self.world.set_robot_state(robot, plan.goal)
+        return []
+
+    def _robot(self, node: Any) -> Optional[str]:
+        arm = node.params.get("arm")
+        names = list(self.world.robots)
+        if isinstance(arm, str):
+            return arm if arm in names else None
+        return names[0] if arm is None and len(names) == 1 else None
+
+
+class _GoalMaker:
+    """What a motion behaviour's ``make_goal`` reads (``param``, ``params``, ``resource``,
+    ``backend``), answered from the dry run: called as ``MoveCartesian.make_goal(stand_in)``, so the
+    goal is the behaviour's own."""
+
+    def __init__(self, cls: Any, params: dict, dry: DryRun, robot: str):
+        from ..behaviors.params import REQUIRED
+
+        self._param_decl = cls.all_params()
+        self.params = {k: p.default for k, p in self._param_decl.items() if p.default is not REQUIRED}
+        self.params.update(params)
+        self._dry, self._robot = dry, robot
+        world = dry.world
+        model = world.robots[robot].model
+        self.resource = type("Arm", (), {
+            "name": robot, "named_configurations": dict(model.named_configurations),
+            "joint_names": list(model.arm_joint_names),
+            "tcp_pose": staticmethod(lambda: world.tcp_pose(robot))})()
+        self.backend = type("Backend", (), {"world": world, "scene": dry.scene})()
+
+    def param(self, key: str) -> Any:
+        from ..behaviors.params import BlackboardRef
+
+        value = self.params.get(key)
+        if isinstance(value, BlackboardRef):
+            k = value.key.lstrip("/")
+            if k not in self._dry.blackboard:
+                raise _Unknown(k)
+            return self._param_decl[key].coerce_value(self._dry.blackboard[k])
+        return value

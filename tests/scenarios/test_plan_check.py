@@ -14,7 +14,7 @@ from py_trees_manipulation.trees.plan_check import plan_check
 EXAMPLES = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
 
 
-@pytest.mark.parametrize("name", ["pick_and_lift", "pick_and_place", "open_drawer"])
+@pytest.mark.parametrize("name", ["pick_and_lift", "pick_and_place", "open_drawer", "handover"])
 def test_the_shipped_tasks_pass_the_plan_check(name):
     assert plan_check(load_task(os.path.join(EXAMPLES, f"{name}.yaml"))) == []
 
@@ -81,3 +81,33 @@ def test_a_robot_that_starts_in_collision_is_refused_at_its_scene_entry(override
     assert problems[0].loc.file.endswith("pick_and_lift.yaml") and problems[0].loc.line in (14, 15)
     assert "scene.robots.0." in problems[0].hint
     assert plan_check(load_task(os.path.join(EXAMPLES, "handover.yaml"))) == []
+
+
+def test_the_arm_motions_are_followed_and_a_descent_onto_the_object_is_refused_at_its_line():
+    """The trial's handover with the bar turned 90 deg: the tree's own pregrasp and descent (targets
+    from GetObjectPose, world orientation) would put the fingers on the 24 cm bar. ``ptm validate
+    --plan`` follows the motions (the ready moves, the pregrasp planned from there) and refuses the
+    descent at its line, with the finger, the depth and the fix; the run refuses the same line before
+    the fingers land (it landed them with 118 N at the wrist)."""
+    handover = os.path.join(EXAMPLES, "handover.yaml")
+    turned = ["scene.objects.0.pose.rpy_deg=[0, 0, 90]"]
+    problems = plan_check(load_task(handover, turned))
+    assert len(problems) == 1, problems
+    p = problems[0]
+    assert (p.node_type, p.node_name) == ("MoveCartesian", "left_descend")
+    assert p.loc.file.endswith("handover.yaml") and p.loc.line == 72
+    assert re.search(r"panda_(left|right)finger would hit box \(penetrating by \d+\.\d mm, at most 5 mm into it "
+                     r"allowed\) \(the hand may touch 'box' but not go into it: turn the grasp", p.message), p.message
+    # a bar turned 30 deg still fits between the open fingers (4 cm / cos 30 = 4.6 cm < 8 cm): no problem
+    assert plan_check(load_task(handover, ["scene.objects.0.pose.rpy_deg=[0, 0, 30]"])) == []
+
+
+def test_the_run_refuses_the_descent_before_the_fingers_land_on_the_object():
+    from py_trees_manipulation.trees.runner import RunOptions, run_task
+
+    task = load_task(os.path.join(EXAMPLES, "handover.yaml"), ["scene.objects.0.pose.rpy_deg=[0, 0, 90]"])
+    s = run_task(task, RunOptions(display=False, timeout_s=30)).summary
+    assert s["status"] == "FAILURE"
+    assert s["failed_behaviour"]["name"] == "left_descend"
+    assert "would hit box (penetrating by" in s["failed_behaviour"]["feedback"]
+    assert s["metrics"]["max_fingertip_force_n"] == 0.0       # the fingers never touched it
