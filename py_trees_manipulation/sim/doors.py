@@ -200,6 +200,10 @@ class _ScrewFollow(_Execution):
             if self.k % self.CHECK_EVERY:
                 return
             self._measure(float(self.s[k]))
+            # the gains follow the configuration: near a singularity (the Panda's joints 1 and 3 in line
+            # when joint 2 is near 0) a joint's effective inertia falls, and gains set at the start make
+            # the loop ring (joints 1 and 3 swinging against each other at 1.4 rad/s: 60 N at the wrist)
+            self.K, self.D = impedance_gains(self.arm, self._arm_idx)
             g = self.goal
             if g.max_force_n is not None and self.force_n > g.max_force_n and len(self.window) == self.FORCE_WINDOW:
                 self._abort(f"wrist force {self.force_n:.1f} N > max_force_n {g.max_force_n:g} N at "
@@ -259,7 +263,8 @@ def impedance_gains(arm: SimArm, arm_idx: Sequence[int]) -> tuple[np.ndarray, np
     the Panda-tuned :attr:`_ScrewFollow.STIFFNESS` and ``DAMPING`` (the first one per arm joint;
     an arm with more joints repeats the last), each lowered where the joint's effective inertia
     (``1 / (M^-1)_ii`` of the arm's joint-space mass matrix ``M``, ``calculateMassMatrix``, at the
-    present configuration: what the joint feels with the others free) is too small for an explicit 1 kHz loop to stay stable: ``K dt^2 / I <= 0.5`` and
+    present configuration, recomputed every 10 ms of the motion: what the joint feels with the others
+    free) is too small for an explicit 1 kHz loop to stay stable: ``K dt^2 / I <= 0.5`` and
     ``D dt / I <= 1`` (a light wrist, as the xArm's with its 0.8 kg gripper, would otherwise ring
     and diverge within 50 ms)."""
     r = arm.robot
