@@ -238,6 +238,10 @@ class DryRun:
             return []
         action = self.ACTIONS.get(node.type)
         if action is None:
+            if getattr(registry.lookup(node.type), "RESOURCE", None) == "arm":
+                robot = self._robot(node)   # another behaviour moves this arm: where it leaves it is unknown
+                if robot is not None:
+                    self.lost.add(robot)
             return []
         robot = self._robot(node)
         if robot is None or robot in self.lost:
