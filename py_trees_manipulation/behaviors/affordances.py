@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
 
 import numpy as np
 import transforms3d as t3d
@@ -441,7 +441,39 @@ class TwistHandle(MoveAlongArc):
 # ================================================================================================
 # Ground-truth conditions (simulator)
 # ================================================================================================
-class DoorAngleAtLeast(ManipulationBehaviour):
+class _OpeningAtLeast(ManipulationBehaviour):
+    """Base of the ground-truth opening conditions (simulator): SUCCESS when a mechanism's opening,
+    read by :meth:`opening`, is at least the parameter ``MIN_PARAM``, else FAILURE naming both.
+
+    SUCCESS or FAILURE on the first tick (never RUNNING); an unknown mechanism name fails with the
+    scene's message. Subclasses set ``MECHANISM`` (the word in the feedback), ``MIN_PARAM``,
+    ``UNIT`` and ``FORMAT`` (the opening's format spec).
+    """
+
+    ABSTRACT = True
+    MECHANISM: ClassVar[str]
+    MIN_PARAM: ClassVar[str]
+    UNIT: ClassVar[str]
+    FORMAT: ClassVar[str]
+
+    def opening(self) -> float:
+        """The mechanism's opening in ``UNIT``. Raises KeyError (its message first) for an unknown name."""
+        raise NotImplementedError
+
+    def update(self) -> Status:
+        try:
+            value = self.opening()
+        except KeyError as e:
+            return self.fail(str(e.args[0]))
+        shown = f"{value:{self.FORMAT}} {self.UNIT}"
+        minimum = self.param(self.MIN_PARAM)
+        if value >= minimum:
+            self.feedback_message = f"{self.MECHANISM} open {shown}"
+            return Status.SUCCESS
+        return self.fail(f"{self.MECHANISM} open only {shown} (< {minimum:g} {self.UNIT})")
+
+
+class DoorAngleAtLeast(_OpeningAtLeast):
     """Condition: the door's hinge angle is at least ``min_angle_deg`` (ground truth, simulator).
 
     SUCCESS or FAILURE on the first tick (never RUNNING); the feedback gives the angle in degrees.
@@ -458,20 +490,13 @@ class DoorAngleAtLeast(ManipulationBehaviour):
         "door": Param("str", None, "door name (default: the first door)", refers_to="door"),
         "min_angle_deg": Param("float", REQUIRED, "smallest accepted opening angle", unit="deg", min=0.0, max=180.0),
     }
+    MECHANISM, MIN_PARAM, UNIT, FORMAT = "door", "min_angle_deg", "deg", ".1f"
 
-    def update(self) -> Status:
-        try:
-            door = _extension(self).door(self.param("door"))
-        except KeyError as e:
-            return self.fail(str(e.args[0]))
-        a = door.door_angle_deg
-        if a >= self.param("min_angle_deg"):
-            self.feedback_message = f"door open {a:.1f} deg"
-            return Status.SUCCESS
-        return self.fail(f"door open only {a:.1f} deg (< {self.param('min_angle_deg'):g} deg)")
+    def opening(self) -> float:
+        return _extension(self).door(self.param("door")).door_angle_deg
 
 
-class DrawerOpeningAtLeast(ManipulationBehaviour):
+class DrawerOpeningAtLeast(_OpeningAtLeast):
     """Condition: the drawer is out at least ``min_opening_m`` (ground truth, simulator).
 
     Example:
@@ -486,16 +511,10 @@ class DrawerOpeningAtLeast(ManipulationBehaviour):
         "cabinet": Param("str", None, "cabinet name (default: the first cabinet)", refers_to="cabinet"),
         "min_opening_m": Param("float", REQUIRED, "smallest accepted opening", unit="m", min=0.0, max=2.0),
     }
+    MECHANISM, MIN_PARAM, UNIT, FORMAT = "drawer", "min_opening_m", "m", ".3f"
 
-    def update(self) -> Status:
-        try:
-            d = _extension(self).drawer(self.param("cabinet")).drawer_opening_m
-        except KeyError as e:
-            return self.fail(str(e.args[0]))
-        if d >= self.param("min_opening_m"):
-            self.feedback_message = f"drawer open {d:.3f} m"
-            return Status.SUCCESS
-        return self.fail(f"drawer open only {d:.3f} m (< {self.param('min_opening_m'):g} m)")
+    def opening(self) -> float:
+        return _extension(self).drawer(self.param("cabinet")).drawer_opening_m
 
 
 __all__ = [
