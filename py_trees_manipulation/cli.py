@@ -3,7 +3,9 @@
 Subcommands: ``run``, ``validate``, ``render``, ``behaviours``; more are contributed by the
 modules in :data:`COMMAND_MODULES` (each with ``register(subparsers)``), and ``ptm run`` flags by
 the modules in :data:`RUN_EXTENSIONS` (each with ``add_run_arguments(parser)``,
-``run_observers(args) -> list`` and optionally ``after_run(args, summary)``).
+``run_observers(args) -> list`` and optionally ``after_run(args, summary)``). A subcommand's
+``--help`` text is the docstring of the function that runs it
+(:func:`~py_trees_manipulation.commands.subcommands.add_command`).
 
 Exit codes: 0 success, 1 the task failed or timed out, 2 invalid input (no traceback), 130
 interrupted.
@@ -56,6 +58,10 @@ def _load(path: str, overrides: Optional[list[str]] = None):
 
 # ------------------------------------------------------------------------------------------------
 def cmd_run(args: argparse.Namespace) -> int:
+    """Run a task tree until it succeeds, fails or times out, and print a one-line verdict.
+
+    Exit codes: 0 SUCCESS, 1 FAILURE or timeout, 2 invalid input, 130 interrupted.
+    """
     from .located.errors import TreeLoadError
     from .trees.runner import RunOptions, interrupt_once
 
@@ -161,6 +167,14 @@ def _load_xml(path: str, scene: Optional[str], overrides: list[str], main_tree: 
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    """Check task files (YAML) or BehaviorTree.CPP XML trees without running them: every problem a run would meet
+    in the file is reported as FILE:LINE:COL with the fix.
+
+    Examples:
+      ptm validate examples/*.yaml
+      ptm validate --plan examples/open_door.yaml --set scene.doors.0.width_m=0.9
+    Exit codes: 0 valid (warnings may be printed), 2 invalid (with --plan: or a planning check fails).
+    """
     from .located.errors import TreeLoadError
 
     if (args.scene or args.main_tree) and not all(p.lower().endswith(".xml") for p in args.files):
@@ -231,6 +245,16 @@ def _validate_scenario(path: str, overrides: list[str]) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
+    """Draw a task file's tree from the YAML alone (includes expanded, parameters substituted); nothing is
+    simulated.
+
+    Examples:
+      ptm render examples/pick_and_lift.yaml                 (unicode, printed)
+      ptm render examples/regrasp.yaml --format svg -o regrasp.svg
+      ptm render examples/pick_and_lift.yaml --format dot --blackboard -o tree.dot
+    svg and png need Graphviz (apt-get install graphviz); dot, ascii and unicode do not.
+    Exit codes: 0 drawn, 2 invalid input (the file's problems, as ptm validate reports them).
+    """
     import py_trees
 
     from .located.errors import TreeLoadError
@@ -271,6 +295,15 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_behaviours(args: argparse.Namespace) -> int:
+    """The behaviours, composites and decorators this installation has (plugins included), each with its
+    parameters: type, unit, default and what it does.
+
+    Examples:
+      ptm behaviours                      every one, with its parameters
+      ptm behaviours MoveCartesian        one
+      ptm behaviours --format markdown    the table of docs/behaviours.md
+    Exit codes: 0, 2 no such behaviour (with the closest name).
+    """
     from .behaviors import registry
     from .trees.nodes import COMPOSITE_DOCS, COMPOSITES, DECORATOR_DOCS, DECORATORS
 
@@ -318,6 +351,15 @@ def _backend_name(value: str) -> str:
 
 
 def cmd_backends(args: argparse.Namespace) -> int:
+    """The backends this installation has: the built-in 'sim' (embedded PyBullet) and 'hardware' (a robot over
+    rosbridge), and any a package installs under the entry-point group py_trees_manipulation.backends, each
+    with its factory.
+
+    Example:
+      ptm backends
+      ptm run examples/pick_and_lift.yaml --backend sim
+    Exit codes: 0.
+    """
     from .trees.backends import available
 
     for name, target in available().items():
@@ -328,6 +370,7 @@ def cmd_backends(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     from .commands import options
+    from .commands.subcommands import add_command
 
     parser = argparse.ArgumentParser(
         prog="ptm",
@@ -341,9 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     set_help = "override a value: parameters.NAME=V, scene.objects.0.mass_kg=V, blackboard.KEY=V, tree.NODE.PARAM=V (repeatable)"
-    p = sub.add_parser("run", help="run a task tree",
-                       description="Run a task tree until it succeeds, fails or times out, and print a one-line verdict.",
-                       epilog="Exit codes: 0 SUCCESS, 1 FAILURE or timeout, 2 invalid input, 130 interrupted.")
+    p = add_command(sub, "run", cmd_run, "run a task tree")
     p.add_argument("file", help="task file (YAML), or a BehaviorTree.CPP XML tree with --scene")
     p.add_argument("--scene", metavar="TASK.yaml", help="for an XML tree: the task file whose scene and blackboard to use")
     p.add_argument("--main-tree", metavar="ID", help="for an XML file with several trees and no main_tree_to_execute: "
@@ -368,15 +409,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "moves (default: on for every backend but sim, whose run checks itself)")
     for ext in _optional_modules(RUN_EXTENSIONS):
         ext.add_run_arguments(p)
-    p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("validate", help="check task files without running them",
-                       description="Check task files (YAML) or BehaviorTree.CPP XML trees without running them: every "
-                                   "problem a run would meet in the file is reported as FILE:LINE:COL with the fix.",
-                       epilog="Examples:\n  ptm validate examples/*.yaml\n"
-                              "  ptm validate --plan examples/open_door.yaml --set scene.doors.0.width_m=0.9\n"
-                              "Exit codes: 0 valid (warnings may be printed), 2 invalid (with --plan: or a planning "
-                              "check fails).", formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(sub, "validate", cmd_validate,
+                    "check task files without running them", formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("files", nargs="+", help="task files (YAML) or BehaviorTree.CPP XML trees")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help=set_help)
     p.add_argument("--scene", metavar="TASK.yaml", help="for XML trees: the task file whose scene and blackboard they "
@@ -388,17 +423,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "of the object where the file puts it, and the place); a failure names the node's line and a "
                         "base pose that works (a few seconds)")
     p.add_argument("-v", "--verbose", action="store_true", help="with --plan: say which check runs")
-    p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("render", help="draw a task tree (no simulator needed)",
-                       description="Draw a task file's tree from the YAML alone (includes expanded, parameters "
-                                   "substituted); nothing is simulated.",
-                       epilog="Examples:\n  ptm render examples/pick_and_lift.yaml                 (unicode, printed)\n"
-                              "  ptm render examples/regrasp.yaml --format svg -o regrasp.svg\n"
-                              "  ptm render examples/pick_and_lift.yaml --format dot --blackboard -o tree.dot\n"
-                              "svg and png need Graphviz (apt-get install graphviz); dot, ascii and unicode do not.\n"
-                              "Exit codes: 0 drawn, 2 invalid input (the file's problems, as ptm validate reports them).",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(sub, "render", cmd_render,
+                    "draw a task tree (no simulator needed)", formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help="task file (YAML)")
     p.add_argument("--format", default="unicode", choices=["ascii", "unicode", "dot", "svg", "png"],
                    help="text to the terminal (ascii, unicode: the default), Graphviz source (dot) or an image "
@@ -406,28 +433,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="output file (default: FILE stem + format; text formats print)")
     p.add_argument("--blackboard", action="store_true", help="also draw blackboard keys (dot/svg/png)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help=set_help)
-    p.set_defaults(func=cmd_render)
 
-    p = sub.add_parser("behaviours", aliases=["behaviors"], help="list behaviours, composites and decorators with their parameters",
-                       description="The behaviours, composites and decorators this installation has (plugins "
-                                   "included), each with its parameters: type, unit, default and what it does.",
-                       epilog="Examples:\n  ptm behaviours                      every one, with its parameters\n"
-                              "  ptm behaviours MoveCartesian        one\n"
-                              "  ptm behaviours --format markdown    the table of docs/behaviours.md\n"
-                              "Exit codes: 0, 2 no such behaviour (with the closest name).",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(sub, "behaviours", cmd_behaviours,
+                    "list behaviours, composites and decorators with their parameters", aliases=['behaviors'], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("name", nargs="?", help="show only this one (e.g. MoveCartesian, Sequence, Retry)")
     p.add_argument("--format", choices=["text", "markdown"], default="text",
                    help="markdown: the behaviour table of docs/behaviours.md (generated from the registry)")
-    p.set_defaults(func=cmd_behaviours)
 
-    p = sub.add_parser("backends", help="list the installed backends (ptm run --backend NAME)",
-                       description="The backends this installation has: the built-in 'sim' (embedded PyBullet) and "
-                                   "'hardware' (a robot over rosbridge), and any a package installs under the entry-"
-                                   "point group py_trees_manipulation.backends, each with its factory.",
-                       epilog="Example:\n  ptm backends\n  ptm run examples/pick_and_lift.yaml --backend sim\nExit codes: 0.",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.set_defaults(func=cmd_backends)
+    p = add_command(sub, "backends", cmd_backends,
+                    "list the installed backends (ptm run --backend NAME)", formatter_class=argparse.RawDescriptionHelpFormatter)
 
     for mod in _optional_modules(COMMAND_MODULES):
         reg = getattr(mod, "register", None)

@@ -7,6 +7,7 @@ import sys
 from typing import Any, Optional
 
 from . import options
+from .subcommands import add_command
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,6 +45,13 @@ def run_observers(args: argparse.Namespace, task: Any = None) -> list[Any]:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    """Expose the simulated robot of a task or scene file over the rosbridge v2 protocol (websocket), with PR2
+    gripper sensor action names, FollowJointTrajectory and Cartesian arm actions, joint states and object pose
+    topics. Ctrl-C to stop.
+
+    Example: ptm serve --backend sim --scene examples/pick_and_lift.yaml --port 9090 &
+             ptm run examples/pick_and_lift.yaml --backend hardware --robot examples/robots/standin.yaml
+    """
     from ..backend import BackendError
     from ..located.errors import TreeLoadError
     from ..hardware.robot_server import RobotStandIn
@@ -96,13 +104,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("serve", help="serve the simulated robot over rosbridge (a stand-in for a real robot)",
-                       description="Expose the simulated robot of a task or scene file over the rosbridge v2 "
-                                   "protocol (websocket), with PR2 gripper sensor action names, FollowJointTrajectory "
-                                   "and Cartesian arm actions, joint states and object pose topics. Ctrl-C to stop.",
-                       epilog="Example: ptm serve --backend sim --scene examples/pick_and_lift.yaml --port 9090 &\n"
-                              "         ptm run examples/pick_and_lift.yaml --backend hardware --robot examples/robots/standin.yaml",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(sub, "serve", cmd_serve,
+                    "serve the simulated robot over rosbridge (a stand-in for a real robot)", formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", default="sim", choices=["sim"], help="what stands in for the robot (sim)")
     p.add_argument("--scene", required=True, metavar="FILE", help="task file (its scene:) or scene file")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -119,7 +122,6 @@ def register(sub: Any) -> None:
                    help="the ROS the stand-in plays: 1 (no send_action_goal, as rosbridge for ROS 1), 2, or both "
                         "(default; /rosapi/get_ros_version is then not served, like an older rosapi)")
     p.add_argument("-v", "--verbose", action="store_true", help="print every goal served and every status error sent")
-    p.set_defaults(func=cmd_serve)
 
 
 def load_scene(path: str) -> tuple[dict, str]:

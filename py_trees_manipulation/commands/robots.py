@@ -188,6 +188,24 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_robots(args: argparse.Namespace) -> int:
+    """List the stock robot models (arm joints, reach, gripper opening and force), or show one model or robot
+    description file in full: joints with limits, TCP, gripper, pads, named configurations. A description file
+    is checked against its URDF first (every problem as FILE:LINE:COL). 'init URDF' drafts a description from
+    a URDF (arm chain, gripper driver or finger joints, pads from the fingers' collision geometry, TCP, ready
+    by inverse kinematics, self-collision pairs by sampling; every guess commented in the file). 'check FILE'
+    runs the robot in the simulator: opens and closes the gripper, closes it on a test box, reaches a grid in
+    front of the base, and names the key and the fix of whatever fails. A task's scene uses a model with
+    'model: NAME' or 'model: my_robot.yaml'.
+
+    Examples:
+      ptm robots
+      ptm robots kuka_iiwa_wsg50
+      ptm robots my_robot.yaml     # read it against its URDF
+      ptm robots init my_robot.urdf -o my_robot.yaml
+      ptm robots check my_robot.yaml
+      ptm robots --json
+    Exit codes: 0 done, 1 a check failed, 2 unknown model, invalid description or unreadable URDF.
+    """
     from ..located.errors import TreeLoadError
     from ..robots.loader import UnknownModelError, resolve_model, stock_models
 
@@ -220,24 +238,10 @@ def cmd_robots(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     """Add ``robots`` to the ``ptm`` parser."""
-    from ..interop.cli import _HelpFormatter
+    from .subcommands import add_command
 
-    p = subparsers.add_parser(
-        "robots", help="list the robot models; show, draft (init) or check (check) a robot description",
-        description="List the stock robot models (arm joints, reach, gripper opening and force), or show one model "
-                    "or robot description file in full: joints with limits, TCP, gripper, pads, named "
-                    "configurations. A description file is checked against its URDF first (every problem as "
-                    "FILE:LINE:COL). 'init URDF' drafts a description from a URDF (arm chain, gripper driver or "
-                    "finger joints, pads from the fingers' collision geometry, TCP, ready by inverse kinematics, "
-                    "self-collision pairs by sampling; every guess commented in the file). 'check FILE' runs the "
-                    "robot in the simulator: opens and closes the gripper, closes it on a test box, reaches a grid "
-                    "in front of the base, and names the key and the fix of whatever fails. A task's scene uses a "
-                    "model with 'model: NAME' or 'model: my_robot.yaml'.",
-        epilog="Examples:\n  ptm robots\n  ptm robots kuka_iiwa_wsg50\n  ptm robots my_robot.yaml     # read it against its URDF\n"
-               "  ptm robots init my_robot.urdf -o my_robot.yaml\n  ptm robots check my_robot.yaml\n"
-               "  ptm robots --json\nExit codes: 0 done, 1 a check failed, 2 unknown model, invalid description or "
-               "unreadable URDF.",
-        formatter_class=_HelpFormatter)
+    p = add_command(subparsers, "robots", cmd_robots,
+                    "list the robot models; show, draft (init) or check (check) a robot description")
     p.add_argument("model", nargs="?", help="a stock model name or a robot description file (.yaml); or 'init', "
                    "or 'check'")
     p.add_argument("file", nargs="?", help="with init: the URDF; with check: the description file (or a stock model)")
@@ -248,4 +252,3 @@ def register(subparsers: Any) -> None:
                    "to or above the URDF)")
     p.add_argument("--force", action="store_true", help="init: overwrite the output file")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    p.set_defaults(func=cmd_robots)

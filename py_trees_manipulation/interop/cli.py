@@ -10,14 +10,7 @@ import os
 import sys
 from typing import Any
 
-
-class _HelpFormatter(argparse.HelpFormatter):
-    """Wraps one-paragraph descriptions to the terminal; keeps text with line breaks (examples) as written."""
-
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        if "\n" in text:
-            return "".join(indent + line for line in text.splitlines(keepends=True))
-        return super()._fill_text(text, width, indent)
+from ..commands.subcommands import add_command
 
 
 def _write(text: str, output: str | None) -> None:
@@ -49,6 +42,13 @@ def _write_exit(text: str, output: str | None) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    """Print the JSON Schema (draft 2020-12) of task files, generated from the behaviour registry, or with
+    --robot that of robot description files; see docs/editor_schema.md to wire it into VS Code.
+
+    Examples:
+      ptm schema -o ptm-task.schema.json
+      ptm schema --robot -o ptm-robot.schema.json
+    """
     if getattr(args, "robot", False):
         from .robot_schema import robot_schema_json as schema_json
     else:
@@ -63,6 +63,16 @@ def _kind(path: str) -> str:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
+    """Convert a task tree between YAML and BehaviorTree.CPP v4 XML (Groot2): FILE.yaml -o FILE.xml exports the
+    tree; FILE.xml -o FILE.yaml imports it, and with --scene TASK.yaml writes a complete task file (name,
+    description, parameters, scene and blackboard of TASK.yaml, tree of FILE.xml) that ptm run accepts.
+
+    Examples:
+      ptm convert examples/pick_and_lift.yaml -o pick_and_lift.xml
+      ptm convert pick_and_lift.xml --scene examples/pick_and_lift.yaml -o edited.yaml
+      ptm run edited.yaml
+    Exit codes: 0 written, 2 invalid input.
+    """
     from ..located.errors import TreeLoadError
     from ..trees.loader import load_task
     from .btxml_export import export_xml
@@ -107,6 +117,16 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
+    """Print the behaviour reference (every behaviour, composite and decorator with its parameters and units) as
+    Markdown, or check/update the generated tables of the documentation pages (docs/*.md): the behaviour table
+    and the key tables of scene and robot description files, between their <!-- NAME:start --> and <!--
+    NAME:end --> markers.
+
+    Examples:
+      ptm docs -o behaviours.md
+      ptm docs --update docs/*.md
+      ptm docs --check docs/*.md     # exit 1 when a table is out of date
+    """
     from .docs import BLOCKS, MarkersMissing, behaviours_markdown, has_blocks, stale_blocks, update_page
 
     try:
@@ -140,28 +160,11 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     """Add ``schema``, ``convert`` and ``docs`` to the ``ptm`` parser."""
-    p = subparsers.add_parser("schema", help="print the JSON Schema of task files (for editors)",
-                              description="Print the JSON Schema (draft 2020-12) of task files, generated from the "
-                                          "behaviour registry, or with --robot that of robot description files; see "
-                                          "docs/editor_schema.md to wire it into VS Code.",
-                              epilog="Examples:\n  ptm schema -o ptm-task.schema.json\n"
-                                     "  ptm schema --robot -o ptm-robot.schema.json",
-                              formatter_class=_HelpFormatter)
+    p = add_command(subparsers, "schema", cmd_schema, "print the JSON Schema of task files (for editors)")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p.add_argument("--robot", action="store_true", help="the schema of robot description files instead")
-    p.set_defaults(func=cmd_schema)
 
-    p = subparsers.add_parser("convert", help="convert between BehaviorTree.CPP XML and YAML task trees",
-                              description="Convert a task tree between YAML and BehaviorTree.CPP v4 XML (Groot2): "
-                                          "FILE.yaml -o FILE.xml exports the tree; FILE.xml -o FILE.yaml imports it, and "
-                                          "with --scene TASK.yaml writes a complete task file (name, description, "
-                                          "parameters, scene and blackboard of TASK.yaml, tree of FILE.xml) that ptm run "
-                                          "accepts.",
-                              epilog="Examples:\n  ptm convert examples/pick_and_lift.yaml -o pick_and_lift.xml\n"
-                                     "  ptm convert pick_and_lift.xml --scene examples/pick_and_lift.yaml -o edited.yaml\n"
-                                     "  ptm run edited.yaml\n"
-                                     "Exit codes: 0 written, 2 invalid input.",
-                              formatter_class=_HelpFormatter)
+    p = add_command(subparsers, "convert", cmd_convert, "convert between BehaviorTree.CPP XML and YAML task trees")
     p.add_argument("file", help="a .xml (BehaviorTree.CPP v4) or .yaml task file")
     p.add_argument("-o", "--output", help="output file (.yaml or .xml); default stdout in the other format")
     p.add_argument("--scene", metavar="TASK.yaml", help="XML -> YAML: write a complete task file with the name, "
@@ -170,19 +173,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a value (as ptm run)")
     p.add_argument("--main-tree", metavar="ID", help="XML -> YAML: the BehaviorTree to convert, for a file with several "
                                                     "trees and no main_tree_to_execute")
-    p.set_defaults(func=cmd_convert)
 
-    p = subparsers.add_parser("docs", help="the behaviour reference as Markdown; keep the site's generated tables current",
-                              description="Print the behaviour reference (every behaviour, composite and decorator "
-                                          "with its parameters and units) as Markdown, or check/update the generated "
-                                          "tables of the documentation pages (docs/*.md): the behaviour table and the "
-                                          "key tables of scene and robot description files, between their "
-                                          "<!-- NAME:start --> and <!-- NAME:end --> markers.",
-                              epilog="Examples:\n  ptm docs -o behaviours.md\n  ptm docs --update docs/*.md\n"
-                                     "  ptm docs --check docs/*.md     # exit 1 when a table is out of date",
-                              formatter_class=_HelpFormatter)
+    p = add_command(subparsers, "docs", cmd_docs,
+                    "the behaviour reference as Markdown; keep the site's generated tables current")
     p.add_argument("--update", "--update-readme", nargs="+", metavar="PAGE.md",
                    help="regenerate the tables between the markers of these pages")
     p.add_argument("--check", nargs="+", metavar="PAGE.md", help="exit 1 if a page's table differs from the registry")
     p.add_argument("-o", "--output", help="write the Markdown here instead of stdout")
-    p.set_defaults(func=cmd_docs)

@@ -15,19 +15,11 @@ import sys
 from typing import Any
 
 from ..commands import options
+from ..commands.subcommands import add_command
 
 #: JUnit XML file name inside ``--log-dir`` (when ``--junit-xml`` is not given)
 DEFAULT_JUNIT = "ptm-test-results.xml"
 PYTEST_MISSING = "ptm test needs pytest: pip install -e '.[test]' (or pip install pytest)"
-
-
-class _HelpFormatter(argparse.HelpFormatter):
-    """Wraps one-paragraph descriptions to the terminal; keeps text with line breaks (examples) as written."""
-
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        if "\n" in text:
-            return "".join(indent + line for line in text.splitlines(keepends=True))
-        return super()._fill_text(text, width, indent)
 
 
 def _find_scenarios(paths: list[str]) -> list[str]:
@@ -61,8 +53,15 @@ def junit_path(args: argparse.Namespace) -> str | None:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
-    """Run the ``*.scenario.yaml`` files under the given paths with pytest; exit with pytest's code
-    (2 and a one-line hint when pytest is not installed)."""
+    """Run every *.scenario.yaml under the paths through pytest, one test per variant, headless in the simulator;
+    optionally write JUnit XML. Needs pytest (pip install -e '.[test]').
+
+    Examples:
+      ptm test tests/scenarios
+      ptm test tests/scenarios -k 'heavy and not slow' --junit-xml results.xml
+      ptm test tests/scenarios --log-dir ci-runs   # run logs and ci-runs/ptm-test-results.xml
+    Exit codes (pytest's): 0 all passed, 1 some failed, 2 interrupted, invalid input or no pytest, 5 nothing collected.
+    """
     try:
         import pytest
     except ModuleNotFoundError as e:
@@ -104,6 +103,14 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    r"""Run FILE (task or scenario) for every combination of --grid values and --trials seeded trials (with
+    --random draws), in parallel, and write runs.csv, success_rates.csv/.txt, success_rate.png and sweep.json.
+    Success = status SUCCESS and the file's expectations hold.
+
+    Example:
+      ptm sweep examples/pick_and_lift.yaml --grid scene.objects.0.mass_kg=0.1,0.5,1.0 \
+          --random scene.objects.0.lateral_friction=0.3:1.0 --trials 10 --workers 2 --seed 1
+    """
     from ..located.errors import TreeLoadError
     from .sweep import SweepConfig, SweepError, parse_grid, parse_random, run_sweep
 
@@ -153,16 +160,7 @@ def _default_out(file: str) -> str:
 
 def register(sub: Any) -> None:
     """Add ``test`` and ``sweep`` to the ``ptm`` subcommands."""
-    p = sub.add_parser("test", help="run *.scenario.yaml scenario tests (pytest, JUnit XML)",
-                       description="Run every *.scenario.yaml under the paths through pytest, one test per variant, "
-                                   "headless in the simulator; optionally write JUnit XML. Needs pytest "
-                                   "(pip install -e '.[test]').",
-                       epilog="Examples:\n  ptm test tests/scenarios\n"
-                              "  ptm test tests/scenarios -k 'heavy and not slow' --junit-xml results.xml\n"
-                              "  ptm test tests/scenarios --log-dir ci-runs   # run logs and ci-runs/ptm-test-results.xml\n"
-                              "Exit codes (pytest's): 0 all passed, 1 some failed, 2 interrupted, invalid input or no "
-                              "pytest, 5 nothing collected.",
-                       formatter_class=_HelpFormatter)
+    p = add_command(sub, "test", cmd_test, "run *.scenario.yaml scenario tests (pytest, JUnit XML)")
     p.add_argument("paths", nargs="+", metavar="DIR", help="directories (searched recursively) or scenario files")
     p.add_argument("--junit-xml", default=None, metavar="OUT.xml",
                    help=f"write a JUnit XML report here (default: none, or DIR/{DEFAULT_JUNIT} with --log-dir DIR; "
@@ -176,15 +174,8 @@ def register(sub: Any) -> None:
     p.add_argument("-v", "--verbose", action="store_true", help="one line per test")
     p.add_argument("--pytest-args", default="", metavar="ARGS",
                    help="more pytest arguments, one string (e.g. '--maxfail 2 -ra')")
-    p.set_defaults(func=cmd_test)
 
-    p = sub.add_parser("sweep", help="run a task over a parameter grid and random draws, in parallel",
-                       description="Run FILE (task or scenario) for every combination of --grid values and --trials seeded "
-                                   "trials (with --random draws), in parallel, and write runs.csv, success_rates.csv/.txt, "
-                                   "success_rate.png and sweep.json. Success = status SUCCESS and the file's expectations hold.",
-                       epilog="Example:\n  ptm sweep examples/pick_and_lift.yaml --grid scene.objects.0.mass_kg=0.1,0.5,1.0 \\\n"
-                              "      --random scene.objects.0.lateral_friction=0.3:1.0 --trials 10 --workers 2 --seed 1",
-                       formatter_class=_HelpFormatter)
+    p = add_command(sub, "sweep", cmd_sweep, "run a task over a parameter grid and random draws, in parallel")
     p.add_argument("file", help="task or scenario file (YAML)")
     p.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
                    help="sweep KEY over these values (or KEY=LO:HI:N, N evenly spaced); repeat for a full factorial grid")
@@ -212,4 +203,3 @@ def register(sub: Any) -> None:
     p.add_argument("--min-success-rate", type=options.real(0.0, 1.0), default=None, metavar="R",
                    help="exit 1 when the overall success rate is below R (0 ... 1)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=cmd_sweep)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..commands import options
+from ..commands.subcommands import HelpFormatter, add_command
 
 logger = logging.getLogger(__name__)
 
@@ -233,6 +234,15 @@ def _bad_logs(paths: Sequence[str]) -> int:
 
 
 def cmd_view(args: argparse.Namespace) -> int:
+    """Serve a run log (MCAP, written by ptm run) on 127.0.0.1: the tree tick by tick, blackboard, activity and a
+    timeline. Ctrl-C to stop. Given several logs (a glob), serves the newest (by the run's start time) and
+    says which.
+
+    Examples:
+      ptm view runs/pick_and_lift_20250101-120000.mcap
+      ptm view runs/pick_and_lift_*.mcap          # the newest of them
+    Exit codes: 0 stopped with Ctrl-C, 2 not a run log or the port is taken.
+    """
     from py_trees_manipulation.viewer.server import serve_log
 
     logs = list(dict.fromkeys(args.logs))  # a path given twice is one log
@@ -259,6 +269,14 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    """Write PNG plots of run logs (MCAP, written by ptm run): fingertip forces, gripper opening, object height,
+    door angle and a summary table; plots without data are skipped. Prints the files written.
+
+    Examples:
+      ptm report runs/pick_and_lift_20250101-120000.mcap   # -> ..._report/*.png
+      ptm report runs/*.mcap -o plots              # -> plots/<log stem>/*.png
+    Exit codes: 0 done, 2 a file is missing or not a run log (the others are still reported).
+    """
     from py_trees_manipulation.viewer.report import write_report
     from py_trees_manipulation.viewer.runlog import read_run_log, unfinished_note
 
@@ -287,6 +305,17 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_log_recover(args: argparse.Namespace) -> int:
+    """A run killed with SIGKILL (or a machine that lost power) leaves a run log without MCAP's summary section:
+    ptm view and ptm report read it, but indexed readers (Foxglove, the mcap package's make_reader) refuse it.
+    This copies every record that can be read (schemas, channels, messages, metadata, attachments; a chunk
+    that cannot be decoded is skipped; reading stops where the file was cut) into a new, finished file, as
+    'mcap recover' does.
+
+    Example:
+      ptm log recover runs/pick_and_lift_20250101-120000.mcap
+          # -> runs/pick_and_lift_20250101-120000.recovered.mcap
+    Exit codes: 0 written, 2 not an MCAP file or nothing to recover.
+    """
     from py_trees_manipulation.viewer.runlog import recover_run_log
 
     why = check_run_log(args.log)
@@ -311,60 +340,25 @@ def cmd_log_recover(args: argparse.Namespace) -> int:
     return 0
 
 
-class _HelpFormatter(argparse.HelpFormatter):
-    """Wraps one-paragraph descriptions to the terminal; keeps text with line breaks (examples) as written."""
-
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        if "\n" in text:
-            return "".join(indent + line for line in text.splitlines(keepends=True))
-        return super()._fill_text(text, width, indent)
-
-
 def register(sub: Any) -> None:
     """Add ``view`` and ``report`` to the ``ptm`` subcommands."""
-    raw = _HelpFormatter
-    p = sub.add_parser("view", help="replay a run log in the browser viewer",
-                       description="Serve a run log (MCAP, written by ptm run) on 127.0.0.1: the tree tick by tick, "
-                                   "blackboard, activity and a timeline. Ctrl-C to stop. Given several logs (a glob), "
-                                   "serves the newest (by the run's start time) and says which.",
-                       epilog="Examples:\n  ptm view runs/pick_and_lift_20250101-120000.mcap\n"
-                              "  ptm view runs/pick_and_lift_*.mcap          # the newest of them\n"
-                              "Exit codes: 0 stopped with Ctrl-C, 2 not a run log or the port is taken.",
-                       formatter_class=raw)
+    p = add_command(sub, "view", cmd_view, "replay a run log in the browser viewer")
     p.add_argument("logs", nargs="+", metavar="LOG", help="run log(s) (.mcap); with several, the newest is served")
     p.add_argument("--port", type=options.PORT, default=None, help="port, 0 ... 65535 (default: a free one)")
-    p.set_defaults(func=cmd_view)
 
-    p = sub.add_parser("report", help="PNG plots of a run log (forces, gripper, object height, door angle, summary)",
-                       description="Write PNG plots of run logs (MCAP, written by ptm run): fingertip forces, gripper "
-                                   "opening, object height, door angle and a summary table; plots without data are "
-                                   "skipped. Prints the files written.",
-                       epilog="Examples:\n  ptm report runs/pick_and_lift_20250101-120000.mcap   # -> ..._report/*.png\n"
-                              "  ptm report runs/*.mcap -o plots              # -> plots/<log stem>/*.png\n"
-                              "Exit codes: 0 done, 2 a file is missing or not a run log (the others are still reported).",
-                       formatter_class=raw)
+    p = add_command(sub, "report", cmd_report,
+                    "PNG plots of a run log (forces, gripper, object height, door angle, summary)")
     p.add_argument("logs", nargs="+", metavar="LOG", help="run log(s) (.mcap); each gets its own output directory")
     p.add_argument("-o", "--output", default=None, metavar="DIR",
                    help="output directory (default: <log stem>_report next to each log); with several logs, "
                         "DIR/<log stem>")
-    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("log", help="run log tools: recover a log cut short by a kill",
                        description="Tools for run logs (MCAP, written by ptm run).",
-                       formatter_class=raw)
+                       formatter_class=HelpFormatter)
     logs = p.add_subparsers(dest="log_command", metavar="TOOL", required=True)
-    r = logs.add_parser("recover", help="write a finished copy of a run log that a killed run left unfinished",
-                        description="A run killed with SIGKILL (or a machine that lost power) leaves a run log without "
-                                    "MCAP's summary section: ptm view and ptm report read it, but indexed readers "
-                                    "(Foxglove, the mcap package's make_reader) refuse it. This copies every record "
-                                    "that can be read (schemas, channels, messages, metadata, attachments; a chunk "
-                                    "that cannot be decoded is skipped; reading stops where the file was cut) into a "
-                                    "new, finished file, as 'mcap recover' does.",
-                        epilog="Example:\n  ptm log recover runs/pick_and_lift_20250101-120000.mcap\n"
-                               "      # -> runs/pick_and_lift_20250101-120000.recovered.mcap\n"
-                               "Exit codes: 0 written, 2 not an MCAP file or nothing to recover.",
-                        formatter_class=raw)
+    r = add_command(logs, "recover", cmd_log_recover,
+                    "write a finished copy of a run log that a killed run left unfinished")
     r.add_argument("log", metavar="LOG", help="the run log (.mcap)")
     r.add_argument("-o", "--output", default=None, metavar="OUT.mcap",
                    help="the finished copy (default: <log stem>.recovered.mcap next to the log)")
-    r.set_defaults(func=cmd_log_recover)

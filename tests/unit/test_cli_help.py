@@ -33,3 +33,30 @@ def test_run_viewer_help_mentions_realtime_and_replay():
     run = _subparser("run")
     helps = {a.dest: a.help for a in run._actions}
     assert "--realtime" in helps["viewer"] and "ptm view LOG" in helps["viewer"]
+
+
+def _sample_command(args: argparse.Namespace) -> int:
+    """Do the sample thing to FILE, one paragraph
+    over two lines.
+
+    Examples:
+      ptm sample a.yaml        # the first
+      ptm sample b.yaml
+    Exit codes: 0 done, 2 invalid input.
+    """
+    return 0
+
+
+def test_add_command_takes_the_help_from_the_docstring():
+    from py_trees_manipulation.commands.subcommands import add_command
+
+    parser = argparse.ArgumentParser(prog="ptm")
+    sub = parser.add_subparsers(dest="command")
+    p = add_command(sub, "sample", _sample_command, "one line for the command list")
+    assert p.description == "Do the sample thing to FILE, one paragraph over two lines."
+    assert p.epilog == ("Examples:\n  ptm sample a.yaml        # the first\n  ptm sample b.yaml\n"
+                        "Exit codes: 0 done, 2 invalid input.")
+    assert parser.parse_args(["sample"]).func is _sample_command
+    text = p.format_help()
+    assert "  ptm sample a.yaml        # the first" in text.splitlines()
+    assert "one line for the command list" in parser.format_help()
