@@ -94,13 +94,28 @@ _SCHEMA_URI = "https://json-schema.org/draft/2020-12/schema"
 
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 
-SNAPSHOT_SCHEMA: dict[str, Any] = {
-    "$schema": _SCHEMA_URI,
-    "title": "ptm.TreeSnapshot",
-    "description": "behaviour tree snapshot, record layout (py_trees_manipulation.viewer.snapshot)",
-    "type": "object",
-    "required": ["timestamp", "tick", "behaviours", "root"],
-    "properties": {
+
+def _channel_schema(title: str, properties: dict[str, Any], *, description: Optional[str] = None,
+                    required: Optional[list[str]] = None, **more: Any) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a channel's messages: an object titled ``title`` (``ptm.*``,
+    the MCAP schema name) with these ``properties``, the fields in ``required``, and ``more`` keys
+    (``additionalProperties``), in the key order the log has always written."""
+    schema: dict[str, Any] = {"$schema": _SCHEMA_URI, "title": title}
+    if description is not None:
+        schema["description"] = description
+    schema["type"] = "object"
+    if required is not None:
+        schema["required"] = required
+    schema["properties"] = properties
+    schema.update(more)
+    return schema
+
+
+SNAPSHOT_SCHEMA: dict[str, Any] = _channel_schema(
+    "ptm.TreeSnapshot",
+    description="behaviour tree snapshot, record layout (py_trees_manipulation.viewer.snapshot)",
+    required=["timestamp", "tick", "behaviours", "root"],
+    properties={
         "timestamp": {"type": "number", "description": "backend clock, s"},
         "tick": {"type": "integer"},
         "changed": {"type": "string", "enum": ["true", "false"]},
@@ -157,7 +172,7 @@ SNAPSHOT_SCHEMA: dict[str, Any] = {
                            "previous_value": {"type": "string", "description": "JSON text"},
                            "current_value": {"type": "string", "description": "JSON text"}}}},
     },
-}
+)
 
 #: the ``motion_plan`` field of an arm motion's event (``source: arm/<robot>``): what was planned,
 #: how, and how clear it stays (``py_trees_manipulation.collision.arm_planner.MotionPlan.summary``)
@@ -189,12 +204,10 @@ MOTION_PLAN_SCHEMA: dict[str, Any] = {
     },
 }
 
-EVENT_SCHEMA: dict[str, Any] = {
-    "$schema": _SCHEMA_URI,
-    "title": "ptm.Event",
-    "type": "object",
-    "required": ["time_s", "text"],
-    "properties": {
+EVENT_SCHEMA: dict[str, Any] = _channel_schema(
+    "ptm.Event",
+    required=["time_s", "text"],
+    properties={
         "time_s": {"type": "number", "description": "backend clock, s"},
         "tick": {"type": "integer"},
         "source": {"type": "string"},
@@ -218,13 +231,11 @@ EVENT_SCHEMA: dict[str, Any] = {
             },
         },
     },
-}
+)
 
-METADATA_SCHEMA: dict[str, Any] = {
-    "$schema": _SCHEMA_URI,
-    "title": "ptm.RunMetadata",
-    "type": "object",
-    "properties": {
+METADATA_SCHEMA: dict[str, Any] = _channel_schema(
+    "ptm.RunMetadata",
+    properties={
         "source": {"type": "string", "description": "task file"},
         "extra": {"type": "object", "description": "seed, tick rate, the CLI arguments (args) and other run facts",
                   "properties": {"seed": {"type": "integer"}, "tick_hz": {"type": "number", "description": "Hz"}}},
@@ -233,13 +244,11 @@ METADATA_SCHEMA: dict[str, Any] = {
         "format_version": {"type": "integer"},
         "py_trees_manipulation_version": {"type": "string"},
     },
-}
+)
 
-SUMMARY_SCHEMA: dict[str, Any] = {
-    "$schema": _SCHEMA_URI,
-    "title": "ptm.RunSummary",
-    "type": "object",
-    "properties": {
+SUMMARY_SCHEMA: dict[str, Any] = _channel_schema(
+    "ptm.RunSummary",
+    properties={
         "status": {"type": "string", "description": "SUCCESS, FAILURE, TIMEOUT, ERROR, INTERRUPTED..."},
         "ticks": {"type": "integer"},
         "time_s": {"type": "number"},
@@ -249,7 +258,7 @@ SUMMARY_SCHEMA: dict[str, Any] = {
         "metrics": {"type": "object", "properties": {}, "description": "run metrics (backend and /metrics/*)"},
         "closed_by": {"type": "string", "enum": ["on_end", "close", "finaliser"]},
     },
-}
+)
 
 _POSE_SCHEMA = {
     "type": "object",
@@ -304,13 +313,7 @@ def telemetry_schema(name: str, sample: dict[str, Any]) -> dict[str, Any]:
         sub = _json_type_schema(v) if k not in props else None
         if sub is not None:
             props[str(k)] = sub
-    return {
-        "$schema": _SCHEMA_URI,
-        "title": f"ptm.Telemetry.{name}",
-        "type": "object",
-        "properties": props,
-        "additionalProperties": True,
-    }
+    return _channel_schema(f"ptm.Telemetry.{name}", props, additionalProperties=True)
 
 
 def _ns(time_s: float) -> int:
