@@ -873,6 +873,28 @@ DEFAULT_LATERAL_FRICTION = 0.8
 GRAVITY_MPS2 = 9.81
 
 
+def _robot_and_object(scene: SceneSpec, obj: str,
+                      robot: Optional[str]) -> Optional[tuple[int, RobotSpec, ObjectSpec]]:
+    """``(index, robot, object)`` of ``robot`` (default: the scene's first) and object ``obj`` in the
+    scene, or None when either is not there."""
+    robots = list(scene.robots)
+    idx = next((i for i, r in enumerate(robots) if r.name == robot), 0 if robot is None and robots else None)
+    o = next((x for x in scene.objects if x.name == obj), None)
+    if idx is None or o is None:
+        return None
+    return idx, robots[idx], o
+
+
+def _description_of(r: RobotSpec) -> Optional[RobotDescription]:
+    """The robot's description: the parsed one, else its model resolved (None when that fails)."""
+    if r.description is not None:
+        return r.description
+    try:
+        return resolve_model(r.model)
+    except (UnknownModelError, RobotDescriptionError, ValueError):
+        return None
+
+
 def grip_problem(scene: SceneSpec, obj: str, robot: Optional[str] = None,
                  grip_force_n: Optional[float] = None) -> Optional[str]:
     """Why a two-finger friction grip of ``grip_force_n`` per pad (default: the gripper's
@@ -881,21 +903,16 @@ def grip_problem(scene: SceneSpec, obj: str, robot: Optional[str] = None,
     them: the run's ``grip_needed_n``), with the numbers and the fix; None when it can, when a
     GraspFix section welds what ``robot``'s fingers hold, or when the friction or the mass is not
     known from the file (a URDF object without ``lateral_friction``)."""
-    robots = list(scene.robots)
-    idx = next((i for i, r in enumerate(robots) if r.name == robot), 0 if robot is None and robots else None)
-    o = next((x for x in scene.objects if x.name == obj), None)
-    if idx is None or o is None:
+    found = _robot_and_object(scene, obj, robot)
+    if found is None:
         return None
-    r = robots[idx]
+    _, r, o = found
     fix = (scene.extra or {}).get("grasp_fix")
     if fix is not None and (not fix.arms or any(getattr(a, "arm_name", None) == r.name for a in fix.arms)):
         return None   # a GraspFix weld holds what the fingers grip
-    desc = r.description
+    desc = _description_of(r)
     if desc is None:
-        try:
-            desc = resolve_model(r.model)
-        except (UnknownModelError, RobotDescriptionError, ValueError):
-            return None
+        return None
     mass = object_mass_kg(o)
     mu_obj = o.lateral_friction if o.lateral_friction is not None else (
         DEFAULT_LATERAL_FRICTION if o.primitive is not None else None)
@@ -920,18 +937,13 @@ def payload_problem(scene: SceneSpec, obj: str, robot: Optional[str] = None) -> 
     """Why ``robot`` (default: the scene's first) may not lift object ``obj``: heavier than the arm's
     rated payload (the scene's ``payload_kg``, else the description's) minus its gripper's mass,
     with both numbers and the override; None when it may (or nothing is known)."""
-    robots = list(scene.robots)
-    idx = next((i for i, r in enumerate(robots) if r.name == robot), 0 if robot is None and robots else None)
-    o = next((x for x in scene.objects if x.name == obj), None)
-    if idx is None or o is None:
+    found = _robot_and_object(scene, obj, robot)
+    if found is None:
         return None
-    r = robots[idx]
-    desc = r.description
+    idx, r, o = found
+    desc = _description_of(r)
     if desc is None:
-        try:
-            desc = resolve_model(r.model)
-        except (UnknownModelError, RobotDescriptionError, ValueError):
-            return None
+        return None
     payload = r.payload_kg if r.payload_kg is not None else getattr(desc, "payload_kg", None)
     mass = object_mass_kg(o)
     if payload is None or mass is None:
