@@ -29,7 +29,6 @@ with a negative ``angle``. ``TwistHandle`` turns right-handed about the pivot po
 from __future__ import annotations
 
 import math
-import zlib
 from typing import Any, ClassVar, Optional
 
 import numpy as np
@@ -133,8 +132,7 @@ class DetectDoorAffordance(ManipulationBehaviour):
 
     def setup(self, **kwargs: Any) -> None:
         super().setup(**kwargs)
-        seed = int(getattr(self.backend, "seed", 0) or 0)
-        self._rng = np.random.default_rng([seed, zlib.crc32(self.name.encode())])
+        self._rng = self.seeded_rng()
 
     def update(self) -> Status:
         try:
@@ -185,8 +183,7 @@ class DetectDrawerAffordance(ManipulationBehaviour):
 
     def setup(self, **kwargs: Any) -> None:
         super().setup(**kwargs)
-        seed = int(getattr(self.backend, "seed", 0) or 0)
-        self._rng = np.random.default_rng([seed, zlib.crc32(self.name.encode())])
+        self._rng = self.seeded_rng()
 
     def update(self) -> Status:
         try:

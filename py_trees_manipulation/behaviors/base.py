@@ -200,6 +200,17 @@ class ManipulationBehaviour(py_trees.behaviour.Behaviour):
             raise BehaviourSetupError(f"{self.name}: no backend; call tree.setup(backend=...)")
         return float(self.backend.now())
 
+    def seeded_rng(self) -> Any:
+        """A ``numpy.random.Generator`` for this node's noise, seeded by the run's seed
+        (``backend.seed``, 0 when the backend has none) and the node's name: a run repeats with its
+        seed, and two nodes do not draw the same numbers. Call it in :meth:`setup`."""
+        import zlib
+
+        import numpy as np
+
+        seed = int(getattr(self.backend, "seed", 0) or 0)
+        return np.random.default_rng([seed, zlib.crc32(self.name.encode())])
+
     # ---- parameters and blackboard --------------------------------------------------------------
     def param(self, key: str) -> Any:
         """The parameter's value, reading the blackboard for a ``"{key}"`` reference.

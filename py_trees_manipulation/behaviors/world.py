@@ -8,7 +8,6 @@ never RUNNING).
 from __future__ import annotations
 
 import math
-import zlib
 from typing import Any, Optional
 
 import numpy as np
@@ -67,8 +66,7 @@ class GetObjectPose(ManipulationBehaviour):
 
     def setup(self, **kwargs: Any) -> None:
         super().setup(**kwargs)
-        seed = int(getattr(self.backend, "seed", 0) or 0)
-        self._rng = np.random.default_rng([seed, zlib.crc32(self.name.encode())])
+        self._rng = self.seeded_rng()
 
     def update(self) -> Status:
         name = self.param("object")
