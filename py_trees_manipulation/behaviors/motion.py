@@ -206,6 +206,15 @@ class MoveCartesian(_ArmMotion):
     ``max_force_n`` stops it on contact); FAILURE before moving when a waypoint is out of reach or the
     line would collide ("panda_hand would hit shelf at 40% of the straight line ...").
 
+    A force-guarded line (``max_force_n``) that ends in contact (a place: the held object on the
+    table) meets that contact slowly: from 1 cm before it, where the collision world says the hand
+    or the held object first touches, it moves at ``contact_speed_mps``, by default the fastest at
+    which the guard stops within twice its threshold (the contact's stiffness and damping, the
+    robot's wrist force latency: ``scene/contact.py``). ``ptm validate`` refuses a ``max_force_n``
+    below what the robot's wrist force sensing resolves and a ``contact_speed_mps`` too fast for
+    the guard, each with the number that would do; a run refuses a ``contact_speed_mps`` too fast
+    for the contact it meets, before moving.
+
     With ``held_object`` (a lift or a carry) the object must come along: its position in the TCP
     frame is taken when the motion starts, and once it has drifted from there by more than
     ``slip_tolerance_m`` (checked every tick and at the end) the motion is cancelled and the
@@ -230,6 +239,9 @@ class MoveCartesian(_ArmMotion):
         "delta": Param("vector3", None, "displacement from the current TCP position, world frame", unit="m", frame="world"),
         "speed_mps": Param("float", 0.1, "TCP linear speed", unit="m/s", min=0.001, max=2.0),
         "max_force_n": Param("float", None, "stop on contact when the wrist force exceeds this", unit="N", min=0.0),
+        "contact_speed_mps": Param("float", None, "with max_force_n: speed at the expected contact (default: the "
+                                   "fastest at which the guard stops within twice max_force_n)", unit="m/s",
+                                   min=0.0001, max=2.0),
         "position_tolerance_m": Param("float", 0.01, "accepted final TCP position error", unit="m", min=0.0001, max=0.5),
         "allowed_contacts": _ALLOWED,
         "held_object": Param("str", None, "object the motion carries: FAILURE when it does not come along "
@@ -266,20 +278,57 @@ class MoveCartesian(_ArmMotion):
             self._held = (held, T_start, (np.linalg.inv(T_start) @ np.append(T_obj[:3, 3], 1.0))[:3])
         return MoveCartesianGoal(pose=T, speed_mps=self.param("speed_mps"), max_force_n=self.param("max_force_n"),
                                  position_tolerance_m=self.param("position_tolerance_m"),
-                                 allowed_contacts=_allowed_contacts(self))
-
-    _held: Any = None
+                                 allowed_contacts=_allowed_contacts(self),
+                                 contact_speed_mps=self.param("contact_speed_mps"))
 
     @classmethod
     def scene_problems(cls, params: dict[str, Any], scene: Any) -> list[tuple[str, str, str]]:
-        """Load-time check (``ptm validate``, literal values only): a ``held_object`` heavier than
-        what the arm may lift (:func:`~py_trees_manipulation.scene.spec.payload_problem`):
-        ``[(parameter, problem, hint)]``."""
+        """Load-time checks (``ptm validate``; literal values only): a ``held_object`` heavier than
+        what the arm may lift (:func:`~py_trees_manipulation.scene.spec.payload_problem`);
+        ``max_force_n`` below what the robot's wrist force sensing resolves (its description's
+        ``wrist_force_resolution_n``), and a ``contact_speed_mps`` at which the guard would not stop
+        within twice its threshold on the stiffest support the scene has (a fixture's material with a
+        rigid object: :func:`~py_trees_manipulation.scene.contact.guard_contact_speed`). Each
+        problem names the number that would do: ``[(parameter, problem, hint)]``."""
+        from ..scene.contact import (DEFAULT_WRIST_FORCE_LATENCY_S, DEFAULT_WRIST_FORCE_RESOLUTION_N, GUARD_BOUND,
+                                     guard_contact_speed, guard_peak_n, pair_contact)
+
+        out = []
         held, arm = params.get("held_object"), params.get("arm")
-        if not isinstance(held, str):
-            return []
-        heavy = _payload_problem(scene, held, arm if isinstance(arm, str) else None)
-        return [("held_object", f"{cls.__name__}.held_object: {heavy}", "")] if heavy else []
+        if isinstance(held, str):
+            heavy = _payload_problem(scene, held, arm if isinstance(arm, str) else None)
+            if heavy:
+                out.append(("held_object", f"{cls.__name__}.held_object: {heavy}", ""))
+        force, contact = params.get("max_force_n"), params.get("contact_speed_mps")
+        number = (int, float)
+        if not isinstance(force, number) or isinstance(force, bool) or not scene.robots:
+            return out
+        robot = next((r for r in scene.robots if r.name == arm), scene.robots[0])
+        desc = getattr(robot, "description", None)
+        resolution = float(getattr(desc, "wrist_force_resolution_n", DEFAULT_WRIST_FORCE_RESOLUTION_N))
+        latency = float(getattr(desc, "wrist_force_latency_s", DEFAULT_WRIST_FORCE_LATENCY_S))
+        if force < resolution:
+            out.append(("max_force_n", f"{cls.__name__}.max_force_n: {force:g} N is below what {robot.name!r}'s wrist "
+                        f"force sensing resolves ({resolution:g} N, its robot description's wrist_force_resolution_n): "
+                        "the guard would trip on noise or never be told from it", f"use at least {resolution:g} N"))
+        elif isinstance(contact, number) and not isinstance(contact, bool) and scene.fixtures:
+            worst = None
+            for f in scene.fixtures:
+                k, d = pair_contact(None, f.contact_material())
+                v = guard_contact_speed(force, k, d, latency)
+                if worst is None or v < worst[0]:
+                    worst = (v, f.name, k, d)
+            v, name, k, d = worst
+            if contact > v * (1 + 1e-9):
+                peak = guard_peak_n(force, contact, k, d, latency)
+                out.append(("contact_speed_mps", f"{cls.__name__}.contact_speed_mps: {contact:g} m/s is too fast for "
+                            f"max_force_n {force:g} N: meeting {name!r} ({k:.3g} N/m, {d:.3g} N s/m over a face) the "
+                            f"guard would stop at up to {peak:.0f} N, more than {GUARD_BOUND:g} x {force:g} N",
+                            f"use at most {v:.4f} m/s, or leave contact_speed_mps out (the line then slows to what "
+                            "its guard allows)"))
+        return out
+
+    _held: Any = None
 
     def on_feedback(self, feedback: Any) -> None:
         if self._held is not None:  # checked at every tick until the motion ends

@@ -34,6 +34,16 @@ the request (``"box"``: the hand and the held object may touch ``box``; ``"box:t
   2 mm closer (lifting an object off the table, retreating from a released one);
 - *a guarded line* (``max_force_n``): the hand and the held object may touch what they touch at the
   end of the line (placing on a surface, a descent until contact): the force guard stops it there.
+
+A guarded line that ends in contact meets it slowly: where along the line the hand or the held
+object first touches what it touches at the end (the *expected contact*: the table top under the
+held object) is found in the collision world, and the line is at its contact speed
+:data:`~py_trees_manipulation.scene.contact.CONTACT_APPROACH_M` before it: the request's
+``contact_speed_mps``, else the fastest at which the guard stops within
+:data:`~py_trees_manipulation.scene.contact.GUARD_BOUND` times its threshold on that pair's
+contact stiffness and damping (the bodies' materials) with the robot's wrist force latency
+(:func:`~py_trees_manipulation.scene.contact.guard_contact_speed`). A ``contact_speed_mps`` faster
+than that is refused, with the speed that would do (:attr:`MotionPlan.guard`).
 """
 
 from __future__ import annotations
@@ -48,13 +58,13 @@ import numpy as np
 from ..geometry.poses import Pose, check_pose, rotation_angle, translation_distance
 from ..motion import DEFAULT_PLANNER, PLANNER_CHOICES
 from ..motion.paths import densify, first_invalid, path_length
-from ..motion.timing import Trajectory, time_parameterize
+from ..motion.timing import Trajectory, slowed_line_timing, time_parameterize
 from .ik import IKSolution, solve_ik
 from .contacts import AllowedContacts, Proximity
 from .state_checker import StateChecker
 from .world import CollisionWorld
 
-__all__ = ["MotionRequest", "MotionPlan", "MotionPlanningError", "ArmMotionPlanner", "PoseCheck"]
+__all__ = ["MotionRequest", "MotionPlan", "GuardedApproach", "MotionPlanningError", "ArmMotionPlanner", "PoseCheck"]
 
 START_RELAX_M = 0.002          # a pair that starts inside the padding may get this much closer
 GRASP_PROBE_M = 0.01           # the TCP target within this of a body: the hand may touch it ...
@@ -65,6 +75,8 @@ IK_ENOUGH_SOLUTIONS = 3        # distinct collision-free IK solutions that end t
 CARTESIAN_STEP_M = 0.005
 CARTESIAN_STEP_RAD = 0.05
 CARTESIAN_PERIOD_S = 0.02
+LINE_RAMP_S = 0.1              # a straight line's speed ramps take this long at its cruise speed
+GUARD_BOUND_TEXT = "twice the guard (scene/contact.py GUARD_BOUND)"
 MAX_ANGULAR_SPEED_RPS = 0.5
 MAX_JOINT_JUMP_RAD = 0.5
 CLEARANCE_RANGE_M = 0.25       # clearances are measured up to this distance
@@ -81,7 +93,7 @@ class MotionPlanningError(RuntimeError):
 
     Attributes:
         kind: ``"invalid"``, ``"unreachable"``, ``"goal_in_collision"``, ``"start_in_collision"``,
-            ``"path_collision"``, ``"no_path"`` or ``"cancelled"``.
+            ``"path_collision"``, ``"no_path"``, ``"guard_too_fast"`` or ``"cancelled"``.
         collision: the :class:`~.world.Proximity` at fault, when there is one.
         fraction: where along the path (0..1), for ``path_collision``.
         planning_time_s: wall time spent before giving up, seconds.
@@ -112,6 +124,9 @@ class MotionRequest:
         position_tolerance_m, orientation_tolerance_rad: accepted IK error of a pose target.
         speed_mps: TCP speed of a Cartesian line, m/s.
         guarded: the line is force-guarded (``max_force_n``): contacts at its end are allowed.
+        max_force_n: the guard's threshold, N (a guarded line meets its expected contact at the speed
+            this allows; None: no slowing).
+        contact_speed_mps: speed at the expected contact, m/s; None: the fastest the guard allows.
         allowed_contacts: named contacts the motion allows (module docstring).
         named_configurations: extra IK seeds by name (``ready`` is the second seed).
         ik_seeds: for ``pose``: arm configurations (radians) tried before the configuration now for
@@ -134,11 +149,40 @@ class MotionRequest:
     orientation_tolerance_rad: float = 0.1
     speed_mps: float = 0.1
     guarded: bool = False
+    max_force_n: Optional[float] = None
+    contact_speed_mps: Optional[float] = None
     allowed_contacts: Sequence[str] = ()
     named_configurations: dict = field(default_factory=dict)
     ik_seeds: Sequence[Sequence[float]] = ()
     seed: int = 0
     dt: float = 0.001
+
+
+@dataclass
+class GuardedApproach:
+    """How a guarded line meets its expected contact (see the module docstring).
+
+    Attributes:
+        pair: the pair that touches first (``"the held mug / table"``).
+        contact_m: arc length of the line at the expected contact, metres (0: touching from the start).
+        slow_from_m: arc length from which the line is at ``contact_speed_mps``, metres.
+        contact_speed_mps: the speed there, m/s. max_speed_mps: the fastest the guard allows there.
+        stiffness_n_per_m, damping_n_s_per_m: the pair's contact over a face (four points).
+        peak_n: the predicted peak force when the guard trips (:func:`~py_trees_manipulation.scene.contact.guard_peak_n`), N.
+    """
+
+    pair: str
+    contact_m: float
+    slow_from_m: float
+    contact_speed_mps: float
+    max_speed_mps: float
+    stiffness_n_per_m: float
+    damping_n_s_per_m: float
+    peak_n: float
+
+    def describe(self) -> str:
+        return (f"meets {self.pair} {self.contact_m * 1000:.0f} mm along at {self.contact_speed_mps:.3f} m/s "
+                f"(guard peak <= {self.peak_n:.1f} N)")
 
 
 @dataclass
@@ -157,6 +201,7 @@ class MotionPlan:
         goal: the final configuration, radians. target: the TCP target (4, 4) or None.
         allowed: :class:`~.world.AllowedContacts` used. checks: validity checks made.
         attached: the held object's name, or None.
+        guard: how a guarded line meets its expected contact (:class:`GuardedApproach`), or None.
     """
 
     robot: str
@@ -174,6 +219,7 @@ class MotionPlan:
     allowed: AllowedContacts
     checks: int = 0
     attached: Optional[str] = None
+    guard: Optional[GuardedApproach] = None
 
     def allowed_names(self, world: CollisionWorld) -> list[tuple[str, str, Optional[str]]]:
         """The allowed and relaxed pairs by name: ``(robot link or held object, body, body link or None)``."""
@@ -190,8 +236,10 @@ class MotionPlan:
                "cartesian": "straight line"}.get(self.mode, self.mode)
         clear = (f", min clearance {self.min_clearance_m * 1000:.0f} mm ({self.clearance_pair})"
                  if self.min_clearance_m is not None else "")
+        guard = f"; {self.guard.describe()}" if self.guard is not None else ""
         return (f"{action}: {how} in {self.planning_time_s * 1000:.0f} ms ({self.checks} checks), "
-                f"{len(self.waypoints)} waypoints, {self.path_length_rad:.2f} rad, {self.trajectory.duration:.2f} s{clear}")
+                f"{len(self.waypoints)} waypoints, {self.path_length_rad:.2f} rad, {self.trajectory.duration:.2f} s"
+                f"{clear}{guard}")
 
     def summary(self) -> dict[str, Any]:
         """Plain values for the run log: planner, times, path, clearance, waypoints."""
@@ -205,6 +253,11 @@ class MotionPlan:
             "attached": self.attached or "",
             "waypoints": [{"positions": [round(float(v), 6) for v in w]} for w in self.waypoints],
             "allowed_contacts": list(self.allowed.reasons),
+            **({"guard": {"pair": self.guard.pair, "contact_m": round(self.guard.contact_m, 5),
+                          "slow_from_m": round(self.guard.slow_from_m, 5),
+                          "contact_speed_mps": round(self.guard.contact_speed_mps, 5),
+                          "max_speed_mps": round(self.guard.max_speed_mps, 5),
+                          "peak_n": round(self.guard.peak_n, 3)}} if self.guard is not None else {}),
         }
 
 
@@ -510,11 +563,19 @@ class ArmMotionPlanner:
                 first = first or e
                 continue
             traj = self._line_trajectory(qs, t_wp, req.dt)
+            guard = None
+            dist = translation_distance(w.tcp_pose(self.robot, start), target)
+            if req.guarded and req.max_force_n is not None and dist > 0:
+                arc = s_wp * dist
+                guard = self._guarded_approach(req, qs, arc, ck)
+                if guard is not None and guard.contact_speed_mps < req.speed_mps:
+                    traj = slowed_line_timing(qs, arc, req.speed_mps, guard.contact_speed_mps, guard.slow_from_m,
+                                              req.speed_mps / LINE_RAMP_S, self.loaded.velocity_limits, req.dt)
             clearance, pair = self._path_clearance(qs, ck)
             return MotionPlan(robot=self.robot, kind="cartesian", mode="cartesian", planner="", planning_time_s=0.0,
                               waypoints=qs, path_length_rad=path_length(qs), min_clearance_m=clearance,
                               clearance_pair=pair, trajectory=traj, goal=qs[-1].copy(), target=target,
-                              allowed=ck.allowed, checks=ck.checks, attached=w.attached(self.robot))
+                              allowed=ck.allowed, checks=ck.checks, attached=w.attached(self.robot), guard=guard)
         assert first is not None
         raise first
 
@@ -551,6 +612,66 @@ class ArmMotionPlanner:
             except MotionPlanningError as e:
                 yield e
 
+    def _guarded_approach(self, req: MotionRequest, qs: np.ndarray, arc: np.ndarray,
+                          ck: StateChecker) -> Optional[GuardedApproach]:
+        """Where a guarded line first touches what the hand or the held object touches at its end
+        (allowed or not: a descent into a table the TCP target lies in is allowed to touch it), and
+        how fast it may meet it (module docstring); None when nothing touches at the end.
+
+        Raises:
+            MotionPlanningError: ``contact_speed_mps`` is faster than the guard allows (``guard_too_fast``).
+        """
+        from ..scene.contact import CONTACT_APPROACH_M, DEFAULT_WRIST_FORCE_LATENCY_S, guard_contact_speed, \
+            guard_peak_n, pair_contact
+
+        hand = self.world.hand_links(self.robot)
+        end_pairs = {p.key for p in ck.proximities(qs[-1], CONTACT_APPROACH_M, include_allowed=True)
+                     if p.distance_m <= 0.0 and (p.held or p.key[0][1] in hand)}
+
+        def touching(q: np.ndarray) -> tuple[float, Optional[Proximity]]:
+            best: tuple[float, Optional[Proximity]] = (math.inf, None)
+            for p in ck.proximities(q, CONTACT_APPROACH_M, include_allowed=True):
+                if p.key in end_pairs and p.distance_m < best[0]:
+                    best = (p.distance_m, p)
+            return best
+
+        d_end, first = touching(qs[-1])
+        if first is None or d_end > 0.0:
+            return None        # the line ends short of what it may touch: no contact is expected
+        i, d_i, contact_m = len(qs) - 1, d_end, 0.0
+        while i > 0:
+            d_prev, p_prev = touching(qs[i - 1])
+            if d_prev > 0.0:   # the contact comes between waypoints i - 1 and i
+                frac = d_prev / (d_prev - d_i) if d_prev > d_i else 1.0
+                contact_m = float(arc[i - 1] + frac * (arc[i] - arc[i - 1]))
+                break
+            i, d_i = i - 1, d_prev
+            if p_prev is not None:
+                first = p_prev
+        w = self.world
+        side, other, other_link = first.key
+        robot_body = w.robots[self.robot].body
+        if side[0] == "held":
+            mine = w.contact_material(w.body_id(w.attached(self.robot)), -1)
+        else:
+            mine = w.contact_material(robot_body, side[1])
+        stiffness, damping = pair_contact(mine, w.contact_material(other, other_link))
+        latency = float(getattr(self.loaded.model, "wrist_force_latency_s", DEFAULT_WRIST_FORCE_LATENCY_S))
+        force = float(req.max_force_n)
+        fastest = guard_contact_speed(force, stiffness, damping, latency)
+        pair = f"{'the held ' + first.link if first.held else first.link} / {first.body}"
+        if req.contact_speed_mps is not None and req.contact_speed_mps > fastest * (1 + 1e-9):
+            peak = guard_peak_n(force, req.contact_speed_mps, stiffness, damping, latency)
+            raise MotionPlanningError(
+                f"contact_speed_mps {req.contact_speed_mps:g} m/s is too fast for max_force_n {force:g} N: meeting "
+                f"{pair} ({stiffness:.3g} N/m, {damping:.3g} N s/m) the guard would stop at up to {peak:.0f} N; at most "
+                f"{fastest:.4f} m/s keeps it within {GUARD_BOUND_TEXT}", "guard_too_fast")
+        speed = min(float(req.contact_speed_mps or fastest), float(req.speed_mps))
+        return GuardedApproach(pair=pair, contact_m=contact_m, slow_from_m=contact_m - CONTACT_APPROACH_M,
+                               contact_speed_mps=speed, max_speed_mps=fastest, stiffness_n_per_m=stiffness,
+                               damping_n_s_per_m=damping,
+                               peak_n=guard_peak_n(force, speed, stiffness, damping, latency))
+
     def _line_ik(self, req: MotionRequest, start: np.ndarray, T0: Pose, target: Pose, dist: float,
                  angle: float, keep_posture: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """IK waypoints along the straight TCP line (orientation slerped), timed by a trapezoidal speed
@@ -565,7 +686,7 @@ class ArmMotionPlanner:
 
         r = self.loaded
         t_nom = max(dist / req.speed_mps, angle / MAX_ANGULAR_SPEED_RPS, 0.02)
-        ta = min(0.1, t_nom)  # ramp time; the cruise speed is exactly speed_mps
+        ta = min(LINE_RAMP_S, t_nom)  # ramp time; the cruise speed is exactly speed_mps
         T = t_nom + ta
         v = 1.0 / t_nom
 

@@ -61,7 +61,9 @@ def request_from_goal(robot: str, action: str, goal: Any, start: Sequence[float]
     if action == "move_cartesian":
         return MotionRequest(robot=robot, kind="cartesian", start=list(start), target=check_pose(goal.pose),
                              speed_mps=goal.speed_mps, position_tolerance_m=goal.position_tolerance_m,
-                             guarded=goal.max_force_n is not None, allowed_contacts=goal.allowed_contacts)
+                             guarded=goal.max_force_n is not None, max_force_n=goal.max_force_n,
+                             contact_speed_mps=getattr(goal, "contact_speed_mps", None),
+                             allowed_contacts=goal.allowed_contacts)
     common = dict(planner=goal.planner, planning_time_s=goal.planning_time_s, velocity_scaling=goal.velocity_scaling,
                   acceleration_scaling=goal.acceleration_scaling, allowed_contacts=goal.allowed_contacts)
     if action == "move_joints":

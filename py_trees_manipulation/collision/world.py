@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import numpy as np
 import pybullet as pb
@@ -177,6 +177,7 @@ class CollisionWorld(ClosedOnDelete):
         Raises:
             ValueError: an unknown robot model; a URDF that does not load.
         """
+        from ..bullet.contact import apply_fixture_material, apply_object_material
         from ..bullet.robots import model_by_name
 
         settings = scene.extra.get("motion_planning") if hasattr(scene, "extra") else None
@@ -185,7 +186,7 @@ class CollisionWorld(ClosedOnDelete):
         world = cls(padding_m=pad, max_step_rad=step)
         try:
             for f in scene.fixtures:
-                world.add_urdf(f.name, f.urdf_path, f.pose, scale=f.scale)
+                apply_fixture_material(world.client, world.add_urdf(f.name, f.urdf_path, f.pose, scale=f.scale), f)
             for r in scene.robots:
                 model = ((models or {}).get(r.name) or getattr(r, "description", None)
                          or model_by_name(r.model))
@@ -198,9 +199,10 @@ class CollisionWorld(ClosedOnDelete):
                 del loaded
             for o in scene.objects:
                 if o.primitive is not None:
-                    world.add_primitive(o.name, o.primitive, o.pose, movable=not o.fixed)
+                    body = world.add_primitive(o.name, o.primitive, o.pose, movable=not o.fixed)
                 else:
-                    world.add_urdf(o.name, o.urdf_path, o.pose, scale=o.scale, movable=not o.fixed)
+                    body = world.add_urdf(o.name, o.urdf_path, o.pose, scale=o.scale, movable=not o.fixed)
+                apply_object_material(world.client, body, o)
             for key in ("doors", "cabinets"):
                 for spec in scene.extra.get(key) or ():
                     world.add_urdf(spec.name, spec.asset.urdf_path, spec.pose)
@@ -410,6 +412,14 @@ class CollisionWorld(ClosedOnDelete):
             return None
         r = self.robots[robot]
         return r.link_in_tcp @ pose_from_pq(a.rel_pos, quat_wxyz_from_xyzw(a.rel_orn))
+
+    def contact_material(self, body: int, link: int = -1) -> Any:
+        """A body's link's contact material (:class:`~py_trees_manipulation.scene.contact.ContactMaterial`,
+        per contact point, as the simulator has it: the scene's fixtures and objects, the robots' URDFs),
+        or None when it is rigid."""
+        from ..bullet.contact import contact_material
+
+        return contact_material(self.client, body, link)
 
     # ---- names ----------------------------------------------------------------------------------------
     def link_name(self, body: int, link: int) -> str:

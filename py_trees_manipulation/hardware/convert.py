@@ -409,6 +409,7 @@ def cartesian_goal_to_ros(action: str, goal: Any, frame_id: str = "world") -> di
         raise TypeError(f"move_cartesian takes a MoveCartesianGoal, got {type(goal).__name__}")
     return {"target": pose_stamped_to_ros(goal.pose, frame_id), "linear_speed": float(goal.speed_mps),
             "max_force": float(goal.max_force_n) if goal.max_force_n is not None else 0.0,
+            "contact_speed": float(goal.contact_speed_mps) if goal.contact_speed_mps is not None else 0.0,
             "position_tolerance": float(goal.position_tolerance_m)}
 
 
@@ -420,9 +421,11 @@ def cartesian_goal_from_ros(action: str, msg: Any) -> Any:
                               position_tolerance_m=_num(msg, "position_tolerance", "goal"),
                               orientation_tolerance_rad=_num(msg, "orientation_tolerance", "goal"))
     force = _num(msg, "max_force", "goal")
+    contact = _num(msg, "contact_speed", "goal") if isinstance(msg, Mapping) and "contact_speed" in msg else 0.0
     return MoveCartesianGoal(pose=pose, speed_mps=_num(msg, "linear_speed", "goal"),
                              max_force_n=force if force > 0 else None,
-                             position_tolerance_m=_num(msg, "position_tolerance", "goal"))
+                             position_tolerance_m=_num(msg, "position_tolerance", "goal"),
+                             contact_speed_mps=contact if contact > 0 else None)
 
 
 def motion_result_to_ros(result: Any, text: str = "", frame_id: str = "world") -> dict[str, Any]:

@@ -27,7 +27,7 @@ import numpy as np
 
 from .paths import as_path
 
-__all__ = ["Trajectory", "time_parameterize"]
+__all__ = ["Trajectory", "time_parameterize", "slowed_line_timing"]
 
 
 @dataclass
@@ -141,3 +141,72 @@ def time_parameterize(waypoints: Sequence[Sequence[float]], max_velocity: Sequen
     q[-1] = path[-1]
     qd[-1] = 0.0
     return Trajectory(times=times, positions=q, velocities=qd, waypoint_times=waypoint_times, dt=dt)
+
+
+def slowed_line_timing(waypoints: Sequence[Sequence[float]], arc_m: Sequence[float], speed_mps: float,
+                       slow_speed_mps: float, slow_from_m: float, accel_mps2: float,
+                       max_velocity: Sequence[float], dt: float = 0.001) -> Trajectory:
+    """Time a straight TCP line that must be slow near its end: a guarded line meeting its
+    expected contact (:mod:`py_trees_manipulation.scene.contact`).
+
+    The TCP speed along the line's arc length ``s`` is the largest that starts and ends at rest
+    with ``accel_mps2``, cruises at ``speed_mps``, is down to ``slow_speed_mps`` at ``slow_from_m``
+    (decelerating at ``accel_mps2`` before it) and stays there, and asks no joint for more than its
+    velocity limit on any segment. The joints follow the waypoints linearly in ``s`` (not in
+    time), so the speed changes smoothly inside a segment: a step in the joint velocities would
+    jolt the wrist force sensor (the held mass times the step's acceleration) and trip the guard.
+
+    Args:
+        waypoints: the line's IK waypoints, shape (n, dof), radians.
+        arc_m: the TCP's arc length at each waypoint, metres, increasing from 0, shape (n,).
+        speed_mps, slow_speed_mps: cruise speed and speed from ``slow_from_m`` on, m/s, > 0.
+        slow_from_m: arc length at which the line is slow, metres (<= 0: slow throughout).
+        accel_mps2: TCP acceleration of the ramps, m/s^2, > 0.
+        max_velocity: joint velocity limits, shape (dof,).
+        dt: sample period, seconds.
+
+    Returns:
+        A :class:`Trajectory` (``waypoint_times`` at each waypoint).
+
+    Raises:
+        ValueError: non-positive speeds or acceleration, or arc lengths that decrease.
+    """
+    q = np.asarray(waypoints, dtype=float)
+    arc = np.asarray(arc_m, dtype=float)
+    if not (speed_mps > 0 and slow_speed_mps > 0 and accel_mps2 > 0):
+        raise ValueError("speeds and acceleration must be > 0")
+    if len(arc) != len(q) or np.any(np.diff(arc) < -1e-12):
+        raise ValueError("arc_m must give one increasing arc length per waypoint")
+    length = float(arc[-1])
+    if length <= 0.0:
+        return Trajectory(times=np.zeros(0), positions=np.zeros((0, q.shape[1])), velocities=np.zeros((0, q.shape[1])),
+                          waypoint_times=np.zeros(len(q)), dt=dt)
+    vlim = np.asarray(max_velocity, dtype=float)
+    seg = np.diff(arc)
+    seg_t = np.max(np.abs(np.diff(q, axis=0)) / vlim, axis=1)      # the least time per segment, s
+    seg_v = np.where(seg_t > 0, seg / np.maximum(seg_t, 1e-12), math.inf)
+    a, cruise, slow = float(accel_mps2), float(speed_mps), float(slow_speed_mps)
+
+    def allowed(at: float) -> float:
+        """The fastest the TCP may go at arc length ``at``: cruise, the slow zone and the braking
+        curves before it and before the end, the segment's joint velocity limits."""
+        v = min(cruise, math.sqrt(2.0 * a * max(length - at, 0.0)))
+        v = min(v, slow if at >= slow_from_m else math.sqrt(slow * slow + 2.0 * a * (slow_from_m - at)))
+        k = min(max(int(np.searchsorted(arc, at, side="right")) - 1, 0), len(seg_v) - 1)
+        return min(v, float(seg_v[k]))
+
+    # one step per sample: accelerate at most by a dt, never faster than allowed where it is
+    s_at, v, at = [], 0.0, 0.0
+    while at < length - 1e-9 and len(s_at) < 10_000_000:
+        v_next = max(min(v + a * dt, allowed(at)), 0.5 * a * dt)
+        at = min(at + 0.5 * (v + v_next) * dt, length)
+        v = v_next
+        s_at.append(at)
+    s_t = np.asarray(s_at)
+    times = np.arange(1, len(s_t) + 1) * dt
+    pos = np.stack([np.interp(s_t, arc, q[:, j]) for j in range(q.shape[1])], axis=1)
+    pos[-1] = q[-1]
+    vel = np.gradient(pos, dt, axis=0) if len(pos) > 1 else np.zeros_like(pos)
+    vel[-1] = 0.0
+    s, t = np.concatenate([[0.0], s_t]), np.concatenate([[0.0], times])
+    return Trajectory(times=times, positions=pos, velocities=vel, waypoint_times=np.interp(arc, s, t), dt=dt)

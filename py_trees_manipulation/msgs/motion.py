@@ -87,6 +87,9 @@ class MoveCartesianGoal:
         speed_mps: TCP linear speed, m/s.
         max_force_n: stop early (SUCCEEDED with ``stopped_on_contact``) when the wrist force
             exceeds this, newtons; ``None`` disables the guard. A guarded line may end in contact.
+        contact_speed_mps: a guarded line's speed at its expected contact, m/s; ``None``: the
+            fastest at which the guard stops within twice its threshold
+            (:mod:`py_trees_manipulation.scene.contact`).
         position_tolerance_m: accepted TCP position error, metres.
         allowed_contacts: as :class:`MoveToPoseGoal`.
     """
@@ -96,9 +99,12 @@ class MoveCartesianGoal:
     max_force_n: Optional[float] = None
     position_tolerance_m: float = 0.01
     allowed_contacts: tuple[str, ...] = field(default_factory=tuple)
+    contact_speed_mps: Optional[float] = None
 
     def __post_init__(self) -> None:
         _check_positive("speed_mps", self.speed_mps)
+        if self.contact_speed_mps is not None:
+            _check_positive("contact_speed_mps", self.contact_speed_mps)
         self.allowed_contacts = _check_planning("auto", 1.0, self.allowed_contacts)
 
 

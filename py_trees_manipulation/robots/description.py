@@ -250,6 +250,11 @@ class RobotDescription:
         tcp_link_name: link whose frame, times ``tcp_offset``, is the TCP.
         tcp_position, tcp_orientation: TCP offset in that link's frame (m; quaternion w, x, y, z).
         wrist_ft_joint: joint whose reaction force is the wrist force (``max_force_n`` guards).
+        wrist_force_resolution_n: the smallest wrist force a guard can tell from the sensor's noise
+            and model error, N: a ``max_force_n`` below it is refused (``ptm validate``).
+        wrist_force_latency_s: how long the wrist force must stay over a guard's threshold before
+            it trips (filter and debounce), s; the simulator's guard waits this long, and a guarded
+            line meets its expected contact slowly enough for it (:mod:`~py_trees_manipulation.scene.contact`).
         gripper: the :class:`GripperDescription`.
         named_configurations: arm joint positions by name, radians, arm joint order (``ready`` always).
         velocity_limits: arm joint velocity limits, rad/s (or m/s), arm joint order; () = the URDF's.
@@ -274,6 +279,8 @@ class RobotDescription:
     tcp_position: tuple[float, float, float] = (0.0, 0.0, 0.0)
     tcp_orientation: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)
     wrist_ft_joint: Optional[str] = None
+    wrist_force_resolution_n: float = 1.0
+    wrist_force_latency_s: float = 0.005
     velocity_limits: tuple[float, ...] = ()
     acceleration_limits: tuple[float, ...] = ()
     effort_limits: tuple[float, ...] = ()
@@ -371,6 +378,10 @@ DESCRIPTION_KEYS: dict[str, list[KeyDoc]] = {
         KeyDoc("tcp", "mapping", "", "the tool centre point (see `tcp`)", True),
         KeyDoc("wrist_force_torque_joint", "str", "the joint above `gripper.palm_link`",
                "joint whose reaction force is the wrist force (MoveCartesian `max_force_n`)"),
+        KeyDoc("wrist_force_resolution_n", "number", "1.0", "smallest wrist force a guard tells from noise and model "
+               "error, N, > 0: a smaller `max_force_n` is refused"),
+        KeyDoc("wrist_force_latency_s", "number", "0.005", "time the wrist force must stay over a guard's threshold "
+               "before it trips (filter, debounce), s, > 0; guarded lines meet contact slowly enough for it"),
         KeyDoc("gripper", "mapping", "", "the parallel gripper (see `gripper`)", True),
         KeyDoc("named_configurations", "mapping", "", "`{name: [one angle per arm joint, rad]}`; `ready` is "
                "required (trees start there); the stock models also define `home`, `extended` and "

@@ -786,6 +786,9 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
                 c.err(data.value_loc("wrist_force_torque_joint"), f"wrist_force_torque_joint {ft!r} is not between "
                       f"the base and gripper.palm_link {palm!r}", _names_hint(ft, chain_names, "joints above the palm"))
 
+    ft_resolution = c.number(data, "wrist_force_resolution_n", "robot", 1.0, gt=0.0, unit="N")
+    ft_latency = c.number(data, "wrist_force_latency_s", "robot", 0.005, gt=0.0, unit="s")
+
     # ---- named configurations ----------------------------------------------------------------------
     named: dict[str, tuple[float, ...]] = {}
     nc = c.mapping(data, "named_configurations", "robot")
@@ -851,7 +854,8 @@ def parse_description(data: Any, file: str, name: Optional[str] = None) -> Robot
     return RobotDescription(
         name=model_name, file=os.path.abspath(file), urdf_path=urdf_path, packages=packages, summary=summary,
         arm_joint_names=tuple(arm), tcp_link_name=tcp_link, tcp_position=tcp_pos, tcp_orientation=tcp_quat,
-        wrist_ft_joint=ft, gripper=gripper, named_configurations=named,
+        wrist_ft_joint=ft, wrist_force_resolution_n=float(ft_resolution or 1.0),
+        wrist_force_latency_s=float(ft_latency or 0.005), gripper=gripper, named_configurations=named,
         velocity_limits=tuple(vel or ()), acceleration_limits=tuple(acc or ()), effort_limits=tuple(eff or ()),
         allowed_collision_pairs=tuple(pairs), reach_m=round(reach, 4), arm_urdf_limits=limits,
         payload_kg=payload)

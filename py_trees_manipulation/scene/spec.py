@@ -44,7 +44,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -53,6 +53,9 @@ from ..geometry.poses import Pose, pose_from_spec
 from ..keydocs import KeyDoc, keys_markdown
 from ..robots import RobotDescription, RobotDescriptionError, UnknownModelError, resolve_model, stock_models
 from .urdf_check import urdf_problem
+
+if TYPE_CHECKING:
+    from .contact import ContactMaterial
 
 PathT = tuple[Union[str, int], ...]
 
@@ -140,11 +143,27 @@ class RobotSpec:
 
 @dataclass(frozen=True)
 class FixtureSpec:
+    """A static URDF body (a table). ``contact_stiffness`` / ``contact_damping``: its contact material
+    per contact point (N/m, N s/m); None: the URDF's, else :data:`~.contact.TABLE_TOP` (see
+    :meth:`contact_material`)."""
+
     name: str
     urdf: str
     urdf_path: str
     pose: Pose
     scale: float = 1.0
+    contact_stiffness: Optional[float] = None
+    contact_damping: Optional[float] = None
+
+    def contact_material(self) -> "ContactMaterial":
+        """The material its links get when the scene or their URDF sets none: the scene's
+        ``contact_stiffness`` and ``contact_damping``, else a table top's
+        (:data:`~.contact.TABLE_TOP`, documented with its sources in :mod:`.contact`)."""
+        from .contact import TABLE_TOP, ContactMaterial
+
+        if self.contact_stiffness is None:
+            return TABLE_TOP
+        return ContactMaterial(float(self.contact_stiffness), float(self.contact_damping or 0.0))
 
 
 @dataclass(frozen=True)
@@ -270,6 +289,11 @@ SCENE_KEYS: dict[str, list[KeyDoc]] = {
         KeyDoc("urdf", "str", "", "URDF path: absolute, relative to the task file, or to pybullet_data", True),
         KeyDoc("pose", _POSE_T, "identity", "base pose, world frame"),
         KeyDoc("scale", "number", "1.0", "uniform scale (URDF globalScaling), > 0"),
+        KeyDoc("contact_stiffness", "number", "URDF / table top 1e5", "contact stiffness per contact point, N/m, > 0 "
+               "(set with `contact_damping`); links whose URDF sets none get a table top's (4e5 N/m over a "
+               "four-point face: the top bending on its legs; sources in scene/contact.py)"),
+        KeyDoc("contact_damping", "number", "URDF / table top 300", "contact damping per contact point, N s/m, "
+               ">= 0 (set with `contact_stiffness`)"),
     ],
     "objects[]": [
         KeyDoc("name", "str", "", "unique name", True),
@@ -285,8 +309,10 @@ SCENE_KEYS: dict[str, list[KeyDoc]] = {
         KeyDoc("spinning_friction", "number", "URDF", "torsional friction, m, >= 0"),
         KeyDoc("rolling_friction", "number", "URDF", "rolling friction, m, >= 0"),
         KeyDoc("restitution", "number", "URDF", "coefficient of restitution, 0 ... 1"),
-        KeyDoc("contact_stiffness", "number", "rigid", "contact stiffness, N/m, > 0 (set with `contact_damping`)"),
-        KeyDoc("contact_damping", "number", "rigid", "contact damping, N s/m, >= 0 (set with `contact_stiffness`)"),
+        KeyDoc("contact_stiffness", "number", "rigid", "contact stiffness per contact point, N/m, > 0 (set with "
+               "`contact_damping`); rigid: ceramic, metal, hard plastic, far stiffer than the table top under it"),
+        KeyDoc("contact_damping", "number", "rigid", "contact damping per contact point, N s/m, >= 0 (set with "
+               "`contact_stiffness`)"),
         KeyDoc("crush_force_n", "number", "none", "fragile object: a finger pressing on it with more than this "
                "for 50 ms crushes it (metric `crushed`, see sim/tactile_sensor.py), N, > 0"),
         KeyDoc("color", "[r, g, b, a]", "URDF / grey", "RGBA colour, each 0 ... 1"),
@@ -590,8 +616,17 @@ def _parse_fixture(d: Any, path: PathT, seen: dict[str, PathT], base_dir: Option
     _check_keys(d, "fixtures[]", path)
     name = _name(d, path, seen)
     urdf, resolved = _urdf(d, path, base_dir)
+    _contact_pair(d, path)
     return FixtureSpec(name=name, urdf=urdf, urdf_path=resolved, pose=_pose(d, "pose", path),
-                       scale=_number(d, "scale", path, 1.0, gt=0.0))
+                       scale=_number(d, "scale", path, 1.0, gt=0.0),
+                       contact_stiffness=_number(d, "contact_stiffness", path, gt=0.0, unit="N/m"),
+                       contact_damping=_number(d, "contact_damping", path, ge=0.0, unit="N s/m"))
+
+
+def _contact_pair(d: Any, path: PathT) -> None:
+    if ("contact_stiffness" in d) != ("contact_damping" in d):
+        missing = "contact_damping" if "contact_stiffness" in d else "contact_stiffness"
+        raise SceneError(path, f"contact_stiffness and contact_damping go together (PyBullet sets both); add {missing!r}")
 
 
 def _parse_primitive(v: Any, path: PathT) -> PrimitiveSpec:
@@ -736,9 +771,7 @@ def _parse_object(d: Any, path: PathT, seen: dict[str, PathT], base_dir: Optiona
         _check_keys(pn, "pose_noise", path + ("pose_noise",))
         noise = PoseNoiseSpec(position_m=_number(pn, "position_m", path + ("pose_noise",), 0.0, ge=0.0, unit="m"),
                               yaw_deg=_number(pn, "yaw_deg", path + ("pose_noise",), 0.0, ge=0.0, le=180.0, unit="deg"))
-    if ("contact_stiffness" in d) != ("contact_damping" in d):
-        missing = "contact_damping" if "contact_stiffness" in d else "contact_stiffness"
-        raise SceneError(path, f"contact_stiffness and contact_damping go together (PyBullet sets both); add {missing!r}")
+    _contact_pair(d, path)
     color = _vector(d, "color", path, 4, what="(r, g, b, a, each 0 ... 1)")
     if color is not None:
         for i, c in enumerate(color):

@@ -28,6 +28,7 @@ class _JointTrajectory(_Execution):
     SETTLE_S = 1.0
     CHECK_EVERY = 10
     SETTLED_AFTER = 300  # steps: within tolerance this long after the trajectory counts as arrived
+    GUARD_TOUCH = 1.0    # a tripped guard backs off to where the wrist force rose over this x max_force_n
 
     def __init__(self, arm: "SimArm", handle: GoalHandle, q: np.ndarray, qd: np.ndarray,
                  target_pose: Pose, position_tolerance_m: float, joint_target: Optional[np.ndarray] = None,
@@ -47,6 +48,10 @@ class _JointTrajectory(_Execution):
         self.max_force_n = max_force_n
         self.force_baseline = arm.wrist_force() if max_force_n is not None else None
         self.over_force = 0
+        self.guard_samples = arm.guard_samples
+        #: the trajectory sample at which the wrist force last rose over GUARD_TOUCH x max_force_n
+        #: (and stayed there): a tripped guard backs off to it
+        self.touch_k: Optional[int] = None
         self._cmd = arm._motor_command
 
     def step(self) -> None:
@@ -56,11 +61,23 @@ class _JointTrajectory(_Execution):
             self.k = k + 1
             if self.max_force_n is not None:
                 f = float(np.linalg.norm(self.arm.wrist_force() - self.force_baseline))
+                if f <= self.GUARD_TOUCH * self.max_force_n:
+                    self.touch_k = None
+                elif self.touch_k is None:
+                    self.touch_k = k
                 self.over_force = self.over_force + 1 if f > self.max_force_n else 0
-                if self.over_force >= 5:
-                    self.arm.hold()
+                if self.over_force >= self.guard_samples:
+                    # back off to where the force crossed the threshold: the guard's latency and the
+                    # braking pressed further (K v (tau + brake), scene/contact.py), and held there the
+                    # press would stay and grow as the contact settles on more points (a UR "until tool
+                    # contact" backs off too). Backed off further, to the first touch, an object that
+                    # turned in the grip on the touch-down was left off its support (flip_box)
+                    back = self.touch_k if self.touch_k is not None else k
+                    self.arm.hold(self.q[max(back - 1, 0)])
                     self._end(True, stopped_on_contact=True,
-                              text=f"stopped on contact: wrist force {f:.1f} N > max_force_n {self.max_force_n:g} N")
+                              text=f"stopped on contact: wrist force {f:.1f} N > max_force_n {self.max_force_n:g} N; "
+                                   f"backed off {(k - back + 1) * self.arm.backend.dt * 1000:.0f} ms of the line to "
+                                   f"where it pressed with {self.GUARD_TOUCH * self.max_force_n:g} N")
             return
         if self.settle_steps == 0:
             self._cmd(self.q_final, [0.0] * len(self.q_final))
@@ -136,6 +153,10 @@ class SimArm(_SimResource):
         self._vgains = [self.velocity_gain] * len(robot.arm_joints)
         self._hand_joint = robot.wrist_ft_joint
         pb.enableJointForceTorqueSensor(robot.body, self._hand_joint, True, physicsClientId=robot.client)
+        #: 1 kHz wrist force samples over ``max_force_n`` in a row that trip a guard: the robot
+        #: description's ``wrist_force_latency_s`` (5 ms: 5 samples at 1 kHz)
+        self.guard_samples = max(1, int(round(float(getattr(robot.model, "wrist_force_latency_s", 0.005))
+                                               * backend.physics_hz)))
 
     # ---- state ---------------------------------------------------------------------------------
     def tcp_pose(self) -> Pose:

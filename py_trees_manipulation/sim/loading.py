@@ -17,6 +17,7 @@ import pybullet as pb
 import pybullet_data
 
 from ..backend import BackendError
+from ..bullet.contact import apply_fixture_material
 from ..bullet.robots import MODELS, LoadedRobot
 from ..conventions import quat_xyzw_from_wxyz
 from ..geometry.poses import Pose, pq_from_pose
@@ -76,6 +77,7 @@ class _SceneLoading:
             for link in range(-1, pb.getNumJoints(body, physicsClientId=c)):
                 if pb.getDynamicsInfo(body, link, physicsClientId=c)[6] == 0.0:  # rolling friction unset
                     pb.changeDynamics(body, link, rollingFriction=FIXTURE_ROLLING_FRICTION_M, physicsClientId=c)
+            apply_fixture_material(c, body, f)   # a table top's compliance (scene/contact.py)
             self._register(f.name, body)
         for r in sc.robots:
             self._build_robot(r)

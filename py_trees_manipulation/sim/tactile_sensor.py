@@ -134,11 +134,14 @@ Metrics:
 - ``sensor_losses``: fingertip sensor losses the controllers acted on.
 - With a target object: ``place_impact_n`` (peak normal force between the target and any non-robot
   body after the gripper lifted it, N, over single 1 ms physics steps; the static weight of a
-  set-down object is included). PyBullet's contacts are rigid, so the peak is the impulse of the
-  touch-down spread over one step and grows with the speed the object arrives at, whatever force
-  guard stops the arm after it: a 0.2 kg mug set down at 0.05 m/s reads about 120 N, at 0.01 m/s
-  about 50 N, the PR2 place (Release on table contact) about 12 N; compare runs with it, not with
-  ``m g``); ``pad_force_imbalance_n`` (the largest
+  set-down object is included). The table tops are as compliant as furniture board
+  (:mod:`py_trees_manipulation.scene.contact`), and a force-guarded line meets the table at the
+  speed its guard allows, so a guarded place reads a little over its guard (the shipped
+  pick_and_place, ``max_force_n`` 8: 9.7 N on the Panda, 7.6 N on the iiwa; 122 N when the contact
+  was rigid and the line arrived at 5 cm/s), the PR2 place (Release on table contact) about 10 N;
+  ``release_delay_s`` (from the target's touch-down, its first contact with a non-robot body after
+  the lift, to the first Release that fires after it, s: how long the hand pressed it down before
+  letting go); ``pad_force_imbalance_n`` (the largest
   |left - right| pad force on the target, over samples where both pads touch it, averaged over one
   frame period, N: for a held object it is what its acceleration and a table contact explain, a
   few newtons; a palm pressing the object into the table while one finger pushes it shows tens);
@@ -180,6 +183,7 @@ import numpy as np
 import pybullet as pb
 
 from ..control.tactile import NUM_CELLS
+from ..msgs.actions import GoalStatus
 from ..msgs.gripper_sensor import ACTIONS
 from .backend import SimBackend
 from .extensions import register_extension
@@ -230,6 +234,8 @@ class TactileSensing:
         self.slip_events_detected = 0
         self.slip_events_missed = 0
         self.place_impact = 0.0
+        self._touchdown: Optional[float] = None      # sim time of the touch-down after the lift
+        self._release_delay: Optional[float] = None  # s from it to the Release that let go
         self._motion_cache: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
         for i, f in enumerate(self.cfg.faults):
             if f.gripper is not None and f.gripper not in backend.grippers:
@@ -353,6 +359,22 @@ class TactileSensing:
                     total += cp[9]
             if total > self.place_impact:
                 self.place_impact = total
+            if self._release_delay is None:
+                self._watch_release(total)
+
+    def _watch_release(self, place_force: float) -> None:
+        """``release_delay_s``: the touch-down (a place contact after the lift), then the first
+        Release that fires after it."""
+        now = self.backend.now()
+        if self._touchdown is None:
+            if place_force > 0.0:
+                self._touchdown = now
+            return
+        for g in self.grippers.values():
+            ev = g.controller.event_action
+            if ev is not None and ev.name == "release" and ev.done and ev.status == GoalStatus.SUCCEEDED:
+                self._release_delay = now - self._touchdown
+                return
 
     def _check_lift(self) -> None:
         if self._lifted:
@@ -389,6 +411,8 @@ class TactileSensing:
         }
         if self._target is not None:
             out["place_impact_n"] = round(self.place_impact, 4)
+            if self._release_delay is not None:
+                out["release_delay_s"] = round(self._release_delay, 4)
             out["pad_force_imbalance_n"] = round(self.pad_force_imbalance, 4)
             out.update(self._grip_margin())
         return out

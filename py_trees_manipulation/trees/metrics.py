@@ -106,9 +106,13 @@ RUN_METRICS: tuple[MetricDoc, ...] = (
               'count', 'tactile emulation'),
     MetricDoc(('place_impact_n',),
               'peak normal force between the target and any non-robot body after the gripper lifted '
-              'it, over single 1 ms physics steps (the impulse of the touch-down: compare runs with '
-              'it, not with `m g`)',
+              'it, over single 1 ms physics steps (the static weight of a set-down object included; a '
+              'force-guarded place reads a little over its `max_force_n`)',
               'N', 'tactile emulation, with a target'),
+    MetricDoc(('release_delay_s',),
+              "from the target's touch-down (its first contact with a non-robot body after the lift) "
+              'to the first `Release` that fires after it',
+              's', 'tactile emulation, with a target and a `Release`'),
     MetricDoc(('pad_force_imbalance_n',),
               'largest left-right difference of the pad forces on the target while both pads touch '
               'it, averaged over one frame period',

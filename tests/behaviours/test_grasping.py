@@ -59,7 +59,9 @@ def test_a_grasp_of_the_turned_mug_is_chosen_in_one_tick_and_written(backend):
     np.testing.assert_allclose(G, T @ O, atol=1e-12)   # the grasp is the mug's own, at the mug's pose
     np.testing.assert_allclose(P[:3, 3], G[:3, 3] - 0.10 * G[:3, 2], atol=1e-12)   # 10 cm back along the approach
     np.testing.assert_allclose(P[:3, :3], G[:3, :3], atol=1e-12)
-    np.testing.assert_allclose(G[:3, 2], [0, 0, -1], atol=1e-4)                     # from above (the mug settled level to 0.01 deg)
+    # from above: the mug settles level to 0.01 deg (its handle tilts it 0.006 deg on the table top's
+    # compliance, scene/contact.py; 0.0001 deg on a rigid table)
+    np.testing.assert_allclose(G[:3, 2], [0, 0, -1], atol=3e-4)
     assert bb("/grasp_width") == pytest.approx(0.0677, abs=1e-4)
     name = bb("/grasp_name")
     assert name.startswith("mug/top/") and bb("/metrics/chosen_grasp") == name

@@ -324,7 +324,9 @@ def squeeze_the_can(fault_after_s, target_n=12.0):
 
 
 def test_dropout_during_force_servo_on_the_can_aborts_and_never_squeezes_harder():
-    h, at_abort, after, ctl, events, m = squeeze_the_can(0.15)
+    # the dropout 0.05 s after the ForceServo goal, while it squeezes towards 12 N (on the compliant
+    # table top, scene/contact.py, it reaches 12 N within 0.15 s: 9.9 N then on a rigid one)
+    h, at_abort, after, ctl, events, m = squeeze_the_can(0.05)
     assert h.status.name == "ABORTED"
     assert h.text.startswith("left fingertip sensor lost during the hold (all cells read 0); holding the gap at")
     assert isinstance(h.result, gs.PR2GripperForceServoResult)

@@ -1,0 +1,129 @@
+"""Guarded contact within its bound (issue 33 item 4), without the simulator: the contact materials and
+the guard's speed bound (scene/contact.py), the slowed timing of a guarded line (motion/timing.py),
+the fixtures' material keys, and ``ptm validate`` refusing a guard below the wrist sensor's resolution
+or a contact speed too fast for the guard, with the number that would do."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from py_trees_manipulation.behaviors.motion import MoveCartesian
+from py_trees_manipulation.motion.timing import slowed_line_timing
+from py_trees_manipulation.scene.contact import (GUARD_BOUND, TABLE_TOP, ContactMaterial, guard_contact_speed,
+                                                 guard_peak_n, pair_contact)
+from py_trees_manipulation.scene.spec import SceneError, parse_scene
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+# ---- the contact model -------------------------------------------------------------------------------
+def test_a_pair_combines_as_bullet_does_over_a_four_point_face():
+    k, d = pair_contact(None, TABLE_TOP)                     # a rigid mug on the table top
+    assert (k, d) == (pytest.approx(4 * 1e5), pytest.approx(4 * 300.0))
+    k, d = pair_contact(ContactMaterial(1e4, 10.0), TABLE_TOP, points=1)   # stiffnesses in series, dampings added
+    assert k == pytest.approx(1.0 / (1 / 1e4 + 1 / 1e5)) and d == pytest.approx(310.0)
+    assert pair_contact(None, None, points=1) == (1e6, 0.0)   # two rigid bodies: the bound's stand-in
+
+
+def test_the_guard_speed_keeps_the_peak_within_twice_the_threshold():
+    k, d = pair_contact(None, TABLE_TOP)
+    v = guard_contact_speed(8.0, k, d, 0.005)
+    # (2 - 1) 8 N / (1200 N s/m + 4e5 N/m (5 ms + 2 ms)) = 2.0 mm/s
+    assert v == pytest.approx(8.0 / 4000.0)
+    assert guard_peak_n(8.0, v, k, d, 0.005) == pytest.approx(GUARD_BOUND * 8.0)
+    assert guard_peak_n(8.0, 0.05, k, d, 0.005) == pytest.approx(8.0 + 60.0 + 140.0)   # 5 cm/s: 208 N
+    assert guard_contact_speed(16.0, k, d, 0.005) == pytest.approx(2 * v)             # linear in the threshold
+    with pytest.raises(ValueError):
+        guard_contact_speed(0.0, k, d, 0.005)
+    with pytest.raises(ValueError):
+        ContactMaterial(0.0, 1.0)
+
+
+# ---- the slowed line -------------------------------------------------------------------------------------
+def _line(length=0.125, n=26):
+    arc = np.linspace(0.0, length, n)
+    q = np.stack([arc * 2.0, -arc], axis=1)          # a joint path proportional to the TCP's arc
+    return q, arc
+
+
+def test_a_guarded_line_cruises_then_meets_its_contact_at_the_contact_speed():
+    q, arc = _line()
+    traj = slowed_line_timing(q, arc, speed_mps=0.05, slow_speed_mps=0.007, slow_from_m=0.11,
+                              accel_mps2=0.5, max_velocity=[10.0, 10.0])
+    s = np.interp(traj.positions[:, 0], q[:, 0], arc)        # the TCP's arc at every sample
+    v = np.diff(s) / traj.dt
+    assert v.max() == pytest.approx(0.05, rel=0.01)           # cruise
+    assert np.all(v[s[:-1] >= 0.11] <= 0.007 + 1e-4)          # slow from slow_from_m on
+    assert np.all(np.abs(np.diff(v[:-10])) / traj.dt < 0.5 * 1.1)   # no velocity step: the ramps' 0.5 m/s^2
+    assert np.all(np.abs(np.diff(v)) / traj.dt < 1.5)               # (the last 10 ms brake on the end curve)
+    np.testing.assert_allclose(traj.positions[-1], q[-1])
+    assert np.all(np.diff(traj.waypoint_times) > 0) and traj.duration == pytest.approx(traj.times[-1], abs=1e-3)
+    # 0.11 m at up to 5 cm/s, the last 15 mm at 7 mm/s: about 2.2 s + 2.1 s (plus the ramps)
+    assert 4.2 < traj.duration < 5.0
+
+
+def test_a_line_that_starts_in_contact_is_slow_throughout_and_joint_limits_hold():
+    q, arc = _line()
+    traj = slowed_line_timing(q, arc, 0.05, 0.01, slow_from_m=-0.01, accel_mps2=0.5, max_velocity=[0.01, 10.0])
+    qd = np.abs(np.diff(traj.positions[:, 0])) / traj.dt
+    assert qd.max() <= 0.01 * 1.05                             # joint 1 at its 0.01 rad/s limit: 5 mm/s of arc
+    s = np.interp(traj.positions[:, 0], q[:, 0], arc)
+    assert (np.diff(s) / traj.dt).max() <= 0.005 * 1.05
+
+
+# ---- the scene keys --------------------------------------------------------------------------------------
+def test_fixtures_take_a_contact_material_or_a_table_tops():
+    table = {"name": "table", "urdf": "table/table.urdf"}
+    assert parse_scene({"fixtures": [table]}).fixtures[0].contact_material() == TABLE_TOP
+    soft = parse_scene({"fixtures": [{**table, "contact_stiffness": 5e3, "contact_damping": 20}]}).fixtures[0]
+    assert soft.contact_material() == ContactMaterial(5e3, 20.0)
+    with pytest.raises(SceneError, match="contact_stiffness and contact_damping go together"):
+        parse_scene({"fixtures": [{**table, "contact_stiffness": 5e3}]})
+
+
+# ---- ptm validate ----------------------------------------------------------------------------------------
+def _problems(**params):
+    scene = parse_scene({"robots": [{"name": "panda", "model": "franka_panda"}],
+                         "fixtures": [{"name": "table", "urdf": "table/table.urdf"}]})
+    return MoveCartesian.scene_problems({"delta": [0, 0, -0.1], **params}, scene)
+
+
+def test_validate_refuses_a_guard_below_the_wrist_sensors_resolution():
+    (key, problem, hint), = _problems(max_force_n=0.5)
+    assert key == "max_force_n" and "below what 'panda''s wrist force sensing resolves (1 N" in problem
+    assert hint == "use at least 1 N"
+    assert _problems(max_force_n=8.0) == []
+
+
+def test_validate_refuses_a_contact_speed_too_fast_for_the_guard_with_the_speed_that_would_do():
+    (key, problem, hint), = _problems(max_force_n=8.0, contact_speed_mps=0.05)
+    assert key == "contact_speed_mps" and "would stop at up to 208 N" in problem
+    assert hint.startswith("use at most 0.0020 m/s")
+    assert _problems(max_force_n=8.0, contact_speed_mps=0.0019) == []
+
+
+def test_ptm_validate_exits_2_naming_the_line_and_the_number(tmp_path):
+    task = tmp_path / "place.yaml"
+    task.write_text(textwrap.dedent("""\
+        name: place
+        scene:
+          robots: [{name: panda, model: kuka_iiwa_wsg50}]
+          fixtures: [{name: table, urdf: table/table.urdf, pose: {position: [0.5, 0, 0]}}]
+        tree:
+          Sequence:
+            children:
+              - MoveCartesian: {name: lower, delta: [0, 0, -0.1], max_force_n: 8, contact_speed_mps: 0.02}
+              - MoveCartesian: {name: press, delta: [0, 0, -0.1], max_force_n: 0.2}
+        """))
+    out = subprocess.run([sys.executable, "-m", "py_trees_manipulation", "validate", str(task)],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 2, out.stdout + out.stderr
+    text = out.stdout + out.stderr
+    assert f"{task}:8:" in text and "use at most 0.0020 m/s" in text
+    assert f"{task}:9:" in text and "use at least 1 N" in text
