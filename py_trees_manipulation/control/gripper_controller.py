@@ -50,9 +50,11 @@ Where we differ from the robot (each a documented defect of the original, refere
   not by 1.002 per millisecond (same ~x1.085 per 41 ms frame, but independent of the frame rate).
 - B16: after the slip servo raised its force and the grip has followed it, a band-passed force that
   is positive and only decaying (the 0.8-5 Hz filter's memory of that increase, which decays
-  x0.92 per frame, about 0.7 s from 1.5 N to 0.18 N) no longer vetoes slip
-  (``slip_bp_memory_waiver``). On the robot every increase blinds the slip test for that long, so
-  a sustained slip raises the force by one x1.08 step per second or less, too slow to catch a
+  x0.92 per frame, about 0.7 s from 1.5 N to 0.18 N) no longer vetoes a slip seen as a drop of
+  the force, or as a rise past the set-point (``slip_bp_memory_waiver``; a rise below the set-point
+  may be the grip still following the increase, and counting it made a stiff grasp ratchet its
+  force up on its own approach). On the robot every increase blinds the slip test for that long,
+  so a sustained slip raises the force by one x1.08 step per second or less, too slow to catch a
   heavier object before it slides out; here about one step per 0.15-0.35 s.
 - B12: SlipServo's "empty" close needs the mean pad force under 0.95 N for
   ``gripper_empty_time`` (0.1 s; robot: at once, so a 1.2 N hold that dips for one frame as the
@@ -61,6 +63,12 @@ Where we differ from the robot (each a documented defect of the original, refere
   without contact; on the robot they close forever.
 - The gripper_action stall threshold defaults to 1 mm/s (robot: 1e-6 m/s, which a simulated
   gripper never goes below, PR2/pr2_simulator#115).
+- F1: the force servo's gain is capped by the grasp's measured stiffness (``force_servo_loop_gain``):
+  one pressure frame's correction is at most that fraction of the force error. The robot's gains
+  (0.0016 m/(N s) closing) suit its compliant fingertips; on a stiff grasp (a flat pad on a box face,
+  a hard object: 15 kN/m over the gap and more) the frame-sampled loop overshoots and rings at the
+  frame rate, SlipServo reads its own ringing as slip and ratchets the force to the limit (the WSG
+  50 on a 10 kN/m block: from 14.7 N to its 80 N while the block sat still in the hand).
 - ``slip_detected`` is true while the latest pressure frame shows slip ("recently slipped").
 - There is no extra one-cycle sensing delay: ``step`` uses the sample it is given.
 
@@ -188,6 +196,10 @@ class Pr2GripperController(_RealtimeModes, _ActionLayer):
         self.sensor_lost = False
         self.sensor_lost_reason = ""
         self.sensor_loss_count = 0
+        # (gap m, smaller pad force N) of the last pressure frames in contact while the controller
+        # moves the fingers onto the object: the force servo's stiffness estimate (F1)
+        self._touch_frames: list[tuple[float, float]] = []
+        self.grasp_stiffness = 0.0          # N/m over the gap, 0 while unknown
         self._reinit_values()
 
     # ---- state ---------------------------------------------------------------------------------
@@ -500,6 +512,8 @@ class Pr2GripperController(_RealtimeModes, _ActionLayer):
             self._vlp.reset(v)
             self._reinit_values()
         new_frame = self.pressure.step(dt, sensor.left_pressure, sensor.right_pressure)
+        if new_frame:
+            self._track_stiffness(x)
         acc = sensor.palm_acceleration
         if acc is None:
             self.acceleration.pause()

@@ -103,12 +103,51 @@ class _RealtimeModes:
             self.state = RT.POSITION_SERVO
         return out
 
+    #: pressure frames the grasp stiffness is fitted over, and the gap range they must span, m
+    STIFFNESS_FRAMES = 6
+    STIFFNESS_MIN_RANGE_M = 2e-5
+
+    def _track_stiffness(self, x: float) -> None:
+        """At each pressure frame: the grasp's stiffness over the gap (F1), the least-squares slope of
+        the smaller pad force against the gap over the last :data:`STIFFNESS_FRAMES` frames in contact
+        (the contact damping's share of each frame's force cancels out over several) while the
+        controller itself moves the fingers onto the object (FindContact, ForceServo: nothing else
+        changes the pad force then); kept through a SlipServo hold (where the object's weight, its
+        slip and the arm's motion change the pad force at a standing gap, and one pad may lose the
+        object for a moment), forgotten when both pads let go (0: unknown)."""
+        pr = self.pressure
+        f = min(pr.pad_force_left, pr.pad_force_right)
+        hist = self._touch_frames
+        touching = self.params.force_lightest - 0.25
+        if max(pr.pad_force_left, pr.pad_force_right) < touching:
+            hist.clear()                      # both pads let go: the next grasp is another
+            self.grasp_stiffness = 0.0
+            return
+        if f < touching or self.state not in (RT.FIND_CONTACT, RT.FORCE_SERVO):
+            hist.clear()
+            return
+        hist.append((x, f))
+        if len(hist) > self.STIFFNESS_FRAMES:
+            del hist[0]
+        if len(hist) < 2:
+            return
+        xs = np.array([h[0] for h in hist])
+        if float(xs.max() - xs.min()) < self.STIFFNESS_MIN_RANGE_M:
+            return
+        fs = np.array([h[1] for h in hist])
+        dx = xs - xs.mean()
+        slope = -float(dx @ (fs - fs.mean())) / float(dx @ dx)
+        if slope > 0.0:
+            self.grasp_stiffness = slope
+
     def _force_servo_step(self, dt: float, x: float, v: float, target: float) -> ActuatorCommand:
         p = self.params
         f_d = max(target, p.force_lightest)
         f_min = min(self.pressure.pad_force_left, self.pressure.pad_force_right)
         err = f_d - f_min
         gain = p.force_servo_gain_close if err > 0 else p.force_servo_gain_open
+        if p.force_servo_loop_gain > 0 and self.grasp_stiffness > 0 and f_min >= p.force_lightest - 0.25:   # F1
+            gain = min(gain, p.force_servo_loop_gain / (self.grasp_stiffness * p.pressure_frame_period))
         v_d = min(max(-gain * err, -p.force_servo_velocity_limit), p.force_servo_velocity_limit)
         lead = self.force_setpoint - x
         w = p.force_servo_integrator_window
@@ -136,12 +175,18 @@ class _RealtimeModes:
             if not self._slip_settled and min(pr.pad_force_left, pr.pad_force_right) >= (
                     max(self.slip_force, p.force_lightest) - p.force_servo_force_tolerance):
                 self._slip_settled = True     # the grip has reached the raised set-point
+            slipping = vibration & quiet
             if self._slip_settled and p.slip_bp_memory_waiver:
                 # a positive band-passed force that only decays is the filter's memory of our own
-                # increase, which the force has already followed: it does not veto
-                quiet = quiet | ((bp > 0.0) & (bp <= self._slip_bp_prev + 1e-12))
+                # increase, which the force has already followed: it does not veto a drop of the
+                # force, nor a rise past the set-point (a rise below it may be the grip still
+                # following that increase, not slip)
+                waived = (bp > 0.0) & (bp <= self._slip_bp_prev + 1e-12) & ~quiet
+                hp = pr.pad_force_hp
+                beyond = pr.pad_force >= max(self.slip_force, p.force_lightest)
+                slipping = slipping | (waived & ((hp < -d) | ((hp > d) & beyond)))
             self._slip_bp_prev = bp.copy()
-            self.slip_detected = bool((vibration & quiet).any())
+            self.slip_detected = bool(slipping.any())
             if self.slip_detected:
                 self._slip_settled = False
                 self.slip_force *= p.slip_force_increase

@@ -51,6 +51,10 @@ class ControllerParams:
         friction_effort: Coulomb feed-forward in the direction of the desired velocity, N (7).
         force_servo_gain_close, force_servo_gain_open: m/(N s) (0.0016, 0.0008).
         force_servo_velocity_limit: m/s (0.5). force_servo_integrator_window: anti-windup, m (0.03).
+        force_servo_loop_gain: the largest fraction of the force error one pressure frame's
+            correction may remove on the grasp's measured stiffness ``K`` (the pad force's slope
+            against the gap over the last frames): the gain is at most
+            ``force_servo_loop_gain / (K frame)`` (0.5; not on the robot, F1). 0: off.
         slip_force_increase: factor per slipping pressure frame (1.08; robot 1.002 per ms, B13).
         slip_bp_memory_waiver: once the grip has reached the raised set-point, a positive, decaying
             band-passed force does not veto slip (True; robot False, B16).
@@ -110,6 +114,7 @@ class ControllerParams:
     force_servo_gain_open: float = 0.0008
     force_servo_velocity_limit: float = 0.5
     force_servo_integrator_window: float = 0.03
+    force_servo_loop_gain: float = 0.5
     slip_force_increase: float = 1.08
     slip_bp_memory_waiver: bool = True
     slip_motion_limit: float = 0.007
@@ -160,7 +165,7 @@ class ControllerParams:
         for name in ("velocity_gain", "friction_effort", "slip_motion_limit", "slip_force_limit",
                      "slip_min_threshold", "slip_max_threshold", "event_slip_force_limit",
                      "side_impact_threshold", "drop_position", "contact_settle_time", "force_stable_time",
-                     "find_contact_min_time", "force_servo_min_time", "event_detector_min_time",
+                     "find_contact_min_time", "force_servo_min_time", "event_detector_min_time", "force_servo_loop_gain",
                      "stall_velocity_threshold", "sensor_timeout", "sensor_frozen_time", "gripper_empty_time"):
             value = getattr(self, name)
             if not value >= 0:
