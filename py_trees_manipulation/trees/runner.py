@@ -139,15 +139,20 @@ def _place_preflight(backend: Any) -> tuple[Optional[str], Optional[str]]:
 
 
 def _place_outcome_failure(backend: Any, support: Optional[str]) -> Optional[str]:
-    """After the tree succeeded: the target object of a place task must rest on the support its place
-    position has (``placed_on``) and be at rest; else why not."""
-    if support is None:
-        return None
+    """After the tree succeeded: the task's target object must not have been dropped (``object_dropped``:
+    it fell after leaving the gripper without being set down, whatever the tree checked), and the
+    target object of a place task must rest on the support its place position has (``placed_on``)
+    and be at rest; else why not."""
     try:
         m = backend.metrics()
     except Exception:
         return None
     on, rest, obj = m.get("placed_on"), m.get("object_at_rest"), m.get("target_object")
+    if m.get("object_dropped") is True:
+        return (f"the tree succeeded but {obj!r} was dropped: it fell after it left the gripper instead of being "
+                "set down (metric object_dropped; the run's events say from where)")
+    if support is None:
+        return None
     if on is not None and on != support:
         return (f"the tree succeeded but {obj!r} rests on {on!r}, not on {support!r}, the support under "
                 "scene.task.place_position (metric placed_on)")
