@@ -371,6 +371,17 @@ class MoveAlongArc(BackendAction):
                                            "off along the tool axis with MoveCartesian offset"),
     }
 
+    @classmethod
+    def scene_problems(cls, params: dict[str, Any], scene: Any) -> list[tuple[str, str, str]]:
+        """Load-time check (``ptm validate``, literal values only): a motion of no angle and no
+        translation, which the run would refuse only once the arm holds the handle."""
+        angle, move = params.get("angle"), params.get("translation_m", 0.0)
+        number = (int, float)
+        if isinstance(angle, number) and isinstance(move, number) and angle == 0 and move == 0:
+            return [("angle", f"{cls.__name__}.angle: 0 deg and translation_m 0: the motion would not move "
+                     "(refused only after the grasp, in the run)", "give a non-zero angle (deg) or translation_m (m), or leave the node out")]
+        return []
+
     def make_goal(self) -> FollowScrewGoal:
         sub = self.param("subframes")
         if not isinstance(sub, Subframes):
@@ -402,7 +413,7 @@ class MoveAlongArc(BackendAction):
         frac = result.theta_reached / self._theta if self._theta else 1.0
         if frac < self.param("min_fraction"):
             return self.fail(f"reached only {self._fmt(result.theta_reached)} of {self._fmt(self._theta)} "
-                             f"({100 * frac:.0f}% < {100 * self.param('min_fraction'):.0f}%)")
+                             f"({100 * frac:.1f}% < {100 * self.param('min_fraction'):.0f}%)")
         self.feedback_message = (f"reached {self._fmt(result.theta_reached)} of {self._fmt(self._theta)}, "
                                  f"max wrist force {result.max_wrist_force_n:.1f} N")
         return Status.SUCCESS

@@ -80,7 +80,8 @@ def base_overlap(world: CollisionWorld, robot: str, ignore: Sequence[str] = (),
     Args:
         ignore: body names whose contact with the base does not count (the surface it stands on).
         only: check only these body names (default: every other body).
-        padding_m: the clearance asked for, metres (default: the world's padding; 0: only an overlap).
+        padding_m: the clearance asked for, metres (default: the world's padding; 0: only an overlap;
+            negative: an overlap deeper than this).
     """
     pad = world.padding_m if padding_m is None else float(padding_m)
     body = world.robots[robot].body
@@ -96,5 +97,7 @@ def base_overlap(world: CollisionWorld, robot: str, ignore: Sequence[str] = (),
                 d = min(p[8] for p in pts)
                 return (f"{world.link_name(body, j)} would overlap {world.names.get(other, other)} "
                         + (f"({d * 1000:.0f} mm away, padding {pad * 1000:.0f} mm: scene.motion_planning.padding_m)"
-                           if pad > 0 else f"({-d * 1000:.0f} mm deep)"))
+                           if pad > 0 else f"({-d * 1000:.0f} mm deep)" if pad == 0 else
+                           f"({-d * 1000:.0f} mm deep, more than the {-pad * 1000:.0f} mm scene.start_penetration_m "
+                           "allows)"))
     return None

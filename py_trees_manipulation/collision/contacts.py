@@ -68,6 +68,9 @@ class Proximity:
         contacts a motion allows (``allowed_contacts``); "" for a self-collision."""
         if self.self_collision:
             return ""
+        if self.threshold_m < 0 and self.held:
+            return (f"the held {self.link} may touch {self.body!r} but not go into it: it started touching it; move "
+                    f"it clear first, or name the contact: allowed_contacts: [\"{self.link}:{self.body}\"]")
         if self.threshold_m < 0:
             return (f"the hand may touch {self.body!r} but not go into it: turn the grasp so that the open fingers "
                     "pass around it, or take it where it is narrower than the gripper's opening")

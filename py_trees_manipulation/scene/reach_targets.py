@@ -434,7 +434,7 @@ def travel_refusal(request: ReachRequest, scene: Any) -> Optional[str]:
         if abs(float(request.open_angle_deg)) > limit + 1e-9:
             return (f"the {abs(float(request.open_angle_deg)):g} deg arc is more than door {d.name!r} opens: its hinge "
                     f"stops at {limit:g} deg (max_opening_deg; the mechanism bounds the arc, not the arm): ask "
-                    f"open_angle <= {limit:g} or a door that opens further")
+                    f"|open_angle| <= {limit:g} or a door that opens further")
         angle = float(request.open_angle_deg)
         sign = d.asset.arc_opening_sign
         if angle * sign < 0:
@@ -447,7 +447,8 @@ def travel_refusal(request: ReachRequest, scene: Any) -> Optional[str]:
         if request.pull_m is not None and abs(float(request.pull_m)) > travel + 1e-9:
             return (f"the {abs(float(request.pull_m)):.3f} m pull is longer than the drawer of {c.name!r} travels: "
                     f"{travel:.3f} m (drawer_travel_m; the mechanism bounds the pull, not the arm): ask "
-                    f"pull_m <= {travel:.3f} or a cabinet with a longer travel")
+                    f"pull_m >= {-travel:.3f} (a pull is negative: out of the cabinet) or a cabinet with a longer "
+                    "travel")
         if request.pull_m is not None and float(request.pull_m) > 0:
             return (f"a pull_m of +{float(request.pull_m):.3f} m pushes the drawer of {c.name!r} in, and it starts "
                     f"closed (negative pulls it out, along the handle's z into the front): give pull_m "

@@ -966,27 +966,42 @@ def grip_problem(scene: SceneSpec, obj: str, robot: Optional[str] = None,
             f"{mu_pad:g}); {fix_text}, raise the friction, or weld it with GraspFix")
 
 
-def payload_problem(scene: SceneSpec, obj: str, robot: Optional[str] = None) -> Optional[str]:
-    """Why ``robot`` (default: the scene's first) may not lift object ``obj``: heavier than the arm's
-    rated payload (the scene's ``payload_kg``, else the description's) minus its gripper's mass,
-    with both numbers and the override; None when it may (or nothing is known)."""
-    found = _robot_and_object(scene, obj, robot)
-    if found is None:
+def lift_limit(scene: SceneSpec, robot: Optional[str] = None) -> Optional[tuple[float, str, int]]:
+    """What ``robot`` (default: the scene's first) may lift: ``(limit kg, how it is rated, its index
+    in scene.robots)``, the limit being the arm's rated payload (the scene's ``payload_kg``, else the
+    description's) minus its gripper's mass; None when the rating is not known."""
+    robots = list(scene.robots)
+    idx = next((i for i, r in enumerate(robots) if r.name == robot), 0 if robot is None and robots else None)
+    if idx is None:
         return None
-    idx, r, o = found
+    r = robots[idx]
     desc = _description_of(r)
     if desc is None:
         return None
     payload = r.payload_kg if r.payload_kg is not None else getattr(desc, "payload_kg", None)
-    mass = object_mass_kg(o)
-    if payload is None or mass is None:
+    if payload is None:
         return None
     gripper = float(getattr(desc.gripper, "mass_kg", 0.0) or 0.0)
-    limit = payload - gripper
-    if mass <= limit + 1e-9:
-        return None
     rating = (f"the scene's payload_kg {payload:.2f} kg" if r.payload_kg is not None
               else f"{desc.name}'s rated payload {payload:.2f} kg")
-    return (f"object {obj!r} weighs {mass:.2f} kg, more than robot {r.name!r} may lift: {limit:.2f} kg ({rating} "
-            f"minus its gripper's {gripper:.2f} kg); lighten the object, use a robot with a larger payload, or "
+    return payload - gripper, f"{rating} minus its gripper's {gripper:.2f} kg", idx
+
+
+def payload_problem(scene: SceneSpec, obj: str, robot: Optional[str] = None) -> Optional[str]:
+    """Why ``robot`` (default: the scene's first) may not lift object ``obj``: heavier than the arm's
+    rated payload (the scene's ``payload_kg``, else the description's) minus its gripper's mass
+    (:func:`lift_limit`), with both numbers and the override; None when it may (or nothing is known)."""
+    found = _robot_and_object(scene, obj, robot)
+    if found is None:
+        return None
+    _, r, o = found
+    rated = lift_limit(scene, r.name)
+    mass = object_mass_kg(o)
+    if rated is None or mass is None:
+        return None
+    limit, rating, idx = rated
+    if mass <= limit + 1e-9:
+        return None
+    return (f"object {obj!r} weighs {mass:.2f} kg, more than robot {r.name!r} may lift: {limit:.2f} kg ({rating}); "
+            "lighten the object, use a robot with a larger payload, or "
             f"override the rating with scene.robots[{idx}].payload_kg")

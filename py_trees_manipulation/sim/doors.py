@@ -222,6 +222,14 @@ class _ScrewFollow(_Execution):
         if self.settle % self.CHECK_EVERY:
             return
         self._measure(float(self.s[-1]))
+        g = self.goal
+        if g.max_force_n is not None and self.force_n > g.max_force_n and len(self.window) == self.FORCE_WINDOW:
+            # the guard holds while the arm settles at the end too (it pressed 110 N against a 60 N bound
+            # there, and the abort named only the tracking error)
+            self._abort(f"wrist force {self.force_n:.1f} N > max_force_n {g.max_force_n:g} N at "
+                        f"{self._fmt(self.theta_reached)} of {self._fmt(g.theta)}, at the end of the screw: "
+                        + (self.ext.end_stop_text() or self._diagnosis(float(self.s[-1]))))
+            return
         if self.err_m <= self.goal.position_tolerance_m:
             self._end(True, f"followed the screw to {self._fmt(self.theta_reached)} "
                             f"(goal {self._fmt(self.goal.theta)}), max wrist force {self.max_force_n:.1f} N")
@@ -292,8 +300,10 @@ def hand_mass_kg(arm: SimArm) -> float:
 
 
 def wrist_force_world(arm: SimArm, weight: np.ndarray) -> np.ndarray:
-    """Force (N, world frame, shape (3,)) the environment exerts on the hand: the hand-joint
-    reaction rotated to the world plus the hand's ``weight`` (``m g``, N)."""
+    """Force (N, world frame, shape (3,)) the hand exerts on what it holds or touches (minus the force
+    that puts on the hand): the hand-joint reaction rotated to the world plus the hand's ``weight``
+    (``m g``, N). A held load of mass m reads ``+m g`` up (the hand holds it up); a hand pressing down
+    on a table reads down."""
     st = pb.getLinkState(arm.robot.body, arm._hand_joint, computeForwardKinematics=True, physicsClientId=arm.robot.client)
     R = np.array(pb.getMatrixFromQuaternion(st[5])).reshape(3, 3)
     return R @ arm.wrist_force() + weight

@@ -21,8 +21,11 @@ class _RunMetrics:
 
     # ---- metrics and telemetry -------------------------------------------------------------------
     def _init_metrics(self) -> None:
+        from .payload import PayloadMonitor
+
         self._target = self.scene.task.target_object
-        self._monitor_every = 0
+        self._payload = PayloadMonitor(self)
+        self._monitor_every = max(1, int(round(self.physics_hz / 100))) if self._payload.arms else 0  # 100 Hz
         if self._target is None:
             return
         body = self._objects[self._target]
@@ -35,6 +38,9 @@ class _RunMetrics:
         self._monitor_every = max(1, int(round(self.physics_hz / 100)))  # 100 Hz
 
     def _monitor(self) -> None:
+        self._payload.sample()
+        if self._target is None:
+            return
         p, _ = pb.getBasePositionAndOrientation(self._target_body, physicsClientId=self.client)
         lift = p[2] - self._z0
         if lift > self._max_lift:
@@ -60,6 +66,7 @@ class _RunMetrics:
             return out
         if self._target is not None:
             out.update(self._object_metrics())
+        out.update(self._payload.metrics())
         for ext in getattr(self, "extensions", {}).values():
             fn = getattr(ext, "metrics", None)
             if callable(fn):

@@ -40,6 +40,11 @@ RUN_METRICS: tuple[MetricDoc, ...] = (
     MetricDoc(('object_max_lift_m',),
               'largest such lift during the run, sampled at 100 Hz',
               'm', 'simulator'),
+    MetricDoc(('max_carried_kg',),
+              "largest load any hand held up: the vertical force its wrist force-torque joint reads (its own "
+              "weight taken off), averaged over 0.5 s, over g; past the arm's rated payload minus its gripper "
+              "(+0.1 kg) a run whose tree succeeds fails (sim/payload.py)",
+              'kg', 'simulator, robots with a rated payload'),
     MetricDoc(('object_dropped',),
               'the target **fell**: it left every robot without being set down and came down more '
               'than 2 cm touching nothing, or came down 0.4 m/s faster than the finger touching it '

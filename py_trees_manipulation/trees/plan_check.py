@@ -86,7 +86,8 @@ def plan_check(task: TaskSpec, seed: Optional[int] = None,
 
 def start_state_problems(task: TaskSpec, world: Any, scene: Any) -> list[PlanProblem]:
     """Each robot at its ``initial_configuration``: in collision with itself or the scene (no
-    padding: touching is allowed, overlapping is not), as MoveIt refuses a start state in collision;
+    padding: touching is allowed, overlapping by more than the scene's ``start_penetration_m`` is
+    not), as MoveIt refuses a start state in collision;
     the problem names the pair, the depth and the key to change."""
     from ..collision.base_placement import surface_under
     from ..collision.reachability import base_overlap
@@ -103,11 +104,13 @@ def start_state_problems(task: TaskSpec, world: Any, scene: Any) -> list[PlanPro
 
     for i, r in enumerate(scene.robots):
         surface = surface_under(world, scene, r.name)
-        base = base_overlap(world, r.name, ignore=[surface.body] if surface.body else (), padding_m=0.0)
+        # as objects: an overlap up to start_penetration_m (3 mm) is contact, as the simulator takes it
+        tolerance = float(getattr(scene, "start_penetration_m", 0.0) or 0.0)
+        base = base_overlap(world, r.name, ignore=[surface.body] if surface.body else (), padding_m=-tolerance)
         if base is not None:
             out.append(PlanProblem(where(i, "base_pose"), f"robot {r.name!r} stands in collision: its base {base}",
                                    f"move scene.robots.{i}.base_pose, or the body it overlaps"))
-        ck = world.checker(r.name, padding_m=0.0)
+        ck = world.checker(r.name, padding_m=-tolerance)
         hit = ck.explain(world.robots[r.name].joint_positions())
         if hit is None:
             continue
@@ -138,13 +141,27 @@ WORLD_CHANGING = frozenset({"FindContact", "Grab", "ForceServo", "SlipServo", "R
                             "GraspFixAttach", "GraspFixRelease", "ExecuteRegraspPlan", "MoveAlongArc", "TwistHandle"})
 
 
-def changes_world(node: Any) -> bool:
+def changes_world(node: Any, world: Any = None) -> bool:
     """Whether ``node`` (a NodeSpec) can change what the scene holds: a gripper closing (anything but
-    a literal ``position: open``), a tactile or GraspFix grasp, a regrasp plan executed, a handle
-    turned or a door swung."""
+    a literal ``position: open``, or, with the collision ``world``, a literal gap of at least 90 % of
+    the gripper's full opening: ``position: 0.08`` on the Panda), a tactile or GraspFix grasp, a
+    regrasp plan executed, a handle turned or a door swung."""
     if node.type in WORLD_CHANGING:
         return True
-    return node.type == "GripperCommand" and node.params.get("position") != "open"
+    if node.type != "GripperCommand":
+        return False
+    position = node.params.get("position")
+    if position == "open":
+        return False
+    if isinstance(position, (int, float)) and not isinstance(position, bool) and world is not None:
+        gripper = node.params.get("gripper")
+        names = list(world.robots)
+        robot = gripper if isinstance(gripper, str) and gripper in names else (
+            names[0] if gripper is None and len(names) == 1 else None)
+        if robot is not None:
+            widest = float(world.robots[robot].model.gripper.opening_m[1])
+            return float(position) < 0.9 * widest
+    return True
 
 
 def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
@@ -158,7 +175,7 @@ def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
     dry = DryRun(world, scene, task.blackboard or {})
     try:
         for node, nominal in _tick_order(task.tree):
-            if node.category == "behaviour" and changes_world(node):
+            if node.category == "behaviour" and changes_world(node, world):
                 if progress:
                     progress(f"(the nodes after {node.type} '{node.name or node.type}' are checked when they start)")
                 break
