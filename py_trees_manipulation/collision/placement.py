@@ -63,7 +63,7 @@ class PlaceCheck:
         text = f"the place {_xyz(p)} of {obj!r} {self.reason}"
         if self.suggestion is not None:
             text += (f"; the nearest free spot on {self.support or 'a support'!r} is {_xyz(self.suggestion)} "
-                     f"({float(np.linalg.norm(np.asarray(self.suggestion)[:2] - p[:2])):.3f} m away): place it there")
+                     f"({float(np.linalg.norm(np.asarray(self.suggestion) - p)):.3f} m away): place it there")
         elif not self.ok:
             text += "; no free spot within 0.6 m of it on the same support"
         return text
@@ -101,7 +101,9 @@ class _Probe:
 
     def support(self, position: np.ndarray, orn: Any) -> tuple[int, float]:
         """(the body under the object's centre, -1 for none; how far its surface is below the
-        object's lowest point, m, negative: above it). A point probe at the object's lowest height
+        object's lowest point, m, negative: above it). One body under the whole footprint gives its
+        gap however large (a place too high); parts of the footprint over nothing, or over another
+        body farther than the gap, give -1 (an overhang). A point probe at the object's lowest height
         under its centre finds the nearest surface straight below it (closest points, which the
         world's collision filter masks do not hide, as they would a ray)."""
         self.at(position, orn)
@@ -138,6 +140,9 @@ class _Probe:
         finally:
             pb.resetBasePositionAndOrientation(probe, [0, 0, -100], [0, 0, 0, 1], physicsClientId=self.c)
         best, best_gap = found[0]
+        bodies, gaps = {b for b, _ in found}, [g for _, g in found]
+        if best >= 0 and len(bodies) == 1 and max(gaps) - min(gaps) <= SUPPORT_GAP_M:
+            return best, min(gaps)   # one surface under all of it (too high when the gap is large)
         for b, g in found[1:]:   # every point of the footprint on a support within the gap
             if b < 0 or g > SUPPORT_GAP_M:
                 return -1, math.inf
@@ -182,11 +187,22 @@ def check_place(world: Any, obj: str, place_pose: Pose, search: bool = True) -> 
     names = world.names
     try:
         body, gap = probe.support(p, orn)
+        if body >= 0 and math.isfinite(gap) and gap > SUPPORT_GAP_M:
+            # a surface under the whole footprint, below the gap: the place is too high, not unsupported
+            name = names.get(body, f"body {body}")
+            check = PlaceCheck(False, "", f"is {gap:.3f} m above {name!r}, the surface under it (at most "
+                                          f"{SUPPORT_GAP_M:g} m): the object would be let go in the air; lower the "
+                                          "place")
+            if search:
+                lowered = p - np.array([0.0, 0.0, gap])
+                if probe.free(lowered, orn, body):
+                    check.suggestion, check.support = (float(lowered[0]), float(lowered[1]), float(lowered[2])), name
+                else:
+                    check.suggestion = _nearest(probe, lowered, orn, body, names)
+                    check.support = name if check.suggestion is not None else ""
+            return check
         if body < 0 or gap > SUPPORT_GAP_M:
-            below = (f": the nearest surface under it, {names.get(body, 'a body')!r}, is {gap:.3f} m below its "
-                     f"bottom (at most {SUPPORT_GAP_M:g} m)" if body >= 0 and math.isfinite(gap) else "")
-            check = PlaceCheck(False, "", f"has nothing under it to stand on{below}: the object would be let go "
-                                          "in the air")
+            check = PlaceCheck(False, "", "has nothing under it to stand on: the object would be let go in the air")
             if search:
                 check.suggestion = _nearest(probe, p, orn, None, names)
                 if check.suggestion is not None:
@@ -206,7 +222,11 @@ def check_place(world: Any, obj: str, place_pose: Pose, search: bool = True) -> 
                       f"{CLEARANCE_M * 1000:g} mm from everything but its support {support!r})")
         check = PlaceCheck(False, support, reason, who)
         if search:
-            check.suggestion = _nearest(probe, p, orn, body, names)
+            raised = p + np.array([0.0, 0.0, -d]) if blocker == body else None   # on its support, not in it
+            if raised is not None and probe.free(raised, orn, body):
+                check.suggestion = (float(raised[0]), float(raised[1]), float(raised[2]))
+            else:
+                check.suggestion = _nearest(probe, p if raised is None else raised, orn, body, names)
         return check
     finally:
         probe.restore()
