@@ -175,7 +175,9 @@ def check_reach(world: Any, scene: Any, params: dict[str, Any], seed: int = 0) -
         return ReachVerdict(False, str(e.args[0]) if e.args else str(e))
     if not targets:
         return ReachVerdict(False, "nothing to check: the scene has no door, cabinet or target object (name one)")
+    q_start = world.robots[robot].joint_positions()
     results = check_for_task(world, robot, targets, margin, seed=seed)
+    world.set_robot_state(robot, q_start)   # the check leaves the arm where it gave up (maybe in collision)
     base = base_frame(world, robot)
     bad = [r for r in results if not r.ok]
     if not bad:

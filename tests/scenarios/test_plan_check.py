@@ -111,3 +111,17 @@ def test_the_run_refuses_the_descent_before_the_fingers_land_on_the_object():
     assert s["failed_behaviour"]["name"] == "left_descend"
     assert "would hit box (penetrating by" in s["failed_behaviour"]["feedback"]
     assert s["metrics"]["max_fingertip_force_n"] == 0.0       # the fingers never touched it
+
+
+def test_a_small_cabinet_out_of_reach_names_a_base_and_the_base_works(capsys):
+    """The trial's C1: the reach check left the arm where it gave up (in self-collision), and the base
+    search then found every base 'taken: the arm where it starts ... self-collision'; the check puts
+    the arm back first, and the base it names passes the whole check."""
+    drawer = os.path.join(EXAMPLES, "open_drawer.yaml")
+    small = ["--set", "scene.cabinets.0.height_m=0.35", "--set", "scene.cabinets.0.width_m=0.35"]
+    assert main(["validate", "--plan", drawer, *small]) == 2
+    err = capsys.readouterr().err
+    assert "the arm where it starts" not in err
+    m = re.search(r"every target is reachable from a base at .*?--set '(scene\.robots\.0\.base_pose=\{.*?\})'", err)
+    assert m, err
+    assert main(["validate", "--plan", drawer, *small, "--set", m.group(1)]) == 0
