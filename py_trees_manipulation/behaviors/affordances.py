@@ -413,7 +413,7 @@ class MoveAlongArc(BackendAction):
         frac = result.theta_reached / self._theta if self._theta else 1.0
         if frac < self.param("min_fraction"):
             return self.fail(f"reached only {self._fmt(result.theta_reached)} of {self._fmt(self._theta)} "
-                             f"({100 * frac:.1f}% < {100 * self.param('min_fraction'):.0f}%)")
+                             f"({math.floor(1000 * frac) / 10:g}% < {100 * self.param('min_fraction'):g}%)")
         self.feedback_message = (f"reached {self._fmt(result.theta_reached)} of {self._fmt(self._theta)}, "
                                  f"max wrist force {result.max_wrist_force_n:.1f} N")
         return Status.SUCCESS

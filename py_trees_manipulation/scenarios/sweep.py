@@ -420,7 +420,7 @@ def run_trial(job: SweepJob) -> dict[str, Any]:
 FORKSERVER_PRELOAD = (
     __name__, "py_trees_manipulation.scenarios.scenario", "py_trees_manipulation.trees.loader",
     "py_trees_manipulation.trees.runner", "py_trees_manipulation.sim", "py_trees_manipulation.sim.backend",
-    *(f"py_trees_manipulation.sim.{m}" for m in ("grasp_fix", "doors", "tactile_sensor", "planning")),
+    *(f"py_trees_manipulation.sim.{m}" for m in ("grasp_fix", "doors", "tactile_sensor", "planning", "payload")),
     "py_trees_manipulation.behaviors.registry",
     "py_trees_manipulation.control.tactile", "importlib.metadata", "py_trees_manipulation.scene.reach",
     # the motion planning every arm motion goes through (collision world, timing; OMPL when it plans),

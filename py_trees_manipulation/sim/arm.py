@@ -221,3 +221,24 @@ class SimArm(_SimResource):
         if seeds is None:
             seeds = [self.robot.joint_positions(), self.named_configurations.get("ready", self.robot.joint_positions())]
         return solve_ik(self.shadow, target, seeds, iterations, threshold_m)
+
+
+def hand_mass_kg(arm: "SimArm") -> float:
+    """Mass (kg) carried by the arm's hand joint: the hand link and every link below it."""
+    r = arm.robot
+    c = r.client
+    below = {arm._hand_joint}
+    for j in range(arm._hand_joint + 1, pb.getNumJoints(r.body, physicsClientId=c)):
+        if pb.getJointInfo(r.body, j, physicsClientId=c)[16] in below:
+            below.add(j)
+    return float(sum(pb.getDynamicsInfo(r.body, j, physicsClientId=c)[0] for j in below))
+
+
+def wrist_force_world(arm: "SimArm", weight: np.ndarray) -> np.ndarray:
+    """Force (N, world frame, shape (3,)) the hand exerts on what it holds or touches (minus the force
+    that puts on the hand): the hand-joint reaction rotated to the world plus the hand's ``weight``
+    (``m g``, N). A held load of mass m reads ``+m g`` up (the hand holds it up); a hand pressing down
+    on a table reads down."""
+    st = pb.getLinkState(arm.robot.body, arm._hand_joint, computeForwardKinematics=True, physicsClientId=arm.robot.client)
+    R = np.array(pb.getMatrixFromQuaternion(st[5])).reshape(3, 3)
+    return R @ arm.wrist_force() + weight

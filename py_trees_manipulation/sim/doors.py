@@ -69,7 +69,7 @@ from ..geometry.poses import Pose, pq_from_pose
 from ..geometry.screw import pose_on_screw, screw_coordinate, screw_waypoints
 from ..msgs.actions import GoalHandle
 from ..bullet.articulated import ArticulatedDoor, ArticulatedDrawer
-from .arm import SimArm
+from .arm import SimArm, hand_mass_kg, wrist_force_world
 from .backend import SimBackend
 from .extensions import register_extension
 from .resources import _Execution
@@ -286,27 +286,6 @@ def impedance_gains(arm: SimArm, arm_idx: Sequence[int]) -> tuple[np.ndarray, np
     inertia = 1.0 / np.diag(np.linalg.inv(M[np.ix_(list(arm_idx), list(arm_idx))]))
     dt = 1.0 / arm.backend.physics_hz
     return np.minimum(K, 0.5 * inertia / dt ** 2), np.minimum(D, 1.0 * inertia / dt)
-
-
-def hand_mass_kg(arm: SimArm) -> float:
-    """Mass (kg) carried by the arm's hand joint: the hand link and every link below it."""
-    r = arm.robot
-    c = r.client
-    below = {arm._hand_joint}
-    for j in range(arm._hand_joint + 1, pb.getNumJoints(r.body, physicsClientId=c)):
-        if pb.getJointInfo(r.body, j, physicsClientId=c)[16] in below:
-            below.add(j)
-    return float(sum(pb.getDynamicsInfo(r.body, j, physicsClientId=c)[0] for j in below))
-
-
-def wrist_force_world(arm: SimArm, weight: np.ndarray) -> np.ndarray:
-    """Force (N, world frame, shape (3,)) the hand exerts on what it holds or touches (minus the force
-    that puts on the hand): the hand-joint reaction rotated to the world plus the hand's ``weight``
-    (``m g``, N). A held load of mass m reads ``+m g`` up (the hand holds it up); a hand pressing down
-    on a table reads down."""
-    st = pb.getLinkState(arm.robot.body, arm._hand_joint, computeForwardKinematics=True, physicsClientId=arm.robot.client)
-    R = np.array(pb.getMatrixFromQuaternion(st[5])).reshape(3, 3)
-    return R @ arm.wrist_force() + weight
 
 
 def plan_screw_trajectory(arm: SimArm, T0: Pose, goal: FollowScrewGoal) -> tuple[np.ndarray, np.ndarray, np.ndarray, Optional[str]]:

@@ -4,7 +4,7 @@ A task file can hide what a hand lifts from the payload checks made before movin
 ``held_object``, a tree without ``ChooseGrasp``, a weight resting on the object lifted), and the
 simulated arm lifts whatever its motors can. :class:`PayloadMonitor` reads each arm's wrist
 force-torque joint at 100 Hz: the upward force the hand must exert to hold what hangs from it (its
-own weight taken off, :func:`~.doors.wrist_force_world`), averaged over :data:`WINDOW_S`, divided by
+own weight taken off, :func:`~.arm.wrist_force_world`), averaged over :data:`WINDOW_S`, divided by
 g, is the load it carries. Where that exceeds what the arm may lift (:func:`~py_trees_manipulation.scene.spec.lift_limit`:
 the rated payload minus the gripper) by more than :data:`MARGIN_KG`, the run has asked of the arm
 what a real one would refuse or fault on (a Franka arm stops with a reflex error past its payload):
@@ -33,7 +33,7 @@ class PayloadMonitor:
 
     def __init__(self, sim: Any, hz: float = 100.0):
         from ..scene.spec import lift_limit
-        from .doors import hand_mass_kg
+        from .arm import hand_mass_kg
 
         self.sim = sim
         self.arms: list[tuple[Any, np.ndarray, float, str, deque]] = []
@@ -51,7 +51,7 @@ class PayloadMonitor:
         self._most: dict[str, float] = {}
 
     def sample(self) -> None:
-        from .doors import wrist_force_world
+        from .arm import wrist_force_world
 
         for arm, weight, limit, rating, window in self.arms:
             f = wrist_force_world(arm, weight)

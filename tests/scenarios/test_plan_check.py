@@ -69,9 +69,10 @@ def test_a_flip_out_of_reach_is_refused_with_a_base_from_which_it_plans_and_runs
 @pytest.mark.parametrize("override, expected", [
     ("scene.robots.0.initial_configuration=[0, 1.5, 0, -0.5, 0, 1.5, 0.785]",
      r"robot 'panda' starts in collision at its initial_configuration \(the given angles\): panda_\w+finger would "
-     r"hit table \(penetrating by \d+ mm, padding 0 mm\)"),
+     r"hit table \(penetrating by \d+(\.\d)? mm, at most 3 mm into it allowed\)"),
     ("scene.robots.0.base_pose={position: [0.5, 0, 0.626]}",
-     r"robot 'panda' stands in collision: its base panda_link0 would overlap mug \(8\d mm deep\)"),
+     r"robot 'panda' stands in collision: its base panda_link0 would overlap mug \(8\d mm deep, more than the 3 mm "
+     r"scene.start_penetration_m allows\)"),
 ])
 def test_a_robot_that_starts_in_collision_is_refused_at_its_scene_entry(override, expected):
     """As MoveIt refuses a start state in collision: the arm at its initial configuration, or its base,
