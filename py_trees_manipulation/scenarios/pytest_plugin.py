@@ -47,6 +47,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "scenario: a *.scenario.yaml variant run in the PyBullet simulator")
+    config.addinivalue_line("markers", "extended: a variant of the extended set (marks: [extended]): left out by "
+                            "the README's test command, run by .ci/run with -m extended")
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[pytest.Collector]:
@@ -87,7 +89,10 @@ class ScenarioFile(pytest.File):
             raise self.CollectError(f"invalid scenario file:\n{e}") from None
         for name, variant in scenario.variants.items():
             line = variant.loc.line if variant.loc is not None else 1
-            yield ScenarioItem.from_parent(self, name=name, scenario=scenario, variant=name, line=line)
+            item = ScenarioItem.from_parent(self, name=name, scenario=scenario, variant=name, line=line)
+            for mark in variant.marks:   # a variant's marks: [extended] (scenario.py)
+                item.add_marker(getattr(pytest.mark, mark))
+            yield item
 
 
 class ScenarioItem(pytest.Item):

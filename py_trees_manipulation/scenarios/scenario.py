@@ -28,6 +28,9 @@ Or a reference to a task file (path relative to the scenario file)::
 
 Variants are named overrides in the ``--set`` syntax (``parameters.NAME``,
 ``scene.objects.0.mass_kg``, ``blackboard.KEY``, ``tree.NODE.PARAM``, and ``expect.KEY...``).
+A variant's ``marks: [NAME, ...]`` adds pytest marks to its test item: ``marks: [extended]`` puts a
+variant in the extended set, which the README's test command leaves out (``-m "not extended"`` in
+``pyproject.toml``) and ``.ci/run`` runs after it (``pytest -m extended``).
 The file as written runs as the variant ``default``; each entry of ``variants`` runs as well.
 ``${name}`` in the expectations of a reference scenario takes the task's parameters.
 
@@ -91,6 +94,7 @@ class Variant:
     expect_overrides: list[tuple[list[str], Any, Loc]] = field(default_factory=list)
     loc: Optional[Loc] = None
     override_locs: dict[str, Loc] = field(default_factory=dict)
+    marks: tuple[str, ...] = ()
 
     @property
     def expects_invalid(self) -> bool:
@@ -245,6 +249,18 @@ def _set_path(data: Any, parts: list[str], value: Any, loc: Loc, file: str) -> A
     return root
 
 
+_MARK_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _without(d: Any, key: str) -> Any:
+    """A copy of the located mapping ``d`` without ``key`` (its other keys keep their locations)."""
+    import copy
+
+    out = copy.copy(d)
+    dict.pop(out, key, None)
+    return out
+
+
 def _parse_overrides(data: Any, where: Loc, what: str, problems: list[Problem]) -> tuple[list[str], dict[str, Loc], list[tuple[list[str], Any, Loc]]]:
     """A mapping ``{dotted.key: value}`` -> (loader overrides, their locations, expect overrides)."""
     overrides: list[str] = []
@@ -369,8 +385,21 @@ def load_scenario(path: str) -> Scenario:
                     problems.append(Problem(vloc, f"'{DEFAULT_VARIANT}' is the file as written; it cannot be a variant",
                                             "pick another name"))
                     continue
+                marks: tuple[str, ...] = ()
+                if isinstance(body, dict) and "marks" in body:
+                    raw = body["marks"]
+                    mloc = body.key_loc("marks") if isinstance(body, LocDict) else vloc
+                    body = {k: v for k, v in body.items() if k != "marks"} if not isinstance(body, LocDict) \
+                        else _without(body, "marks")
+                    if isinstance(raw, str):
+                        raw = [raw]
+                    if not isinstance(raw, list) or not all(isinstance(m, str) and _MARK_RE.match(m) for m in raw):
+                        problems.append(Problem(mloc, f"variant {vname!r}: marks is a list of pytest mark names",
+                                                "e.g. marks: [extended]"))
+                    else:
+                        marks = tuple(raw)
                 ov, locs, exp_ov = _parse_overrides(body, raw_variants.value_loc(vname), f"variant {vname!r}", problems)
-                scenario.variants[vname] = Variant(vname, ov, exp_ov, vloc, locs)
+                scenario.variants[vname] = Variant(vname, ov, exp_ov, vloc, locs, marks)
     if problems:
         raise TreeLoadError(problems)
     default_msgs: set[tuple[Loc, str]] = set()

@@ -127,3 +127,28 @@ def test_ptm_validate_checks_a_scenario_file_as_a_scenario(tmp_path, capsys):
     assert main(["validate", plain]) == 2
     assert (f"{plain}:1:1: unknown top-level key 'task'; a scenario file names its task with 'task:': call it "
             "NAME.scenario.yaml (ptm validate and ptm test check it as a scenario)") in capsys.readouterr().err
+
+
+def test_a_variant_s_marks_reach_its_test_item_and_bad_marks_are_named(tmp_path):
+    p = write(tmp_path / "lift.scenario.yaml", f"""
+        task: {TASK}
+        expect: {{status: SUCCESS}}
+        variants:
+          heavy:
+            marks: [extended]
+            scene.objects.0.mass_kg: 0.4
+          light: {{scene.objects.0.mass_kg: 0.1}}
+        """)
+    s = load_scenario(p)
+    assert s.variants["heavy"].marks == ("extended",) and s.variants["light"].marks == ()
+    assert s.variants["heavy"].overrides == ["scene.objects.0.mass_kg=0.4"]
+    bad = write(tmp_path / "bad.scenario.yaml", f"""
+        task: {TASK}
+        expect: {{status: SUCCESS}}
+        variants:
+          heavy:
+            marks: [not a mark]
+        """)
+    with pytest.raises(TreeLoadError) as e:
+        load_scenario(bad)
+    assert f"{bad}:5:5: variant 'heavy': marks is a list of pytest mark names; e.g. marks: [extended]" in str(e.value)
