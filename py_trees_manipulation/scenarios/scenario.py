@@ -254,8 +254,6 @@ _MARK_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 def _without(d: Any, key: str) -> Any:
     """A copy of the located mapping ``d`` without ``key`` (its other keys keep their locations)."""
-    import copy
-
     out = copy.copy(d)
     dict.pop(out, key, None)
     return out
