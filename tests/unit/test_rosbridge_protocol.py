@@ -300,31 +300,47 @@ def test_a_ros2_goal_refused_by_a_ros1_bridge_fails_with_the_bridges_words(stand
         hw.close()
 
 
+def _drop_the_connection_mid_motion(standin, hw, table: str, wait_active: bool = False):
+    """Send a slow arm motion, wait until the stand-in serves it (its ``table`` of goals: ``goals``
+    for ROS 1, ``goals2`` for ROS 2), drop every client and advance: ``(the goal's handle, the served
+    goal, the ConnectionLost text)``."""
+    from py_trees_manipulation.hardware.rosbridge import ConnectionLost
+
+    far = [1.5, 0.5, -1.0, -1.5, 1.0, 2.5, -0.5]
+    h = hw.arms["panda"].send_goal("move_joints", MoveJointsGoal(positions=far, velocity_scaling=0.05))
+    fjt = standin.servers["/r_arm_controller/follow_joint_trajectory"]
+    deadline = time.monotonic() + 20  # generous: the stand-in's sim thread competes for 2 busy cores
+
+    def running():
+        return next((g for g in list(getattr(fjt, table).values()) if g.handle is not None and not g.handle.done),
+                    None)
+    while ((wait_active and h.status != GoalStatus.ACTIVE) or running() is None) and not h.done \
+            and time.monotonic() < deadline:
+        hw.advance(0.02)
+    served = running()
+    assert served is not None, (h.status, h.text)
+    assert standin.drop_clients() >= 1
+    with pytest.raises(ConnectionLost) as e:
+        for _ in range(500):
+            hw.advance(0.02)
+    return h, served, str(e.value)
+
+
+def _wait_done(served, timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not served.handle.done and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def test_after_a_lost_connection_the_backend_reconnects_and_cancels_the_running_goal(standin):
-    from py_trees_manipulation.hardware.rosbridge import ConnectionLost, HardwareBackend
+    from py_trees_manipulation.hardware.rosbridge import HardwareBackend
 
     hw = HardwareBackend(_cfg(standin))
     try:
-        far = [1.5, 0.5, -1.0, -1.5, 1.0, 2.5, -0.5]
-        h = hw.arms["panda"].send_goal("move_joints", MoveJointsGoal(positions=far, velocity_scaling=0.05))
-        fjt = standin.servers["/r_arm_controller/follow_joint_trajectory"]
-        deadline = time.monotonic() + 20  # generous: the stand-in's sim thread competes for 2 busy cores
-
-        def running():
-            return next((g for g in list(fjt.goals.values()) if g.handle is not None and not g.handle.done), None)
-        while (h.status != GoalStatus.ACTIVE or running() is None) and not h.done and time.monotonic() < deadline:
-            hw.advance(0.02)
-        served = running()
-        assert served is not None, (h.status, h.text)
-        assert standin.drop_clients() >= 1
-        with pytest.raises(ConnectionLost) as e:
-            for _ in range(500):
-                hw.advance(0.02)
-        assert str(e.value) == (f"connection to rosbridge at ws://127.0.0.1:{standin.port} lost; reconnected and sent "
-                                "the cancel of 1 goal(s) still running on /r_arm_controller/follow_joint_trajectory")
-        deadline = time.monotonic() + 10
-        while not served.handle.done and time.monotonic() < deadline:
-            time.sleep(0.05)
+        h, served, lost = _drop_the_connection_mid_motion(standin, hw, "goals", wait_active=True)
+        assert lost == (f"connection to rosbridge at ws://127.0.0.1:{standin.port} lost; reconnected and sent "
+                        "the cancel of 1 goal(s) still running on /r_arm_controller/follow_joint_trajectory")
+        _wait_done(served)
         assert served.handle.status == GoalStatus.PREEMPTED  # the robot stopped
     finally:
         hw.close()
@@ -333,32 +349,16 @@ def test_after_a_lost_connection_the_backend_reconnects_and_cancels_the_running_
 def test_after_a_lost_connection_to_a_ros2_bridge_the_new_session_cancels_the_goal(standin):
     """Issue 36 (left open before): a ROS 2 goal's id belongs to the lost session, so the backend calls
     the action's own cancel_goal service from the new one; the robot stops."""
-    from py_trees_manipulation.hardware.rosbridge import ConnectionLost, HardwareBackend
+    from py_trees_manipulation.hardware.rosbridge import HardwareBackend
 
     hw = HardwareBackend(_cfg(standin, protocol="ros2"))
     try:
-        far = [1.5, 0.5, -1.0, -1.5, 1.0, 2.5, -0.5]
-        h = hw.arms["panda"].send_goal("move_joints", MoveJointsGoal(positions=far, velocity_scaling=0.05))
-        fjt = standin.servers["/r_arm_controller/follow_joint_trajectory"]
-        deadline = time.monotonic() + 20
-
-        def running():
-            return next((g for g in list(fjt.goals2.values()) if g.handle is not None and not g.handle.done), None)
-        while running() is None and not h.done and time.monotonic() < deadline:
-            hw.advance(0.02)
-        served = running()
-        assert served is not None, (h.status, h.text)
-        assert standin.drop_clients() >= 1
-        with pytest.raises(ConnectionLost) as e:
-            for _ in range(500):
-                hw.advance(0.02)
-        assert str(e.value) == (f"connection to rosbridge at ws://127.0.0.1:{standin.port} lost; reconnected and sent "
-                                "the cancel of 1 goal(s) still running on /r_arm_controller/follow_joint_trajectory "
-                                "(ROS 2 cancel_goal of every goal of the server: 1 canceling)")
+        h, served, lost = _drop_the_connection_mid_motion(standin, hw, "goals2")
+        assert lost == (f"connection to rosbridge at ws://127.0.0.1:{standin.port} lost; reconnected and sent "
+                        "the cancel of 1 goal(s) still running on /r_arm_controller/follow_joint_trajectory "
+                        "(ROS 2 cancel_goal of every goal of the server: 1 canceling)")
         assert hw.cancel_log[-1][0] == "move_joints"
-        deadline = time.monotonic() + 10
-        while not served.handle.done and time.monotonic() < deadline:
-            time.sleep(0.05)
+        _wait_done(served)
         assert served.handle.status == GoalStatus.PREEMPTED  # the robot stopped
         assert h.status == GoalStatus.ABORTED
     finally:
