@@ -219,7 +219,8 @@ class MoveCartesian(_ArmMotion):
     frame is taken when the motion starts, and once it has drifted from there by more than
     ``slip_tolerance_m`` (checked every tick and at the end) the motion is cancelled and the
     behaviour is FAILURE, e.g. ``box slipped out of the gripper: it came 0.001 m of the TCP's
-    0.100 m (left 0.099 m behind)``; a lift that leaves the object on the table never succeeds.
+    0.100 m (0.099 m from where the hand would have carried it; not lifted)``; a lift that leaves the
+    object on the table never succeeds.
     An object heavier than what the arm may lift (its rated payload minus the gripper: robot
     description ``payload_kg``, ``gripper.mass_kg``; a scene's ``robots[].payload_kg`` overrides the
     rating) is refused as ``held_object``: exit 2 at ``ptm validate`` for a literal name, else FAILURE
@@ -359,7 +360,7 @@ class MoveCartesian(_ArmMotion):
         came = float(np.dot(p_obj - p_start, T_tcp[:3, 3] - T_start[:3, 3]) / tcp_moved) if tcp_moved > 1e-9 else 0.0
         if came < 0.5 * tcp_moved:
             return (f"{name} slipped out of the gripper: it came {max(came, 0.0):.3f} m of the TCP's {tcp_moved:.3f} m "
-                    f"(left {drift:.3f} m behind; not lifted)")
+                    f"({drift:.3f} m from where the hand would have carried it; not lifted)")
         return (f"{name} slipped {drift:.3f} m in the gripper during the motion (slip_tolerance_m "
                 f"{self.param('slip_tolerance_m'):g})")
 
