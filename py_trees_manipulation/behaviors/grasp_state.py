@@ -250,17 +250,6 @@ class _RegraspBase(ManipulationBehaviour):
             unknown = [str(n) for n in names if isinstance(n, str) and n and n not in known]
             hint = next(filter(None, (did_you_mean(n, known) for n in unknown)), "")
             return [(key, f"{cls.__name__}.{key}: {e.args[0] if e.args else e}", hint)]
-        if isinstance(value, Mapping) and cls.__name__ == "PlanRegrasp":
-            # a goal that puts an object in a hand whose arm may not lift it: refused before anything
-            # moves (the run found it only when planning, after the other arm had lifted it)
-            from ..scene.spec import payload_problem
-
-            for gripper, handle in value.items():
-                if not handle or str(gripper) not in cfg.grippers or str(handle) not in cfg.handles:
-                    continue
-                heavy = payload_problem(scene, cfg.handles[str(handle)].object, cfg.grippers[str(gripper)][0])
-                if heavy:
-                    return [(key, f"{cls.__name__}.{key}: {gripper} holds {handle} at the goal: {heavy}", "")]
         return []
 
     def __init__(self, name: Optional[str] = None, **params: Any):

@@ -28,7 +28,7 @@ box may touch the table).
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 from py_trees.common import Status
@@ -267,8 +267,10 @@ class MoveCartesian(_ArmMotion):
         self._target = T
         self._held: Any = None
         if held is not None:
+            from ..scene.spec import payload_problem
+
             scene = getattr(self.backend, "scene", None)
-            heavy = _payload_problem(scene, held, getattr(self.resource, "name", None)) if scene is not None else None
+            heavy = payload_problem(scene, held, getattr(self.resource, "name", None)) if scene is not None else None
             if heavy:  # the same refusal as ptm validate's, before the arm moves
                 raise ValueError(heavy)
             world = getattr(self.backend, "world", None)
@@ -297,7 +299,9 @@ class MoveCartesian(_ArmMotion):
         out = []
         held, arm = params.get("held_object"), params.get("arm")
         if isinstance(held, str):
-            heavy = _payload_problem(scene, held, arm if isinstance(arm, str) else None)
+            from ..scene.spec import payload_problem
+
+            heavy = payload_problem(scene, held, arm if isinstance(arm, str) else None)
             if heavy:
                 out.append(("held_object", f"{cls.__name__}.held_object: {heavy}", ""))
         force, contact = params.get("max_force_n"), params.get("contact_speed_mps")
@@ -508,11 +512,3 @@ class GripperCommand(BackendAction):
         self.feedback_message = f"{what} {gap_mm:.1f} mm, effort {result.effort:.1f} N"
         return Status.SUCCESS
 
-
-def _payload_problem(scene: Any, obj: str, robot: Optional[str]) -> Optional[str]:
-    """:func:`~py_trees_manipulation.scene.spec.payload_problem` (None for a scene without robots or objects)."""
-    from ..scene.spec import payload_problem
-
-    if not getattr(scene, "robots", None) or not getattr(scene, "objects", None):
-        return None
-    return payload_problem(scene, obj, robot)

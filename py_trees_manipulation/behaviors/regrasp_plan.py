@@ -254,6 +254,30 @@ class PlanRegrasp(_RegraspBase):
     }
 
     @classmethod
+    def scene_problems(cls, params: dict[str, Any], scene: Any, blackboard: Optional[Mapping[str, Any]] = None
+                       ) -> list[tuple[str, str, str]]:
+        """The base's check of the goal's names, then a literal goal that puts an object in a hand
+        whose arm may not lift it (:func:`~py_trees_manipulation.scene.spec.payload_problem`):
+        refused before anything moves (the run found it only when planning, after the other arm had
+        lifted it)."""
+        out = super().scene_problems(params, scene, blackboard)
+        goal = params.get("goal")
+        if out or not isinstance(goal, Mapping):
+            return out
+        cfg = _config_at_load(params, blackboard, scene)
+        if cfg is None:
+            return out
+        from ..scene.spec import payload_problem
+
+        for gripper, handle in goal.items():
+            if not handle or str(gripper) not in cfg.grippers or str(handle) not in cfg.handles:
+                continue
+            heavy = payload_problem(scene, cfg.handles[str(handle)].object, cfg.grippers[str(gripper)][0])
+            if heavy:
+                return [("goal", f"{cls.__name__}.goal: {gripper} holds {handle} at the goal: {heavy}", "")]
+        return out
+
+    @classmethod
     def plan_problems(cls, params: dict[str, Any], world: Any, scene: Any, seed: int = 0,
                       blackboard: Optional[Mapping[str, Any]] = None) -> list[tuple[str, str, str]]:
         """``ptm validate --plan``: the regrasp plan from the grasp state the file starts in (every
@@ -350,7 +374,7 @@ def plan_payload_problem(scene: Any, cfg: RegraspConfig, plan: RegraspPlan) -> O
     None when every grasp may (or the scene says nothing of masses and payloads)."""
     from ..scene.spec import payload_problem
 
-    if scene is None or not getattr(scene, "robots", None) or not getattr(scene, "objects", None):
+    if scene is None:
         return None
     for step in plan.steps:
         if step.direction != "grasp" or step.gripper not in cfg.grippers:

@@ -8,7 +8,7 @@ Moved out of :mod:`.backend` (issue 37 item 6).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 import pybullet as pb
@@ -36,6 +36,10 @@ class _RunMetrics:
         self._max_lift = 0.0
         self._outcome = TargetOutcome(self, self._target)
         self._monitor_every = max(1, int(round(self.physics_hz / 100)))  # 100 Hz
+
+    def payload_problem(self) -> Optional[str]:
+        """Why the run asked a hand to carry more than its arm may lift (:mod:`.payload`), or None."""
+        return self._payload.problem
 
     def _monitor(self) -> None:
         self._payload.sample()

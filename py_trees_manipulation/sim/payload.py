@@ -9,7 +9,7 @@ g, is the load it carries. Where that exceeds what the arm may lift (:func:`~py_
 the rated payload minus the gripper) by more than :data:`MARGIN` of it (at least :data:`MARGIN_KG`), the run has asked of the arm
 what a real one would refuse or fault on (a Franka arm stops with a reflex error past its payload):
 the monitor keeps the text, and a run whose tree succeeds fails with it
-(:func:`~py_trees_manipulation.trees.runner.run_task`). A hand pressing down on a surface (a guarded
+(:func:`~py_trees_manipulation.trees.runner.run_task`, through ``SimBackend.payload_problem``). A hand pressing down on a surface (a guarded
 place) pushes down on it, which does not count, and a short peak (a jolt, a touch-down) does not last the window.
 
 Metric ``max_carried_kg``: the largest such load of any hand, kg.
@@ -50,7 +50,7 @@ class PayloadMonitor:
             limit, rating, _ = rated
             self.arms.append((arm, hand_mass_kg(arm) * g, limit, rating, deque(maxlen=n)))
         self.max_carried_kg = 0.0
-        self._over: Optional[tuple[Any, float, str, float]] = None   # (arm, limit, rating, since when, s)
+        self._over: Optional[tuple[Any, float, str, float]] = None   # (arm, limit kg, rating, since s)
         self._most: dict[str, float] = {}
 
     def sample(self) -> None:

@@ -154,14 +154,20 @@ def changes_world(node: Any, world: Any = None) -> bool:
     if position == "open":
         return False
     if isinstance(position, (int, float)) and not isinstance(position, bool) and world is not None:
-        gripper = node.params.get("gripper")
-        names = list(world.robots)
-        robot = gripper if isinstance(gripper, str) and gripper in names else (
-            names[0] if gripper is None and len(names) == 1 else None)
+        robot = robot_of(node, "gripper", world)
         if robot is not None:
             widest = float(world.robots[robot].model.gripper.opening_m[1])
             return float(position) < 0.9 * widest
     return True
+
+
+def robot_of(node: Any, key: str, world: Any) -> Optional[str]:
+    """The robot a node's ``arm`` or ``gripper`` parameter (``key``) names in ``world``: the literal
+    name, or the world's only robot when the node names none; None when it cannot be told ahead."""
+    value, names = node.params.get(key), list(world.robots)
+    if isinstance(value, str):
+        return value if value in names else None
+    return names[0] if value is None and len(names) == 1 else None
 
 
 def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
@@ -291,11 +297,7 @@ class DryRun:
         return []
 
     def _robot(self, node: Any) -> Optional[str]:
-        arm = node.params.get("arm")
-        names = list(self.world.robots)
-        if isinstance(arm, str):
-            return arm if arm in names else None
-        return names[0] if arm is None and len(names) == 1 else None
+        return robot_of(node, "arm", self.world)
 
 
 class _GoalMaker:

@@ -143,7 +143,8 @@ def _place_outcome_failure(backend: Any, support: Optional[str]) -> Optional[str
     it fell after leaving the gripper without being set down, whatever the tree checked), and the
     target object of a place task must rest on the support its place position has (``placed_on``)
     and be at rest; else why not."""
-    heavy = getattr(getattr(backend, "_payload", None), "problem", None)
+    check = getattr(backend, "payload_problem", None)   # the simulator's (sim/payload.py); not on hardware
+    heavy = check() if callable(check) else None
     if heavy:   # the simulator's wrist force says a hand carried more than its arm may lift
         return f"the tree succeeded but {heavy}"
     try:
