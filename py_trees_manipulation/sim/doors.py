@@ -50,7 +50,11 @@ motors limited to ``effort_scale`` times the joint torque limits. Every 10 ms it
 with the screw point due now and the wrist force with the bound: the wrist force is the hand-joint
 reaction in the world frame plus the weight of the hand and fingers (what the environment pushes
 on the hand with), averaged over 50 ms. ABORTED with the numbers when the force bound or the tracking error is exceeded, or when
-the path leaves the reachable space; SUCCEEDED at the end.
+the path leaves the reachable space. At the end of the path the arm settles on the last point with an
+integral term added (a joint trajectory controller's PID: a lever's return spring or a door's
+friction would otherwise leave the TCP a stiffness error short); SUCCEEDED when the TCP is within
+1 mm of the screw's end, or has stopped closing in within ``position_tolerance_m``; ABORTED when it
+is still farther after ``SETTLE_S``.
 """
 
 from __future__ import annotations
@@ -87,6 +91,15 @@ class _ScrewFollow(_Execution):
     FORCE_WINDOW = 5  # checks averaged (50 ms)
     LAG_CHECKS = 10  # consecutive checks over the tracking bound (0.1 s)
     SETTLE_S = 1.0
+    #: the end is reached when the TCP is this close to the screw's end (m), or has stopped closing in
+    #: on it (``STALL_CHECKS`` checks without 0.1 mm of progress) within ``position_tolerance_m``
+    SETTLED_M = 0.001
+    STALL_CHECKS = 10
+    #: integral time of the settle phase (s): at the end of the path the joint loop adds an integral
+    #: term (a joint trajectory controller's PID), so a lever's return spring or a door's friction
+    #: does not leave the TCP a constant stiffness error short of the end (the Panda's lever stopped
+    #: 3.2 deg short of 45, the iiwa's 4.7 deg: 90 % of the turn, its min_fraction)
+    INTEGRAL_S = 0.05
     #: joint stiffness, N*m/rad, and damping, N*m*s/rad (Panda joints 1..7): about 1-2 kN/m at the
     #: TCP of an arm stretched 0.5 m, the order of PickNik's 500 N/m admittance for doors
     STIFFNESS = (400.0, 400.0, 400.0, 400.0, 150.0, 100.0, 50.0)
@@ -119,10 +132,15 @@ class _ScrewFollow(_Execution):
         self.lag = 0
         self.settle = 0
         self.theta_reached = 0.0
+        self.integral = np.zeros(len(self._arm_idx))
+        self._best_err, self._stall = math.inf, 0
 
-    def _command(self, q: list, qd: list) -> None:
+    def _command(self, q: list, qd: list, integrate: bool = False) -> None:
         """Joint impedance: ``tau = K (q* - q) + D (qd* - qd) + c(q, qd)`` (gravity and Coriolis
-        from ``calculateInverseDynamics``), clipped to ``effort_scale`` times the torque limits."""
+        from ``calculateInverseDynamics``), clipped to ``effort_scale`` times the torque limits.
+        ``integrate`` (the settle phase) adds ``K / INTEGRAL_S`` times the integral of ``q* - q``,
+        itself bounded by half the torque limits. PyBullet applies a TORQUE_CONTROL command for
+        one step: this is called every step."""
         r = self.arm.robot
         c = r.client
         states = pb.getJointStates(r.body, r.movable_joints, physicsClientId=c)
@@ -131,7 +149,13 @@ class _ScrewFollow(_Execution):
         bias = pb.calculateInverseDynamics(r.body, pos, vel, [0.0] * len(pos), physicsClientId=c)
         qa = np.array([pos[i] for i in self._arm_idx])
         va = np.array([vel[i] for i in self._arm_idx])
-        tau = self.K * (np.asarray(q) - qa) + self.D * (np.asarray(qd) - va) + np.array([bias[i] for i in self._arm_idx])
+        err = np.asarray(q) - qa
+        tau = self.K * err + self.D * (np.asarray(qd) - va) + np.array([bias[i] for i in self._arm_idx])
+        if integrate:
+            dt = 1.0 / self.arm.backend.physics_hz
+            self.integral = np.clip(self.integral + self.K * err * (dt / self.INTEGRAL_S),
+                                    -0.5 * self.tau_max, 0.5 * self.tau_max)
+            tau = tau + self.integral
         tau = np.clip(tau, -self.tau_max, self.tau_max)
         pb.setJointMotorControlArray(r.body, r.arm_joints, pb.TORQUE_CONTROL, forces=tau.tolist(), physicsClientId=c)
 
@@ -216,8 +240,7 @@ class _ScrewFollow(_Execution):
                             f"{self._fmt(self.theta_reached)} of {self._fmt(g.theta)}: "
                             + (self.ext.end_stop_text() or self._diagnosis(float(self.s[k]))))
             return
-        if self.settle == 0:
-            self._command(self.q[-1], [0.0] * len(self.q[-1]))
+        self._command(self.q[-1], [0.0] * len(self.q[-1]), integrate=True)
         self.settle += 1
         if self.settle % self.CHECK_EVERY:
             return
@@ -230,7 +253,11 @@ class _ScrewFollow(_Execution):
                         f"{self._fmt(self.theta_reached)} of {self._fmt(g.theta)}, at the end of the screw: "
                         + (self.ext.end_stop_text() or self._diagnosis(float(self.s[-1]))))
             return
-        if self.err_m <= self.goal.position_tolerance_m:
+        if self.err_m < self._best_err - 1e-4:
+            self._best_err, self._stall = self.err_m, 0
+        else:
+            self._stall += 1
+        if self.err_m <= self.SETTLED_M or (self._stall >= self.STALL_CHECKS and self.err_m <= self.goal.position_tolerance_m):
             self._end(True, f"followed the screw to {self._fmt(self.theta_reached)} "
                             f"(goal {self._fmt(self.goal.theta)}), max wrist force {self.max_force_n:.1f} N")
         elif self.settle >= self.SETTLE_S * self.arm.backend.physics_hz:
