@@ -189,11 +189,13 @@ class ChooseGrasp(ManipulationBehaviour):
 
     @classmethod
     def plan_problems(cls, params: dict[str, Any], world: Any, scene: Any, seed: int = 0,
-                      blackboard: Optional[dict] = None) -> list[tuple[str, str, str]]:
+                      blackboard: Optional[dict] = None, outputs: Optional[dict] = None) -> list[tuple[str, str, str]]:
         """``ptm validate --plan``: the grasp choice against the scene as written (the object where the
-        file puts it, the place pose when the file gives it, literally or as an initial blackboard
-        value), in the collision world built from the task file: ``(parameter, problem, hint)`` when
-        no grasp is feasible, with the base that would do it."""
+        file puts it, the place pose when the file gives it, literally or as a blackboard value known
+        ahead), in the collision world built from the task file, the arm where the dry run leaves it:
+        ``(parameter, problem, hint)`` when no grasp is feasible, with the base that would do it. With
+        ``outputs``, the values the node would write go there by their parameter (``grasp_pose_key``:
+        the chosen grasp pose, ...), as :meth:`update` writes them."""
         from ..collision.grasp_choice import choose_grasp
 
         decl = cls.all_params()
@@ -201,11 +203,12 @@ class ChooseGrasp(ManipulationBehaviour):
         for key, p in decl.items():
             v = params.get(key, p.default)
             if isinstance(v, BlackboardRef):
-                if (blackboard or {}).get(v.key) is None:
+                known = (blackboard or {}).get(v.key.lstrip("/"), (blackboard or {}).get(v.key))
+                if known is None:
                     v = None if key != "place_pose" else "none"
                 else:
                     try:
-                        v = p.coerce(blackboard[v.key])
+                        v = p.coerce(known)
                     except Exception:
                         v = None if key != "place_pose" else "none"
             values[key] = v
@@ -225,6 +228,11 @@ class ChooseGrasp(ManipulationBehaviour):
                                      "lift_m") if values.get(k) is not None}
         choice = choose_grasp(world, robot, obj, pose, grasps, place_poses=places, **kw)
         if choice.chosen is not None:
+            c = choice.chosen
+            if outputs is not None:
+                outputs.update(grasp_pose_key=c.grasp_pose, pregrasp_pose_key=c.pregrasp_pose,
+                               object_grasp_key=np.array(c.grasp.pose), width_key=float(c.grasp.width_m),
+                               grasp_name_key=c.grasp.name)
             return []
         text = f"ChooseGrasp: no feasible grasp of {obj}: {choice.summary()}"
         if values.get("suggest_base", True) and any(c.rejection in ("unreachable", "place") for c in choice.candidates):

@@ -129,10 +129,13 @@ class CheckReachability(ManipulationBehaviour):
 
     @classmethod
     def plan_problems(cls, params: dict[str, Any], world: Any, scene: Any, seed: int = 0,
-                      blackboard: Optional[dict] = None) -> list[tuple[str, str, str]]:
+                      blackboard: Optional[dict] = None, outputs: Optional[dict] = None) -> list[tuple[str, str, str]]:
         """``ptm validate --plan``: the same check against the scene as written (the collision world
-        built from the task file, nothing simulated): ``(parameter, problem, hint)`` when it fails."""
+        built from the task file, nothing simulated): ``(parameter, problem, hint)`` when it fails;
+        with ``outputs``, the posture it writes (``posture_key``), as :meth:`update` does."""
         verdict = check_reach(world, scene, cls.coerce_params(dict(params)), seed)
+        if verdict.ok and verdict.posture is not None and outputs is not None:
+            outputs["posture_key"] = verdict.posture
         return [] if verdict.ok else [("", f"CheckReachability: {verdict.text}", "")]
 
 

@@ -284,10 +284,14 @@ class PlanRegrasp(_RegraspBase):
         gripper empty, or a literal ``current``) to the goal, with geometry, in the collision world
         built from the task file (every transition's waypoints and straight lines checked, as the run
         plans it): ``(parameter, problem, hint)`` when no plan passes. A description, goal or start
-        read from the blackboard at run time is left to the run."""
+        read from the blackboard at run time is left to the run, and so is the start state once the
+        dry run has put an object in a hand (the run senses that grasp state when it starts)."""
         values = {k: params.get(k, p.default) for k, p in cls.all_params().items()}
         if any(isinstance(values[k], BlackboardRef) for k in ("config", "goal", "placement_goal", "current")) \
                 or values.get("geometry") == "off":
+            return []
+        robots = getattr(world, "robots", {})
+        if values.get("current") is None and any(world.attached(r) for r in robots):
             return []
         cfg = _config_at_load(values, blackboard, scene)
         if cfg is None:

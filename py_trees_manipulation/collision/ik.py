@@ -21,7 +21,7 @@ from ..geometry.poses import Pose
 if TYPE_CHECKING:  # pragma: no cover
     from ..bullet.robots import LoadedRobot
 
-__all__ = ["IKSolution", "solve_ik", "pq_of_valid_pose"]
+__all__ = ["IKSolution", "solve_ik", "pq_of_valid_pose", "screw_joint_path"]
 
 
 @dataclass
@@ -149,3 +149,74 @@ def solve_ik(robot: "LoadedRobot", target: Pose, seeds: Sequence[Sequence[float]
         if best.position_error_m < threshold_m and best.orientation_error_rad < threshold_m:
             break
     return best
+
+
+#: the screw follower's speed ramp (s), waypoint period (s of path) and largest TCP step (m)
+SCREW_RAMP_S, SCREW_PERIOD_S, SCREW_STEP_M = 0.3, 0.02, 0.005
+
+
+def screw_joint_path(robot: "LoadedRobot", q0: Sequence[float], T0: Pose, goal: Any
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Optional[str]]:
+    """The IK waypoints of a ``follow_screw`` motion (a door arc, a drawer pull, a lever turn) from
+    arm configuration ``q0`` (radians) and TCP pose ``T0`` ((4, 4), world) along ``exp([S] s) T0``:
+    one computation for the simulator's screw follower and ``ptm validate --plan``'s dry run.
+
+    Waypoints within the goal's chord error, at least every 20 ms of path (trapezoidal speed profile
+    with 0.3 s ramps at ``goal.speed``) and every 5 mm of TCP travel, each solved from the one before
+    (:func:`solve_ik`, 3 iterations) on ``robot`` (a kinematics-only copy: its arm is teleported).
+
+    Args:
+        goal: a :class:`~py_trees_manipulation.msgs.screw_motion.FollowScrewGoal` (``screw``,
+            ``theta`` rad or m, ``speed``, ``max_chord_error_m``).
+
+    Returns:
+        ``(q (n + 1, dof) rad, path fraction (n + 1,), time (n + 1,) s, error)``: ``error`` is the
+        reason text when the path leaves the reachable space (a waypoint more than 5 mm off, or a
+        joint jumping more than 0.5 rad: a singularity or a joint limit); the arrays then end there.
+    """
+    import math
+
+    from ..geometry.screw import pose_on_screw, screw_waypoints
+
+    screw, theta = goal.screw, float(goal.theta)
+    total = abs(theta)
+    t_nom = max(total / goal.speed, 0.05)
+    ta = min(SCREW_RAMP_S, t_nom)
+    T = t_nom + ta
+    v = 1.0 / t_nom
+
+    def s_of(t: np.ndarray) -> np.ndarray:  # fraction 0..1, trapezoidal speed
+        t = np.clip(t, 0.0, T)
+        return np.where(t < ta, 0.5 * v / ta * t ** 2,
+                        np.where(t > T - ta, 1.0 - 0.5 * v / ta * (T - t) ** 2, v * (t - ta / 2)))
+
+    chord = screw_waypoints(T0, screw, theta, goal.max_chord_error_m)
+    radius = screw.radius_m(T0[:3, 3])
+    travel = total if screw.is_translation else radius * total + abs(screw.pitch_m_per_rad) * total
+    n_wp = max(len(chord) - 1, int(math.ceil(T / SCREW_PERIOD_S)), int(math.ceil(travel / SCREW_STEP_M)), 2)
+    t_wp = np.linspace(0.0, T, n_wp + 1)
+    s_wp = s_of(t_wp)
+    q_prev = np.asarray(q0, dtype=float)
+    qs, times = [q_prev], [0.0]
+    vmax = robot.velocity_limits
+    for i in range(1, n_wp + 1):
+        pose_i = pose_on_screw(T0, screw, theta * float(s_wp[i]))
+        sol = solve_ik(robot, pose_i, seeds=[q_prev], iterations=3)
+        err = None
+        if sol.position_error_m > 0.005:
+            err = f"best IK solution ends {sol.position_error_m:.3f} m away"
+        elif float(np.max(np.abs(sol.q - q_prev))) > 0.5:
+            err = f"a joint would jump by {float(np.max(np.abs(sol.q - q_prev))):.2f} rad (singularity or joint limit)"
+        if err is not None:
+            at = theta * float(s_wp[i])
+            where = f"{at:.3f} m" if screw.is_translation else f"{math.degrees(at):.1f} deg"
+            p = pose_i[:3, 3]
+            return (np.array(qs), s_wp[:len(qs)], np.array(times),
+                    f"the screw path leaves the reachable space at {where} of "
+                    f"{theta if screw.is_translation else math.degrees(theta):.3g}"
+                    f"{' m' if screw.is_translation else ' deg'}, at ({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}): {err}")
+        seg = max(t_wp[i] - t_wp[i - 1], float(np.max(np.abs(sol.q - q_prev) / vmax)))
+        times.append(times[-1] + seg)
+        qs.append(sol.q)
+        q_prev = sol.q
+    return np.array(qs), s_wp, np.array(times), None

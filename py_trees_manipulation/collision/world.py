@@ -367,6 +367,38 @@ class CollisionWorld(ClosedOnDelete):
             self.set_robot_state(robot, q)
         return r.tcp_pose()
 
+    def save_state(self) -> dict[str, Any]:
+        """Everything a check may move: every body's base pose and joint positions (robots, their
+        fingers, doors, drawers, objects) and what each robot holds; :meth:`restore_state` puts it back."""
+        c = self.client
+        bodies = {}
+        for name, body in self.bodies.items():
+            p, q = pb.getBasePositionAndOrientation(body, physicsClientId=c)
+            n = pb.getNumJoints(body, physicsClientId=c)
+            joints = ({j: s[0] for j, s in enumerate(pb.getJointStates(body, list(range(n)), physicsClientId=c))}
+                      if n else {})
+            bodies[name] = (p, q, joints)
+        return {"bodies": bodies, "attached": dict(self._attached)}
+
+    def restore_state(self, state: Mapping[str, Any]) -> None:
+        """Put the world back as :meth:`save_state` found it (poses, joints, attachments)."""
+        for name, (p, q, joints) in state["bodies"].items():
+            if name in self.bodies:
+                self.set_base_pq(name, p, q)
+                if joints:
+                    self.set_joint_positions(name, joints)
+        self._attached = dict(state["attached"])
+
+    def object_at_tcp(self, robot: str, radius_m: float) -> Optional[str]:
+        """The body whose geometry comes within ``radius_m`` of ``robot``'s TCP (what its fingers would
+        close on): a movable object first, else another body (a door's lever, a drawer's bar), never a
+        robot; None when there is none."""
+        tcp = self.tcp_pose(robot)[:3, 3]
+        found = [self.names.get(body) for body, _ in self.probe_bodies(tcp, radius_m)]
+        found = [n for n in found if n is not None and n not in self.robots]
+        movable = [n for n in found if n in self.objects]
+        return (movable or found or [None])[0]
+
     # ---- attached objects ----------------------------------------------------------------------------
     def attach(self, robot: str, obj: str, T_tcp_obj: Optional[Pose] = None) -> None:
         """Attach movable object ``obj`` to ``robot``'s TCP: it moves with it in every check.

@@ -70,7 +70,7 @@ import pybullet as pb
 
 from ..msgs.screw_motion import FOLLOW_SCREW_ACTION, FollowScrewFeedback, FollowScrewGoal, FollowScrewResult
 from ..geometry.poses import Pose, pq_from_pose
-from ..geometry.screw import pose_on_screw, screw_coordinate, screw_waypoints
+from ..geometry.screw import pose_on_screw, screw_coordinate
 from ..msgs.actions import GoalHandle
 from ..bullet.articulated import ArticulatedDoor, ArticulatedDrawer
 from .arm import SimArm, hand_mass_kg, wrist_force_world
@@ -323,51 +323,14 @@ def plan_screw_trajectory(arm: SimArm, T0: Pose, goal: FollowScrewGoal) -> tuple
         ``error`` is a reason text when the path leaves the reachable space (then the arrays are
         empty).
     """
+    from ..collision.ik import screw_joint_path
+
     dt = 1.0 / arm.backend.physics_hz
-    screw, theta = goal.screw, float(goal.theta)
-    total = abs(theta)
-    t_nom = max(total / goal.speed, 0.05)
-    ta = min(0.3, t_nom)
-    T = t_nom + ta
-    v = 1.0 / t_nom
-
-    def s_of(t: np.ndarray) -> np.ndarray:  # fraction 0..1, trapezoidal speed
-        t = np.clip(t, 0.0, T)
-        return np.where(t < ta, 0.5 * v / ta * t ** 2,
-                        np.where(t > T - ta, 1.0 - 0.5 * v / ta * (T - t) ** 2, v * (t - ta / 2)))
-
-    # Waypoints: within the chord error, at least every 20 ms of path and every 5 mm of TCP travel.
-    chord = screw_waypoints(T0, screw, theta, goal.max_chord_error_m)
-    radius = screw.radius_m(T0[:3, 3])
-    travel = total if screw.is_translation else radius * total + abs(screw.pitch_m_per_rad) * total
-    n_wp = max(len(chord) - 1, int(math.ceil(T / 0.02)), int(math.ceil(travel / 0.005)), 2)
-    t_wp = np.linspace(0.0, T, n_wp + 1)
-    s_wp = s_of(t_wp)
-    q_prev = arm.robot.joint_positions()
-    qs, times = [q_prev], [0.0]
-    vmax = arm.robot.velocity_limits
-    for i in range(1, n_wp + 1):
-        pose_i = pose_on_screw(T0, screw, theta * float(s_wp[i]))
-        sol = arm.solve_ik(pose_i, seeds=[q_prev], iterations=3)
-        err = None
-        if sol.position_error_m > 0.005:
-            err = f"best IK solution ends {sol.position_error_m:.3f} m away"
-        elif float(np.max(np.abs(sol.q - q_prev))) > 0.5:
-            err = f"a joint would jump by {float(np.max(np.abs(sol.q - q_prev))):.2f} rad (singularity or joint limit)"
-        if err is not None:
-            at = theta * float(s_wp[i])
-            where = f"{at:.3f} m" if screw.is_translation else f"{math.degrees(at):.1f} deg"
-            p = pose_i[:3, 3]
-            return (np.zeros((0, 7)), np.zeros((0, 7)), np.zeros(0),
-                    f"the screw path leaves the reachable space at {where} of "
-                    f"{theta if screw.is_translation else math.degrees(theta):.3g}"
-                    f"{' m' if screw.is_translation else ' deg'}, at ({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}): {err}")
-        seg = max(t_wp[i] - t_wp[i - 1], float(np.max(np.abs(sol.q - q_prev) / vmax)))
-        times.append(times[-1] + seg)
-        qs.append(sol.q)
-        q_prev = sol.q
-    qs_arr = np.array(qs)
-    times_arr = np.array(times)
+    theta = float(goal.theta)
+    # the shadow robot at the arm's configuration now: the same waypoints ptm validate --plan follows
+    qs_arr, s_wp, times_arr, error = screw_joint_path(arm.shadow, arm.robot.joint_positions(), T0, goal)
+    if error is not None:
+        return np.zeros((0, 7)), np.zeros((0, 7)), np.zeros(0), error
     t_dense = np.arange(1, int(math.ceil(times_arr[-1] / dt)) + 1) * dt
     q = np.stack([np.interp(t_dense, times_arr, qs_arr[:, j]) for j in range(qs_arr.shape[1])], axis=1)
     qd = np.gradient(q, dt, axis=0) if len(q) > 1 else np.zeros_like(q)

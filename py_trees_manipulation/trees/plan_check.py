@@ -1,19 +1,29 @@
 """``ptm validate --plan``: a task's planning checks against its scene as written, without the simulator.
 
 :func:`plan_check` builds the collision world of the task file's scene (robots placed by
-``base_pose: auto`` as the simulator would place them), then asks every behaviour of the tree that
-can decide its outcome from the scene alone (a ``plan_problems(params, world, scene, seed,
-blackboard)`` class method) whether it will, in tick order up to the first node that changes the
-world (a gripper closing, a door swung: :func:`changes_world`): ``CheckReachability`` (every target
-followed as the task moves it: the door's whole arc and the retreat, the drawer's whole pull, a pick
-and place with the object held; with a base pose that does it all), ``ChooseGrasp`` (a grasp of the
-object where the file puts it, reaching the place pose when the file gives it; with a base that does
-it), ``PlanRegrasp`` (the whole regrasp plan, every transition's lines checked, from the grasp state
-the file starts in). On the way the tree's arm motions on the nominal path are followed
-(:class:`DryRun`: each goal built by the behaviour's own ``make_goal``, planned from where the motions
-before it leave the arm, as the run plans it), so a motion the run would refuse is refused here at its
-line. The nodes after a world change, and steps whose outcome depends on what a sensor will see (a
-force-guarded descent, a detected handle, a slip), are checked when they start, as in a run.
+``base_pose: auto`` as the simulator would place them), then ticks the tree once against it
+(:class:`DryRun`, as MoveIt Task Constructor plans every stage of a pick and place before executing
+any) and asks every behaviour that can decide its outcome from the world then (a
+``plan_problems(params, world, scene, seed, blackboard, outputs)`` class method) whether it will:
+``CheckReachability`` (every target followed as the task moves it: the door's whole arc and the
+retreat, the drawer's whole pull, a pick and place with the object held; with a base pose that does
+it all), ``ChooseGrasp`` (a grasp of the object where it then is, reaching the place pose when the
+file gives it; with a base that does it), ``PlanRegrasp`` (the whole regrasp plan, every transition's
+lines checked, from the grasp state the file starts in).
+
+The dry run follows the nominal path as the run would take it: the arm motions planned by the run's
+planner from where the motions before them leave the arm (each goal built by the behaviour's own
+``make_goal``), a closing gripper attaching the object between its fingers where it is held (the
+following motions planned with it attached), a force-guarded place stopping at its expected contact,
+an opening gripper leaving the object where it then is, ``TwistHandle`` / ``MoveAlongArc`` moving the
+arm along the simulator's screw waypoints and the held door or drawer to its end value, and the
+values the run computes from the scene (object poses, detected handles, affordance frames, the chosen
+grasp, the checked posture). So the lift, carry, place and retreat of a pick and place, and the
+retreat from an open door, are checked before anything moves; a motion the run would refuse is
+refused here at its line. What the dry run cannot know ahead (a key a node it does not follow
+writes, a step whose outcome a sensor decides: an event-triggered ``Release``, an ``EventDetector``,
+a regrasp plan executed) stops following that arm, or the whole tree: those nodes are checked when
+they start, as in a run (docs/reachability.md lists which are which).
 
 Each problem names the node's line in the file, as a load error does. Nothing moves; no PyBullet
 GUI, no physics: the checks are the behaviours' own functions in a collision world, so the verdict
@@ -136,7 +146,8 @@ def plan_check_in_backend(task: TaskSpec, backend: Any, seed: int = 0) -> list[P
 
 
 #: behaviours after which the world is no longer the file's (an object held or moved, a door
-#: swung): the checks of the nodes after them depend on what happened, and run when they start
+#: swung): the dry run follows those it can (:class:`DryRun`); after the others the checks depend on
+#: what happened, and run when they start
 WORLD_CHANGING = frozenset({"FindContact", "Grab", "ForceServo", "SlipServo", "Release", "EventDetector",
                             "GraspFixAttach", "GraspFixRelease", "ExecuteRegraspPlan", "MoveAlongArc", "TwistHandle"})
 
@@ -172,33 +183,41 @@ def robot_of(node: Any, key: str, world: Any) -> Optional[str]:
 
 def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
                 progress: Optional[Callable[[str], None]] = None) -> list[PlanProblem]:
-    """Every node's ``plan_problems`` check in ``world`` (module docstring), in tick order, up to the
-    first node that changes the world (:func:`changes_world`): the checks after it depend on what it
-    did, and run when they start. On the way the arm motions are followed (:class:`DryRun`): each is
-    planned from where the motions before it leave the arm, as the run plans it, and one that would be
-    refused is a problem; the arms are put back where they were at the end."""
+    """Every node's ``plan_problems`` check in ``world`` (module docstring), in tick order, the tree
+    ticked once against the collision world (:class:`DryRun`): the arm motions planned from where the
+    motions before them leave the arm, as the run plans them, grasps attaching what the fingers close
+    on, releases putting it down, screw motions turning the mechanism they hold; a motion that would
+    be refused is a problem. The checks stop at the first node whose outcome cannot be known ahead
+    (:meth:`DryRun.step` returns None: an event-triggered release, a regrasp plan executed, a grasp
+    closing on nothing): the checks after it depend on what it did, and run when they start. The
+    world is put back as it was at the end."""
     problems: list[PlanProblem] = []
     dry = DryRun(world, scene, task.blackboard or {})
     try:
         for node, nominal in _tick_order(task.tree):
-            if node.category == "behaviour" and changes_world(node, world):
-                if progress:
-                    progress(f"(the nodes after {node.type} '{node.name or node.type}' are checked when they start)")
-                break
             if node.category != "behaviour":
                 continue
             name = node.name or node.type
             found = dry.step(node, nominal, progress)
+            if found is None:
+                if progress:
+                    progress(f"(the nodes after {node.type} '{name}' are checked when they start)")
+                break
             cls = registry.lookup(node.type)
             check = getattr(cls, "plan_problems", None)
             if callable(check):
                 if progress:
                     progress(f"{node.type} '{name}'")
-                kw = {"blackboard": task.blackboard or {}} if "blackboard" in inspect.signature(check).parameters else {}
+                accepts = inspect.signature(check).parameters
+                kw: dict[str, Any] = {"blackboard": dry.blackboard} if "blackboard" in accepts else {}
+                outputs: dict[str, Any] = {}
+                if "outputs" in accepts and nominal:
+                    kw["outputs"] = outputs
                 try:
                     found += check(dict(node.params), world, scene, seed=seed, **kw)
                 except Exception as e:  # a check that cannot run on this scene says so, never a traceback
                     found.append(("", f"{node.type}: cannot be checked ahead: {type(e).__name__}: {e}", ""))
+                dry.write_outputs(node, outputs)
             for key, message, hint in found:
                 problems.append(PlanProblem(node.param_locs.get(key, node.loc), message, hint, node.type, name))
     finally:
@@ -224,18 +243,51 @@ class _Unknown(Exception):
     """A value the dry run cannot know ahead (a blackboard key written by a node it does not follow)."""
 
 
-class DryRun:
-    """The arm motions of a tree followed in a collision world before the run (``ptm validate --plan``).
+#: how far from the TCP the body a closing gripper takes hold of may be, metres (the hardware
+#: planning client's probe for what the hand holds)
+HOLD_PROBE_M = 0.02
+#: gripper-sensor steps that hold what the fingers already grasp, changing nothing in the world
+HOLDS = frozenset({"ForceServo", "SlipServo"})
+#: closing steps: the fingers take hold of what lies between them
+CLOSES = frozenset({"GripperCommand", "FindContact", "Grab"})
 
-    Each ``MoveJoints``, ``MoveToPose`` and ``MoveCartesian`` on the nominal path builds its goal with
-    the behaviour's own ``make_goal`` (the same target composition, the TCP where the motions before
-    it leave it, the blackboard values known ahead: the task's initial blackboard and the poses
-    ``GetObjectPose`` reads from the scene) and is planned by the
-    :class:`~py_trees_manipulation.collision.arm_planner.ArmMotionPlanner` from the arm's configuration
-    then, as the simulator and the hardware client plan it; the arm is left at the plan's goal. A
-    motion the planner refuses is a problem with the planner's text (the link, the body, where along
-    the line). An arm whose state is no longer known (a motion whose target is read from a key no
-    followed node writes, one off the nominal path, one refused) is not followed further.
+
+class DryRun:
+    """The tree ticked once against the collision world before the run (``ptm validate --plan``),
+    as MoveIt Task Constructor plans every stage of a pick and place before executing any.
+
+    Followed on the nominal path (:func:`_tick_order`), each as the run does it:
+
+    - ``MoveJoints``, ``MoveToPose``, ``MoveCartesian``: the goal built by the behaviour's own
+      ``make_goal`` (the same target composition, the TCP where the motions before it leave it, the
+      blackboard values known ahead), planned by the
+      :class:`~py_trees_manipulation.collision.arm_planner.ArmMotionPlanner` from the arm's
+      configuration then, the held object attached; the arm is left at the plan's goal, or, for a
+      force-guarded line that ends in contact (a place), where the planner's expected contact is
+      (:class:`~py_trees_manipulation.collision.arm_planner.GuardedApproach`: the held object on the
+      support under it): the guard's nominal stop;
+    - a gripper closing (``GripperCommand`` to a gap short of open, ``FindContact``, ``Grab``,
+      ``GraspFixAttach``) on a movable object within 2 cm of the TCP attaches it where it is held
+      (the fingers at the chosen grasp's width when known), as the simulator attaches what both
+      fingers touch; closed on a door's lever or a drawer's bar, the hand holds that mechanism;
+      ``ForceServo`` and ``SlipServo`` hold what is held; ``GripperCommand`` opening puts the object
+      down where it then is and opens the fingers;
+    - ``MoveAlongArc`` and ``TwistHandle`` with the handle held: the arm along the screw by the
+      simulator's own IK waypoints (:func:`~py_trees_manipulation.collision.ik.screw_joint_path`), the
+      mechanism's joint set to its end value (the door's hinge by the arc's angle, the lever by the
+      twist, the drawer by the pull, within their travel), the end TCP written to ``tcp_pose_key``;
+    - values the run would compute from the scene: ``GetObjectPose`` (the object's pose now),
+      ``DetectDoorAffordance`` / ``DetectDrawerAffordance`` (the poses without noise, the mechanism
+      where it then is), ``GetMoveAlongArcSubframes`` / ``GetGraspAndTwistSubframes`` (the same
+      affordance math), and the outputs of the nodes whose ``plan_problems`` says what they write
+      (``ChooseGrasp``'s chosen grasp, ``CheckReachability``'s posture).
+
+    A motion the planner refuses is a problem with the planner's text (the link, the body, where
+    along the line). An arm whose state is no longer known (a motion whose target is read from a key
+    no followed node writes, one off the nominal path, one refused, one moved by a behaviour not
+    followed) is not followed further; a world change that cannot be known ahead (an event-triggered
+    ``Release``, an ``EventDetector``, ``ExecuteRegraspPlan``, ``GraspFixRelease``, a gripper closing
+    on nothing, a screw path the IK leaves) ends the dry run: :meth:`step` returns None.
     """
 
     ACTIONS = {"MoveJoints": "move_joints", "MoveToPose": "move_to_pose", "MoveCartesian": "move_cartesian"}
@@ -244,24 +296,33 @@ class DryRun:
         self.world, self.scene = world, scene
         self.blackboard = {str(k).lstrip("/"): v for k, v in dict(blackboard).items()}
         self.lost: set[str] = set()
-        self._start = {name: r.joint_positions() for name, r in world.robots.items()}
+        self.held: dict[str, Any] = {}          # robot -> (object, its pose in the TCP frame)
+        self.holds_handle: dict[str, str] = {}  # robot -> the door or cabinet whose handle it holds
+        self._saved = world.save_state()
 
     def restore(self) -> None:
-        """Put every arm back where it was when the dry run started."""
-        for name, q in self._start.items():
-            self.world.set_robot_state(name, q)
+        """Put the world back as it was when the dry run started (arms, fingers, objects, doors)."""
+        self.world.restore_state(self._saved)
 
     def step(self, node: Any, nominal: bool, progress: Optional[Callable[[str], None]] = None
-             ) -> list[tuple[str, str, str]]:
-        """Follow one behaviour node: ``[(parameter, problem, hint)]``."""
-        if node.type == "GetObjectPose":
-            obj, key = node.params.get("object"), node.params.get("output_key")
-            if isinstance(obj, str) and isinstance(key, str) and obj in self.world.bodies:
-                self.blackboard[key.lstrip("/")] = self.world.object_pose(obj)
+             ) -> Optional[list[tuple[str, str, str]]]:
+        """Follow one behaviour node: ``[(parameter, problem, hint)]``, or None when it changes the
+        world in a way the dry run cannot know ahead (the checks after it run when they start)."""
+        kind = node.type
+        if kind in _VALUES:
+            try:
+                _VALUES[kind](self, node, _Params(registry.lookup(kind), node.params, self))
+            except (_Unknown, KeyError, ValueError, TypeError):
+                pass   # the keys it writes stay unknown: the motions reading them are not followed
             return []
-        action = self.ACTIONS.get(node.type)
+        world_change = changes_world(node, self.world)
+        if kind == "GripperCommand" and not world_change:
+            return self._open(node, nominal)
+        if world_change:
+            return self._change(node, nominal, progress)
+        action = self.ACTIONS.get(kind)
         if action is None:
-            if getattr(registry.lookup(node.type), "RESOURCE", None) == "arm":
+            if getattr(registry.lookup(kind), "RESOURCE", None) == "arm":
                 robot = self._robot(node)   # another behaviour moves this arm: where it leaves it is unknown
                 if robot is not None:
                     self.lost.add(robot)
@@ -272,12 +333,28 @@ class DryRun:
         if not nominal:
             self.lost.add(robot)
             return []
+        return self._motion(node, robot, action, progress)
+
+    def write_outputs(self, node: Any, outputs: dict) -> None:
+        """The values a node's ``plan_problems`` says it writes (``{key parameter: value}``), under the
+        blackboard keys its parameters name."""
+        if not outputs:
+            return
+        decl = registry.lookup(node.type).all_params()
+        for param, value in outputs.items():
+            key = node.params.get(param, decl[param].default if param in decl else None)
+            if isinstance(key, str) and key:
+                self.blackboard[key.lstrip("/")] = value
+
+    # ---- arm motions ------------------------------------------------------------------------------
+    def _motion(self, node: Any, robot: str, action: str, progress: Optional[Callable[[str], None]]
+                ) -> list[tuple[str, str, str]]:
         from ..collision.arm_planner import ArmMotionPlanner, MotionPlanningError
         from ..collision.worker import request_from_goal
 
         cls = registry.lookup(node.type)
         try:
-            goal = cls.make_goal(_GoalMaker(cls, node.params, self, robot))
+            goal = cls.make_goal(_Params(cls, node.params, self, robot))
             req = request_from_goal(robot, action, goal, self.world.robots[robot].joint_positions())
         except _Unknown:
             self.lost.add(robot)
@@ -286,26 +363,242 @@ class DryRun:
             self.lost.add(robot)
             return [("", f"{node.type}: cannot build its goal: {e.args[0] if e.args else e}", "")]
         if progress:
+            held = self.held.get(robot)
             progress(f"{node.type} '{node.name or node.type}' (followed: planned from where the motions before it "
-                     "leave the arm)")
+                     f"leave the arm{', ' + held[0] + ' held' if held else ''})")
         try:
             plan = ArmMotionPlanner(self.world, robot).plan(req)
         except MotionPlanningError as e:
             self.lost.add(robot)
             return [("", f"{node.type}: the motion would be refused before moving: {e}", "")]
-        self.world.set_robot_state(robot, plan.goal)
+        self._set_arm(robot, self._guard_stop(robot, plan) if plan.guard is not None else plan.goal)
+        return []
+
+    def _guard_stop(self, robot: str, plan: Any) -> Any:
+        """Where a force-guarded line stops: at its expected contact (``plan.guard.contact_m`` of TCP
+        travel along the line), interpolated between the plan's waypoints."""
+        import numpy as np
+
+        qs = np.asarray(plan.waypoints, dtype=float)
+        start = self.world.tcp_pose(robot, qs[0])[:3, 3]
+        prev_d, prev_q = 0.0, qs[0]
+        for q in qs[1:]:
+            d = float(np.linalg.norm(self.world.tcp_pose(robot, q)[:3, 3] - start))
+            if d >= plan.guard.contact_m:
+                f = 0.0 if d <= prev_d else (plan.guard.contact_m - prev_d) / (d - prev_d)
+                return prev_q + min(max(f, 0.0), 1.0) * (q - prev_q)
+            prev_d, prev_q = d, q
+        return plan.goal
+
+    def _set_arm(self, robot: str, q: Any) -> None:
+        """The arm at ``q`` (rad), the object it holds carried along."""
+        self.world.set_robot_state(robot, q)
+        held = self.held.get(robot)
+        if held is not None:
+            self.world.set_object_pose(held[0], self.world.tcp_pose(robot) @ held[1])
+
+    # ---- grasps, releases, mechanisms -----------------------------------------------------------------
+    def _change(self, node: Any, nominal: bool, progress: Optional[Callable[[str], None]]
+                ) -> Optional[list[tuple[str, str, str]]]:
+        """A node that changes the world (:func:`changes_world`): followed, or None."""
+        kind = node.type
+        robot = robot_of(node, "arm" if kind in ("GraspFixAttach", "MoveAlongArc", "TwistHandle") else "gripper",
+                         self.world)
+        if not nominal or robot is None or robot in self.lost:
+            return None
+        if kind in HOLDS:
+            return [] if robot in self.held or robot in self.holds_handle else None
+        if kind == "GraspFixAttach":
+            params = _Params(registry.lookup(kind), node.params, self, robot)
+            try:
+                skip, obj = params.param("skip"), params.param("object")
+            except _Unknown:
+                return None
+            if skip or (robot in self.held and obj in (None, self.held[robot][0])):
+                return []   # no weld asked, or the fingers already hold it: the hold is as it was
+            if robot in self.held:
+                return None
+            return self._close(robot, None, want=obj)
+        if kind in CLOSES:
+            return self._close(robot, node, progress=progress)
+        if kind in ("MoveAlongArc", "TwistHandle"):
+            return self._screw(node, robot, progress)
+        return None   # event-triggered releases, event detectors, regrasp plans, weld releases
+
+    def _close(self, robot: str, node: Any, want: Optional[str] = None,
+               progress: Optional[Callable[[str], None]] = None) -> Optional[list[tuple[str, str, str]]]:
+        """The fingers close: on a movable object at the TCP it is attached where it is held, on a
+        door's or drawer's handle the hand holds it; on nothing, or on something else than ``want``,
+        None (the run decides)."""
+        if robot in self.held or robot in self.holds_handle:
+            return []   # closing again on what it holds
+        w = self.world
+        name = w.object_at_tcp(robot, HOLD_PROBE_M)
+        if name is None or (want is not None and name != want):
+            return None
+        if name in w.objects:
+            from ..geometry.poses import invert
+
+            T_rel = invert(w.tcp_pose(robot)) @ w.object_pose(name)
+            w.attach(robot, name, T_rel)
+            self.held[robot] = (name, T_rel)
+            width = self.blackboard.get("grasp_width")
+            if isinstance(width, (int, float)) and width == width and width > 0:
+                r = w.robots[robot]
+                w.set_robot_state(robot, r.joint_positions(), fingers=r.finger_targets(float(width)))
+            if progress:
+                progress(f"({name} held by {robot} where the fingers close on it)")
+            return []
+        mechanisms = {s.name for key in ("doors", "cabinets") for s in (self.scene.extra.get(key) or ())}
+        if name in mechanisms:
+            self.holds_handle[robot] = name
+            return []
+        return None
+
+    def _open(self, node: Any, nominal: bool) -> list[tuple[str, str, str]]:
+        """The gripper opens: what it held stays where it is now; the fingers open."""
+        robot = robot_of(node, "gripper", self.world)
+        if robot is None:
+            return []
+        w = self.world
+        held = self.held.pop(robot, None)
+        self.holds_handle.pop(robot, None)
+        if held is not None:
+            w.set_object_pose(held[0], w.tcp_pose(robot) @ held[1])
+            w.detach(robot)
+        if nominal and robot not in self.lost:
+            r = w.robots[robot]
+            gap = float(r.model.gripper.opening_m[1])
+            position = node.params.get("position")
+            if isinstance(position, (int, float)) and not isinstance(position, bool):
+                gap = float(position)
+            w.set_robot_state(robot, r.joint_positions(), fingers=r.finger_targets(gap))
+        return []
+
+    def _screw(self, node: Any, robot: str, progress: Optional[Callable[[str], None]]
+               ) -> Optional[list[tuple[str, str, str]]]:
+        """A screw motion of the held handle: the arm along the simulator's waypoints, the mechanism's
+        joint to its end value; None when the hand holds no handle or the path cannot be followed."""
+        import math
+
+        from ..collision.ik import screw_joint_path
+
+        mechanism = self.holds_handle.get(robot)
+        if mechanism is None:
+            return None
+        cls = registry.lookup(node.type)
+        params = _Params(cls, node.params, self, robot)
+        try:
+            goal = cls.make_goal(params)
+        except (_Unknown, ValueError, KeyError, TypeError):
+            return None
+        w = self.world
+        r = w.robots[robot]
+        q0 = r.joint_positions()
+        qs, _, _, error = screw_joint_path(r, q0, w.tcp_pose(robot), goal)
+        if error is not None:
+            w.set_robot_state(robot, q0)
+            return None   # the run refuses it when it starts (CheckReachability says why before)
+        self._set_arm(robot, qs[-1])
+        door = _door_of(w, self.scene, mechanism)
+        if door is not None and node.type == "TwistHandle":
+            a = door.asset
+            tau = min(max(door.handle_angle_deg + float(params.param("angle")), 0.0), a.handle.max_angle_deg)
+            door.reset(door.door_angle_deg, tau)
+        elif door is not None:
+            theta = door.door_angle_deg + abs(math.degrees(float(goal.theta)))
+            door.reset(min(theta, door.asset.max_opening_deg), door.handle_angle_deg)
+        else:
+            drawer = _drawer_of(w, self.scene, mechanism)
+            if drawer is None:
+                return None
+            out = drawer.drawer_opening_m + abs(float(goal.theta))
+            drawer.reset(min(out, float(drawer.asset.drawer_travel_m)))
+        key = params.params.get("tcp_pose_key")
+        if isinstance(key, str) and key:
+            self.blackboard[key.lstrip("/")] = w.tcp_pose(robot)
+        if progress:
+            progress(f"{node.type} '{node.name or node.type}' (followed: {mechanism} moved with the hand)")
         return []
 
     def _robot(self, node: Any) -> Optional[str]:
         return robot_of(node, "arm", self.world)
 
 
-class _GoalMaker:
-    """What a motion behaviour's ``make_goal`` reads (``param``, ``params``, ``resource``,
-    ``backend``), answered from the dry run: called as ``MoveCartesian.make_goal(stand_in)``, so the
-    goal is the behaviour's own."""
+def _door_of(world: Any, scene: Any, name: str) -> Any:
+    """The scene's door ``name`` as an :class:`~py_trees_manipulation.bullet.articulated.ArticulatedDoor`
+    on the collision world's body (its frames and joints where they are now), or None."""
+    from ..bullet.articulated import ArticulatedDoor
 
-    def __init__(self, cls: Any, params: dict, dry: DryRun, robot: str):
+    spec = next((d for d in scene.extra.get("doors") or () if d.name == name), None)
+    return None if spec is None else ArticulatedDoor.from_asset(spec.asset, world.bodies[name], world.client)
+
+
+def _drawer_of(world: Any, scene: Any, name: str) -> Any:
+    """The scene's cabinet ``name``'s drawer (:class:`~py_trees_manipulation.bullet.articulated.ArticulatedDrawer`
+    on the collision world's body), or None."""
+    from ..bullet.articulated import ArticulatedDrawer
+
+    spec = next((c for c in scene.extra.get("cabinets") or () if c.name == name), None)
+    return None if spec is None else ArticulatedDrawer.from_asset(spec.asset, world.bodies[name], world.client)
+
+
+def _mechanism(scene: Any, key: str, given: Any) -> Optional[str]:
+    names = [s.name for s in scene.extra.get(key) or ()]
+    return given if given in names else (names[0] if given is None and names else None)
+
+
+def _get_object_pose(dry: DryRun, node: Any, p: "_Params") -> None:
+    obj = p.param("object")
+    if isinstance(obj, str) and obj in dry.world.bodies:
+        p.write("output_key", dry.world.object_pose(obj))
+
+
+def _detect_door(dry: DryRun, node: Any, p: "_Params") -> None:
+    name = _mechanism(dry.scene, "doors", p.param("door"))
+    if name is None:
+        return
+    door = _door_of(dry.world, dry.scene, name)
+    bottom, top = door.hinge_poses_in_world()
+    p.write("grasp_key", door.handle_grasp_in_world())
+    p.write("hinge_first_key", bottom)
+    p.write("hinge_second_key", top)
+    p.write("pivot_key", door.handle_pivot_in_world())
+
+
+def _detect_drawer(dry: DryRun, node: Any, p: "_Params") -> None:
+    name = _mechanism(dry.scene, "cabinets", p.param("cabinet"))
+    if name is not None:
+        p.write("grasp_key", _drawer_of(dry.world, dry.scene, name).drawer_grasp_in_world())
+
+
+def _arc_frames(dry: DryRun, node: Any, p: "_Params") -> None:
+    from ..geometry.affordances import calculate_move_along_arc_subframes
+
+    sub = calculate_move_along_arc_subframes(p.param("grasp_pose"), p.param("hinge_pose_first"),
+                                             p.param("hinge_pose_second"))
+    if sub is not None:
+        p.write("output_key", sub)
+
+
+def _twist_frames(dry: DryRun, node: Any, p: "_Params") -> None:
+    from ..geometry.affordances import calculate_grasp_and_twist_subframes
+
+    p.write("output_key", calculate_grasp_and_twist_subframes(p.param("target_grasp_pose"), p.param("grasp_rotation")))
+
+
+#: nodes whose outputs the dry run computes as the run would (from the collision world, without noise)
+_VALUES: dict[str, Callable[[DryRun, Any, "_Params"], None]] = {
+    "GetObjectPose": _get_object_pose, "DetectDoorAffordance": _detect_door, "DetectDrawerAffordance": _detect_drawer,
+    "GetMoveAlongArcSubframes": _arc_frames, "GetGraspAndTwistSubframes": _twist_frames}
+
+
+class _Params:
+    """What a behaviour's ``make_goal`` reads (``param``, ``params``, ``resource``, ``backend``),
+    answered from the dry run: called as ``MoveCartesian.make_goal(stand_in)``, so the goal is the
+    behaviour's own; ``write`` puts a value under the blackboard key a ``key`` parameter names."""
+
+    def __init__(self, cls: Any, params: dict, dry: DryRun, robot: Optional[str] = None):
         from ..behaviors.params import REQUIRED
 
         self._param_decl = cls.all_params()
@@ -313,12 +606,13 @@ class _GoalMaker:
         self.params.update(params)
         self._dry, self._robot = dry, robot
         world = dry.world
-        model = world.robots[robot].model
-        self.resource = type("Arm", (), {
-            "name": robot, "named_configurations": dict(model.named_configurations),
-            "joint_names": list(model.arm_joint_names),
-            "tcp_pose": staticmethod(lambda: world.tcp_pose(robot))})()
         self.backend = type("Backend", (), {"world": world, "scene": dry.scene})()
+        if robot is not None:
+            model = world.robots[robot].model
+            self.resource = type("Arm", (), {
+                "name": robot, "named_configurations": dict(model.named_configurations),
+                "joint_names": list(model.arm_joint_names),
+                "tcp_pose": staticmethod(lambda: world.tcp_pose(robot))})()
 
     def param(self, key: str) -> Any:
         from ..behaviors.params import BlackboardRef
@@ -330,3 +624,8 @@ class _GoalMaker:
                 raise _Unknown(k)
             return self._param_decl[key].coerce_value(self._dry.blackboard[k])
         return value
+
+    def write(self, key_param: str, value: Any) -> None:
+        key = self.params.get(key_param)
+        if isinstance(key, str) and key:
+            self._dry.blackboard[key.lstrip("/")] = value

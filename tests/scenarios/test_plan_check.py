@@ -14,9 +14,65 @@ from py_trees_manipulation.trees.plan_check import plan_check
 EXAMPLES = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
 
 
-@pytest.mark.parametrize("name", ["pick_and_lift", "pick_and_place", "open_drawer", "handover"])
-def test_the_shipped_tasks_pass_the_plan_check(name):
-    assert plan_check(load_task(os.path.join(EXAMPLES, f"{name}.yaml"))) == []
+def _example_runs() -> list[tuple[str, str, list[str]]]:
+    """Every shipped example on every stock robot, as benchmarks/example_metrics.py runs them (the
+    robots' overrides, base_pose: auto where a model needs it, the handover on two Pandas only)."""
+    import importlib.util
+    import glob
+
+    spec = importlib.util.spec_from_file_location(
+        "example_metrics", os.path.join(EXAMPLES, "..", "benchmarks", "example_metrics.py"))
+    em = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(em)
+    out = []
+    for path in sorted(glob.glob(os.path.join(EXAMPLES, "*.yaml"))):
+        name = os.path.basename(path)[:-5]
+        robots = len((load_task(path).scene or {}).get("robots") or [])
+        for model in em.MODELS:
+            if name in em.SHIPPED_ONLY and model != em.SHIPPED_MODEL:
+                continue
+            out.append((name, model, em.overrides_for(name, model, robots)))
+    return out
+
+
+@pytest.mark.parametrize("name, model, overrides", _example_runs(), ids=lambda v: v if isinstance(v, str) else "")
+def test_the_shipped_tasks_pass_the_plan_check_on_every_stock_robot(name, model, overrides):
+    """Issue 33 item 1: the dry run follows each shipped task past its grasp (the lift, carry, place
+    and retreat with the object held; the door's twist, arc and retreat from the open leaf) and finds
+    nothing the run would refuse, on the Panda, the iiwa and the xArm 6."""
+    assert plan_check(load_task(os.path.join(EXAMPLES, f"{name}.yaml"), overrides)) == []
+
+
+@pytest.mark.parametrize("name, followed", [
+    ("pick_and_place", ["lift", "above_place", "lower", "retreat"]),
+    ("open_door", ["turn_lever", "swing_open", "release_lever", "retreat"]),
+    ("open_drawer", ["pull_open", "retreat"]),
+    ("heavy_pick_graspfix", ["lift"]),
+])
+def test_the_dry_run_follows_the_motions_after_the_grasp(name, followed):
+    """The nodes after the gripper closes are followed ahead (not left to the run): each motion after
+    the grasp is planned, or the mechanism moved, in the dry run; the world is put back after it."""
+    from py_trees_manipulation.collision.world import CollisionWorld
+    from py_trees_manipulation.scene.spec import parse_scene
+    from py_trees_manipulation.trees.plan_check import check_nodes
+
+    task = load_task(os.path.join(EXAMPLES, f"{name}.yaml"))
+    scene = parse_scene(task.scene, base_dir=EXAMPLES)
+    world = CollisionWorld.from_scene(scene)
+    try:
+        before = world.save_state()
+        lines: list[str] = []
+        assert check_nodes(task, world, scene, progress=lines.append) == []
+        assert not any("checked when they start" in t for t in lines), lines
+        for node in followed:
+            assert any(f"'{node}' (followed" in t for t in lines), (node, lines)
+        after = world.save_state()
+        for body, (p, q, joints) in before["bodies"].items():
+            assert after["bodies"][body][0] == pytest.approx(p, abs=1e-9)
+            assert list(after["bodies"][body][2].values()) == pytest.approx(list(joints.values()), abs=1e-9)
+        assert not any(world.attached(r) for r in world.robots)
+    finally:
+        world.close()
 
 
 def test_a_door_the_arm_cannot_open_from_its_base_is_refused_at_the_check_node_with_a_base_that_works(capsys):
@@ -126,3 +182,44 @@ def test_a_small_cabinet_out_of_reach_names_a_base_and_the_base_works(capsys):
     m = re.search(r"every target is reachable from a base at .*?--set '(scene\.robots\.0\.base_pose=\{.*?\})'", err)
     assert m, err
     assert main(["validate", "--plan", drawer, *small, "--set", m.group(1)]) == 0
+
+
+# ---- past the grasp: what the dry run now refuses before anything moves, and the run refuses too ----
+LEDGE = ("scene.objects.1={name: ledge, primitive: {shape: box, size: [0.2, 0.04, 0.02]}, "
+         "pose: {position: [0.5, 0.085, 0.79]}, fixed: true}")
+POST = ("scene.objects.1={name: post, primitive: {shape: box, size: [0.05, 0.04, 0.16]}, "
+        "pose: {position: [0.5, 0.13, 0.706]}, fixed: true}")
+
+
+def _run(path: str, overrides: list[str]) -> dict:
+    from py_trees_manipulation.trees.runner import RunOptions, run_task
+
+    return run_task(load_task(path, overrides), RunOptions(display=False, timeout_s=60)).summary
+
+
+@pytest.mark.parametrize("example, override, node, line, hit", [
+    # a ledge over the mug: the grasp and its approach are clear; the lift brings the held mug into it
+    ("pick_and_place", LEDGE, "lift", 38, r"the held mug would hit ledge \(\d+ mm away, padding 10 mm\)"),
+    # a post beside the block: grasp and lift are clear; the carry sideways brings the held block into it
+    ("place_on_contact", POST, "carry", 48, r"the held block would hit post \(\d+ mm away, padding 10 mm\)"),
+    # the door swung to 90 deg (the check node was told 62): the retreat from the open leaf hits it
+    ("open_door", "tree.swing_open.angle=90", "retreat", 82,
+     r"panda_link3 would hit door \(door_leaf\) \(\d+ mm away, padding 10 mm\)"),
+])
+def test_a_motion_past_the_grasp_that_the_run_refuses_is_refused_before_anything_moves(example, override, node,
+                                                                                           line, hit):
+    """Issue 33 item 1: the dry run carries on past the grasp (the object attached where it is held,
+    the door at the angle the arc leaves it) and refuses the motion the run refuses, at its line, with
+    the planner's text; the run, from the same file, is refused at the same node for the same pair
+    (so the check is not stricter than the run)."""
+    path = os.path.join(EXAMPLES, f"{example}.yaml")
+    problems = plan_check(load_task(path, [override]))
+    assert len(problems) == 1, problems
+    p = problems[0]
+    assert (p.node_type, p.node_name, p.loc.line) == ("MoveCartesian", node, line)
+    assert p.message.startswith("MoveCartesian: the motion would be refused before moving: ")
+    assert re.search(hit, p.message), p.message
+    s = _run(path, [override])
+    assert s["status"] == "FAILURE"
+    assert s["failed_behaviour"]["name"] == node
+    assert re.search(hit, s["failed_behaviour"]["feedback"]), s["failed_behaviour"]["feedback"]
