@@ -213,6 +213,7 @@ def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
                 outputs: dict[str, Any] = {}
                 if "outputs" in accepts and nominal:
                     kw["outputs"] = outputs
+                    dry._forget_outputs(node)   # what it writes is what its check says, or unknown
                 try:
                     found += check(dict(node.params), world, scene, seed=seed, **kw)
                 except Exception as e:  # a check that cannot run on this scene says so, never a traceback
@@ -279,7 +280,8 @@ class DryRun:
     - values the run would compute from the scene: ``GetObjectPose`` (the object's pose now),
       ``DetectDoorAffordance`` / ``DetectDrawerAffordance`` (the poses without noise, the mechanism
       where it then is), ``GetMoveAlongArcSubframes`` / ``GetGraspAndTwistSubframes`` (the same
-      affordance math), and the outputs of the nodes whose ``plan_problems`` says what they write
+      affordance math), ``SetBlackboardVariable``, and the outputs of the nodes whose ``plan_problems``
+      says what they write
       (``ChooseGrasp``'s chosen grasp, ``CheckReachability``'s posture).
 
     A motion the planner refuses is a problem with the planner's text (the link, the body, where
@@ -296,8 +298,12 @@ class DryRun:
         self.world, self.scene = world, scene
         self.blackboard = {str(k).lstrip("/"): v for k, v in dict(blackboard).items()}
         self.lost: set[str] = set()
-        self.held: dict[str, Any] = {}          # robot -> (object, its pose in the TCP frame)
+        # robot -> (object, its pose in the TCP frame): what the world holds already (a hardware
+        # client's world synced to a hand that holds something), then what the dry run attaches
+        self.held: dict[str, Any] = {r: (world.attached(r), world.attached_transform(r)) for r in world.robots
+                                     if world.attached(r) is not None}
         self.holds_handle: dict[str, str] = {}  # robot -> the door or cabinet whose handle it holds
+        self.unknown = False                    # the world is no longer known (see _lose)
         self._saved = world.save_state()
 
     def restore(self) -> None:
@@ -307,13 +313,18 @@ class DryRun:
     def step(self, node: Any, nominal: bool, progress: Optional[Callable[[str], None]] = None
              ) -> Optional[list[tuple[str, str, str]]]:
         """Follow one behaviour node: ``[(parameter, problem, hint)]``, or None when it changes the
-        world in a way the dry run cannot know ahead (the checks after it run when they start)."""
+        world in a way the dry run cannot know ahead (the checks after it run when they start), and for
+        every node after one that left the world unknown."""
+        if self.unknown:
+            return None
         kind = node.type
-        if kind in _VALUES:
+        if not nominal:
+            self._forget_outputs(node)   # the run may or may not write them
+        if kind in _VALUES and nominal:
             try:
                 _VALUES[kind](self, node, _Params(registry.lookup(kind), node.params, self))
             except (_Unknown, KeyError, ValueError, TypeError):
-                pass   # the keys it writes stay unknown: the motions reading them are not followed
+                self._forget_outputs(node)   # unknown: the motions reading them are not followed
             return []
         world_change = changes_world(node, self.world)
         if kind == "GripperCommand" and not world_change:
@@ -325,15 +336,34 @@ class DryRun:
             if getattr(registry.lookup(kind), "RESOURCE", None) == "arm":
                 robot = self._robot(node)   # another behaviour moves this arm: where it leaves it is unknown
                 if robot is not None:
-                    self.lost.add(robot)
+                    return self._lose(robot)
             return []
         robot = self._robot(node)
         if robot is None or robot in self.lost:
             return []
         if not nominal:
-            self.lost.add(robot)
-            return []
+            return self._lose(robot)
         return self._motion(node, robot, action, progress)
+
+    def _lose(self, robot: str, problems: Optional[list] = None) -> Optional[list[tuple[str, str, str]]]:
+        """``robot``'s arm is no longer followed. When it holds an object or a handle, where that is
+        (or how far the door is open) is unknown too: the dry run ends after this node (``problems``
+        are still said)."""
+        self.lost.add(robot)
+        if robot in self.held or robot in self.holds_handle:
+            self.unknown = True
+            if problems is None:
+                return None
+        return problems if problems is not None else []
+
+    def _forget_outputs(self, node: Any) -> None:
+        """The blackboard keys a node writes are no longer known (a node off the nominal path, one
+        whose values the dry run cannot compute)."""
+        cls = registry.lookup(node.type)
+        for param, decl in (cls.all_params().items() if cls is not None else ()):
+            key = node.params.get(param, decl.default) if decl.kind == "key" else None
+            if isinstance(key, str) and key:
+                self.blackboard.pop(key.lstrip("/"), None)
 
     def write_outputs(self, node: Any, outputs: dict) -> None:
         """The values a node's ``plan_problems`` says it writes (``{key parameter: value}``), under the
@@ -357,11 +387,9 @@ class DryRun:
             goal = cls.make_goal(_Params(cls, node.params, self, robot))
             req = request_from_goal(robot, action, goal, self.world.robots[robot].joint_positions())
         except _Unknown:
-            self.lost.add(robot)
-            return []
+            return self._lose(robot)
         except (ValueError, KeyError, TypeError) as e:
-            self.lost.add(robot)
-            return [("", f"{node.type}: cannot build its goal: {e.args[0] if e.args else e}", "")]
+            return self._lose(robot, [("", f"{node.type}: cannot build its goal: {e.args[0] if e.args else e}", "")])
         if progress:
             held = self.held.get(robot)
             progress(f"{node.type} '{node.name or node.type}' (followed: planned from where the motions before it "
@@ -369,8 +397,7 @@ class DryRun:
         try:
             plan = ArmMotionPlanner(self.world, robot).plan(req)
         except MotionPlanningError as e:
-            self.lost.add(robot)
-            return [("", f"{node.type}: the motion would be refused before moving: {e}", "")]
+            return self._lose(robot, [("", f"{node.type}: the motion would be refused before moving: {e}", "")])
         self._set_arm(robot, self._guard_stop(robot, plan) if plan.guard is not None else plan.goal)
         return []
 
@@ -455,10 +482,14 @@ class DryRun:
             return []
         return None
 
-    def _open(self, node: Any, nominal: bool) -> list[tuple[str, str, str]]:
-        """The gripper opens: what it held stays where it is now; the fingers open."""
+    def _open(self, node: Any, nominal: bool) -> Optional[list[tuple[str, str, str]]]:
+        """The gripper opens: what it held stays where it is now; the fingers open. None when what a
+        hand holds may or may not be let go (a gripper not known ahead, a fallback's open)."""
         robot = robot_of(node, "gripper", self.world)
-        if robot is None:
+        if robot is None or not nominal:
+            if (robot is None and (self.held or self.holds_handle)) or robot in self.held or robot in self.holds_handle:
+                self.unknown = True
+                return None
             return []
         w = self.world
         held = self.held.pop(robot, None)
@@ -587,9 +618,14 @@ def _twist_frames(dry: DryRun, node: Any, p: "_Params") -> None:
     p.write("output_key", calculate_grasp_and_twist_subframes(p.param("target_grasp_pose"), p.param("grasp_rotation")))
 
 
+def _set_variable(dry: DryRun, node: Any, p: "_Params") -> None:
+    p.write("variable_name", p.params.get("value"))
+
+
 #: nodes whose outputs the dry run computes as the run would (from the collision world, without noise)
 _VALUES: dict[str, Callable[[DryRun, Any, "_Params"], None]] = {
-    "GetObjectPose": _get_object_pose, "DetectDoorAffordance": _detect_door, "DetectDrawerAffordance": _detect_drawer,
+    "GetObjectPose": _get_object_pose, "SetBlackboardVariable": _set_variable,
+    "DetectDoorAffordance": _detect_door, "DetectDrawerAffordance": _detect_drawer,
     "GetMoveAlongArcSubframes": _arc_frames, "GetGraspAndTwistSubframes": _twist_frames}
 
 
