@@ -247,6 +247,10 @@ class _Unknown(Exception):
 #: how far from the TCP the body a closing gripper takes hold of may be, metres (the hardware
 #: planning client's probe for what the hand holds)
 HOLD_PROBE_M = 0.02
+#: after a world change the dry run followed (a grasp, a place, a mechanism moved), a motion the
+#: planner refuses is a problem only when it is refused with this fraction of the padding too: the
+#: object's place in the hand, the door's angle, the touch-down are known to a few millimetres
+MARGINAL_PADDING = 0.5
 #: gripper-sensor steps that hold what the fingers already grasp, changing nothing in the world
 HOLDS = frozenset({"ForceServo", "SlipServo"})
 #: closing steps: the fingers take hold of what lies between them
@@ -285,7 +289,9 @@ class DryRun:
       (``ChooseGrasp``'s chosen grasp, ``CheckReachability``'s posture).
 
     A motion the planner refuses is a problem with the planner's text (the link, the body, where
-    along the line). An arm whose state is no longer known (a motion whose target is read from a key
+    along the line); after a world change the dry run followed, only when it is refused with
+    :data:`MARGINAL_PADDING` of the padding too (else it is left to the run, which knows where the
+    object really sits in the hand). An arm whose state is no longer known (a motion whose target is read from a key
     no followed node writes, one off the nominal path, one refused, one moved by a behaviour not
     followed) is not followed further; a world change that cannot be known ahead (an event-triggered
     ``Release``, an ``EventDetector``, ``ExecuteRegraspPlan``, ``GraspFixRelease``, a gripper closing
@@ -304,6 +310,7 @@ class DryRun:
                                      if world.attached(r) is not None}
         self.holds_handle: dict[str, str] = {}  # robot -> the door or cabinet whose handle it holds
         self.unknown = False                    # the world is no longer known (see _lose)
+        self.changed = False                    # a world change was followed (a grasp, a place, a door)
         self._saved = world.save_state()
 
     def restore(self) -> None:
@@ -397,9 +404,36 @@ class DryRun:
         try:
             plan = ArmMotionPlanner(self.world, robot).plan(req)
         except MotionPlanningError as e:
+            if self.changed and self._passes_with_less_padding(req, robot):
+                if progress:
+                    progress(f"({node.type} '{node.name or node.type}' comes within "
+                             f"{self.world.padding_m * 1000 * (1 - MARGINAL_PADDING):.0f} mm of the padding after the "
+                             f"world changed: checked when it starts)")
+                return self._lose(robot)
             return self._lose(robot, [("", f"{node.type}: the motion would be refused before moving: {e}", "")])
+        if plan.guard is not None:
+            self.changed = True   # where the guard stops: the touch-down is known to a few millimetres
         self._set_arm(robot, self._guard_stop(robot, plan) if plan.guard is not None else plan.goal)
         return []
+
+    def _passes_with_less_padding(self, req: Any, robot: str) -> bool:
+        """Whether the motion is planned with the padding cut to :data:`MARGINAL_PADDING` of it: a
+        refusal that close to the padding depends on where the object really sits in the hand, the
+        door really stopped, the place really touched down (a few millimetres off the nominal), and
+        is the run's to make."""
+        from ..collision.arm_planner import ArmMotionPlanner, MotionPlanningError
+
+        w = self.world
+        padding = w.padding_m
+        try:
+            w.padding_m = padding * MARGINAL_PADDING
+            ArmMotionPlanner(w, robot).plan(req)
+            return True
+        except MotionPlanningError:
+            return False
+        finally:
+            w.padding_m = padding
+            w.set_robot_state(robot, req.start)
 
     def _guard_stop(self, robot: str, plan: Any) -> Any:
         """Where a force-guarded line stops: at its expected contact (``plan.guard.contact_m`` of TCP
@@ -469,6 +503,7 @@ class DryRun:
             T_rel = invert(w.tcp_pose(robot)) @ w.object_pose(name)
             w.attach(robot, name, T_rel)
             self.held[robot] = (name, T_rel)
+            self.changed = True
             width = self.blackboard.get("grasp_width")
             if isinstance(width, (int, float)) and width == width and width > 0:
                 r = w.robots[robot]
@@ -497,6 +532,7 @@ class DryRun:
         if held is not None:
             w.set_object_pose(held[0], w.tcp_pose(robot) @ held[1])
             w.detach(robot)
+            self.changed = True
         if nominal and robot not in self.lost:
             r = w.robots[robot]
             gap = float(r.model.gripper.opening_m[1])
@@ -531,6 +567,7 @@ class DryRun:
             w.set_robot_state(robot, q0)
             return None   # the run refuses it when it starts (CheckReachability says why before)
         self._set_arm(robot, qs[-1])
+        self.changed = True
         door = _door_of(w, self.scene, mechanism)
         if door is not None and node.type == "TwistHandle":
             a = door.asset
