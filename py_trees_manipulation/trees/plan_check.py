@@ -495,8 +495,8 @@ class DryRun:
             return []   # closing again on what it holds
         w = self.world
         name = w.object_at_tcp(robot, HOLD_PROBE_M)
-        if name is None or (want is not None and name != want):
-            return None
+        if name is None or (want is not None and name != want) or any(h[0] == name for h in self.held.values()):
+            return None   # nothing, not the object asked for, or one another hand holds (a handover)
         if name in w.objects:
             from ..geometry.poses import invert
 

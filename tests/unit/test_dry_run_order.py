@@ -63,3 +63,30 @@ def test_what_the_dry_run_cannot_know_is_left_to_the_run():
         assert world.attached("panda") is None and np.allclose(world.object_pose("mug"), mug)
     finally:
         world.close()
+
+
+def test_a_hand_closing_on_what_the_other_hand_holds_is_left_to_the_run():
+    """A handover written by hand (the right closes on the box the left holds): which hand holds it
+    afterwards is the grasp controller's (GraspFix's) to decide: the dry run ends there, no traceback."""
+    import os
+
+    from py_trees_manipulation.collision.world import CollisionWorld
+    from py_trees_manipulation.scene.spec import parse_scene
+    from py_trees_manipulation.trees.loader import load_task
+    from py_trees_manipulation.trees.plan_check import DryRun
+
+    examples = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
+    scene = parse_scene(load_task(os.path.join(examples, "handover.yaml")).scene, base_dir=examples)
+    world = CollisionWorld.from_scene(scene)
+    try:
+        dry = DryRun(world, scene, {})
+        world.attach("left", "box")
+        dry.held["left"] = ("box", world.attached_transform("left"))
+        world.object_at_tcp = lambda robot, radius_m: "box"   # the right hand's fingers round the box
+        close = NodeSpec("GripperCommand", "behaviour", "right_close", {"gripper": "right", "position": 0.0}, [],
+                         Loc("t.yaml", 1, 1))
+        assert dry.step(close, True) is None
+        assert world.attached("left") == "box" and world.attached("right") is None
+        dry.restore()
+    finally:
+        world.close()
