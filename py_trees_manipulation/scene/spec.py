@@ -935,7 +935,11 @@ def grip_problem(scene: SceneSpec, obj: str, robot: Optional[str] = None,
     ``m g / (2 mu)`` (``mu`` the object's lateral friction times the finger pads', as Bullet combines
     them: the run's ``grip_needed_n``), with the numbers and the fix; None when it can, when a
     GraspFix section welds what ``robot``'s fingers hold, or when the friction or the mass is not
-    known from the file (a URDF object without ``lateral_friction``)."""
+    known from the file (a URDF object without ``lateral_friction``).
+
+    Without ``grip_force_n``, a ``tactile:`` section whose controller sets ``fingertip_force_limit``
+    bounds the grip too: the PR2 holds (SlipServo, Grab) never squeeze harder (the run's
+    ``grip_force_limit_n``), so an object that needs more is refused before the arm moves (issue 33)."""
     found = _robot_and_object(scene, obj, robot)
     if found is None:
         return None
@@ -955,13 +959,22 @@ def grip_problem(scene: SceneSpec, obj: str, robot: Optional[str] = None,
     mu = float(mu_obj) * mu_pad
     limit = float(desc.gripper.max_force_n)
     grip = float(desc.gripper.default_force_n if grip_force_n is None or grip_force_n < 0 else grip_force_n)
+    what = f"a {grip:.0f} N grip"
+    tactile = (scene.extra or {}).get("tactile")
+    tactile_limit = (tactile.controller.get("fingertip_force_limit") if tactile is not None and tactile.enabled
+                     else None)
+    if (grip_force_n is None or grip_force_n < 0) and tactile_limit is not None and 0 <= tactile_limit < grip:
+        grip = float(tactile_limit)
+        what = f"the tactile fingertip_force_limit of {grip:g} N"
     needed = mass * GRAVITY_MPS2 / (2.0 * mu) if mu > 0 else math.inf
     if grip >= needed:
         return None
-    fix_text = (f"grip with at least {needed * 1.3:.0f} N (1.3 x, for the lift's acceleration; the gripper's "
+    verb = "raise it to" if what.startswith("the tactile") else "grip with"
+    fix_text = (f"{verb} at least "
+                f"{needed * 1.3:.0f} N (1.3 x, for the lift's acceleration; the gripper's "
                 f"limit is {limit:.0f} N)" if needed * 1.3 <= limit else
                 f"no grip of this gripper holds it (its limit is {limit:.0f} N)")
-    return (f"a {grip:.0f} N grip cannot hold {obj!r} ({mass:.2f} kg) by friction: each pad must press "
+    return (f"{what} cannot hold {obj!r} ({mass:.2f} kg) by friction: each pad must press "
             f"{needed:.1f} N (m g / (2 mu), mu {mu:.2f} = its lateral_friction {float(mu_obj):g} x the fingers' "
             f"{mu_pad:g}); {fix_text}, raise the friction, or weld it with GraspFix")
 

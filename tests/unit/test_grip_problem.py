@@ -42,3 +42,26 @@ def test_over_the_grippers_limit_no_grip_holds_it():
 def test_a_weld_or_an_unknown_friction_is_not_refused(kw):
     """GraspFix welds what the fingers grip; a URDF object's own friction is not read from the file."""
     assert grip_problem(scene(**kw), "box", None, 40.0) is None
+
+
+
+def tactile_scene(mass, limit=20.0):
+    """The slip_servo can's friction (0.3 x the Panda's 1.5 pads: mu 0.45), a tactile force limit."""
+    return parse_scene({
+        "robots": [{"name": "arm", "model": "franka_panda", "base_pose": {"position": [0, 0, 0.626]}}],
+        "objects": [{"name": "can", "mass_kg": mass, "lateral_friction": 0.3, "pose": {"position": [0.5, 0, 0.686]},
+                     "primitive": {"shape": "cylinder", "radius": 0.03, "length": 0.12}}],
+        "tactile": {"controller": {"fingertip_force_limit": limit}}})
+
+
+def test_a_tactile_fingertip_force_limit_bounds_the_grip():
+    """issue 33: the PR2 holds (SlipServo, Grab) never squeeze past the tactile controller's
+    fingertip_force_limit, so the check takes it when no grip force is given: 1.9 kg at mu 0.45
+    needs 1.9 * 9.81 / 0.9 = 20.7 N per pad, over a 20 N limit (the Panda's 70 N default would hold it)."""
+    text = grip_problem(tactile_scene(1.9), "can")
+    assert text.startswith("the tactile fingertip_force_limit of 20 N cannot hold 'can' (1.90 kg) by friction: "
+                           "each pad must press 20.7 N")
+    assert "raise it to at least 27 N" in text                                  # 1.3 x 20.7 N
+    assert grip_problem(tactile_scene(1.9, limit=25.0), "can") is None           # a higher limit holds it at rest
+    assert grip_problem(tactile_scene(1.8), "can") is None                       # 19.6 N per pad: held at rest
+    assert grip_problem(tactile_scene(1.9), "can", None, 30.0) is None           # a given grip force is what it is
