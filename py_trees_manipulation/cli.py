@@ -339,9 +339,11 @@ def cmd_behaviours(args: argparse.Namespace) -> int:
 
 def _backend_name(value: str) -> str:
     """``--backend``: the name of an installed backend (the registry, :mod:`.trees.backends`)."""
-    from .trees.backends import available
+    from .trees.backends import BUILTIN, available
     from .located.errors import did_you_mean
 
+    if value in BUILTIN:  # no scan of the installed packages for a built-in name (issue 35)
+        return value
     known = available()
     if value not in known:
         hint = did_you_mean(value, known)

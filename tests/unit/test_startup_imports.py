@@ -99,3 +99,35 @@ def test_the_simulator_names_load_on_first_use():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.split() == ["['grasp_fix',", "'doors',", "'tactile',", "'motion_planning']"]
     assert "pybullet build time" not in out.stderr  # the banner stays hidden
+
+
+def test_the_builtin_behaviour_index_matches_the_modules():
+    """``behaviors.BUILTIN_BEHAVIOURS`` lists, for each module of ``BUILTIN_MODULES``, the names its
+    import registers (imported in that order, in a fresh interpreter): what ``registry.lookup``
+    imports for a built-in name is the module that defines it."""
+    code = ("import importlib, json\n"
+            "from py_trees_manipulation.behaviors import BUILTIN_MODULES, registry\n"
+            "out = {}\n"
+            "for m in BUILTIN_MODULES:\n"
+            "    before = set(registry._REGISTRY)\n"
+            "    importlib.import_module('py_trees_manipulation.behaviors.' + m)\n"
+            "    out[m] = sorted(set(registry._REGISTRY) - before)\n"
+            "print(json.dumps(out))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    from py_trees_manipulation.behaviors import BUILTIN_BEHAVIOURS, BUILTIN_MODULES
+
+    assert list(BUILTIN_BEHAVIOURS) == BUILTIN_MODULES
+    assert json.loads(out.stdout) == {m: sorted(names) for m, names in BUILTIN_BEHAVIOURS.items()}
+
+
+def test_a_run_imports_the_behaviour_families_its_tree_uses():
+    """Issue 35: ``ptm run`` of pick_and_lift (motion, world, grasping and basic behaviours) imports
+    neither the regrasp planner, the door affordances nor the PR2 gripper-sensor behaviours, and no
+    ``importlib.metadata`` (no plugin scan: every name of the tree is built in); an unknown name
+    still gets its "did you mean" from the whole list."""
+    code, modules = _modules_after("run", os.path.join("examples", "pick_and_lift.yaml"), "--no-log", "-q")
+    assert code == 0
+    assert "py_trees_manipulation.behaviors.motion" in modules
+    assert not {"py_trees_manipulation.behaviors.regrasp", "py_trees_manipulation.behaviors.affordances",
+                "py_trees_manipulation.behaviors.gripper_sensor", "py_trees_manipulation.planning.regrasp",
+                "importlib.metadata"} & modules
