@@ -38,10 +38,23 @@ Prints figures, asserts nothing. Sections (``--only`` picks one):
     link against every other body, and of every checked self-collision pair), and the median
     plan time of seeded queries with the checker against an always-valid one.
 
+``breakdown``
+    Where the framework's N = 0 run spends what the grasping bare script does not, CPU per phase,
+    medians of ``--reps`` interleaved pairs: for each process, its imports (a fresh interpreter
+    importing what a ``ptm run`` of pick_and_lift imports, against ``pybullet``, what the bare
+    script imports; bytecode compiled, as pip leaves an install); in process, the framework's
+    parse, scene build, ``stepSimulation`` (calls and time), planning and grasp choice (the
+    planning worker's jobs) and the rest (per-step Python: motor commands, the tactile sensors,
+    the executed-clearance and payload monitors; the tree's ticks), against the bare script's
+    ``loadURDF``, ``stepSimulation``, ``calculateInverseKinematics`` and the rest. Then one step's
+    physics with the mug held (after each script's run, the arm still), at PyBullet's solver
+    residual threshold (shipped by both: the solver stops once converged) and with every one of
+    the 50 iterations forced, which shows whether a dearer step is settings or convergence.
+
 The 1-minute load average (``os.getloadavg``; the machine is shared) is printed with each
 section, before and after.
 
-Usage: ``python benchmarks/bench_scaling.py [--reps 3] [--only objects] [--n 0,20,80,200]``
+Usage: ``python benchmarks/bench_scaling.py [--reps 3] [--only objects|breakdown|...] [--n 0,20,80,200]``
 """
 
 from __future__ import annotations
@@ -49,6 +62,7 @@ from __future__ import annotations
 import argparse
 import copy
 import datetime
+import json
 import os
 import platform
 import statistics
@@ -308,6 +322,195 @@ def section_clutter(counts: list[int], states: int, queries: int) -> None:
     print(f"  load after: {load()}")
 
 
+# ---- where the N = 0 run's CPU goes, against the grasping bare script ------------------------------------
+_IMPORTS_OF_A_RUN = """
+import json, sys
+mods = set(sys.modules)
+from py_trees_manipulation.cli import main
+from py_trees_manipulation.trees.loader import load_task
+from py_trees_manipulation.trees.runner import RunOptions, run_task
+task = load_task(sys.argv[1])
+run_task(task, RunOptions(display=False))
+print(json.dumps(sorted(set(sys.modules) - mods)))
+"""
+
+
+def _import_cpu(modules: list[str]) -> float:
+    """CPU seconds (user + sys) of a fresh interpreter importing ``modules``, less an empty one's."""
+    import resource
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+    def cpu(code: str) -> float:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, check=True, capture_output=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+    code = "import importlib\nfor m in %r:\n    importlib.import_module(m)\n" % (modules,)
+    return cpu(code) - cpu("pass")
+
+
+def _timed_calls(obj: Any, names: dict[str, str], stats: dict[str, list]) -> Callable[[], None]:
+    """Wrap ``obj``'s functions ``names`` (attribute -> label) to add calls and CPU time to ``stats``;
+    returns the function that unwraps them."""
+    real = {a: getattr(obj, a) for a in names}
+
+    def wrap(attr: str, fn: Callable) -> Callable:
+        label = names[attr]
+
+        def wrapped(*a: Any, **k: Any) -> Any:
+            t = time.process_time()
+            try:
+                return fn(*a, **k)
+            finally:
+                s = stats.setdefault(label, [0, 0.0])
+                s[0] += 1
+                s[1] += time.process_time() - t
+        return wrapped
+
+    for attr, fn in real.items():
+        setattr(obj, attr, wrap(attr, fn))
+    return lambda: [setattr(obj, a, fn) for a, fn in real.items()]
+
+
+def _framework_phases(text: str) -> dict[str, float]:
+    from py_trees_manipulation.collision import worker
+    from py_trees_manipulation.sim import backend
+    from py_trees_manipulation.trees.runner import RunOptions, run_task
+
+    stats: dict[str, list] = {"physics": [0, 0.0]}
+    undo = [_timed_calls(pb, {"stepSimulation": "physics"}, stats),
+            _timed_calls(worker.PlanningWorker, {"_submit": "planning"}, stats)]
+    real_init = backend.SimBackend.__init__
+    settle = [0.0, 0.0]  # CPU of the build, and of its settling steps (counted as physics)
+
+    def init(self: Any, *a: Any, **k: Any) -> None:
+        t, p0 = time.process_time(), stats["physics"][1]
+        real_init(self, *a, **k)
+        settle[0] += time.process_time() - t
+        settle[1] += stats["physics"][1] - p0
+
+    backend.SimBackend.__init__ = init
+    undo.append(lambda: setattr(backend.SimBackend, "__init__", real_init))
+    try:
+        c0 = time.process_time()
+        task = parse(text)
+        c1 = time.process_time()
+        r = run_task(task, RunOptions(display=False))
+        c2 = time.process_time()
+    finally:
+        for u in undo:
+            u()
+    assert r.summary["status"] == "SUCCESS", r.summary
+    return {"parse": c1 - c0, "total": c2 - c0, "physics": stats["physics"][1], "steps": stats["physics"][0],
+            "planning": stats.get("planning", [0, 0.0])[1], "build": settle[0] - settle[1], "run": c2 - c1}
+
+
+def _bare_phases(sim_time: float) -> dict[str, float]:
+    import bare_pybullet_pick
+
+    stats: dict[str, list] = {}
+    undo = _timed_calls(pb, {"stepSimulation": "physics", "loadURDF": "load", "calculateInverseKinematics": "ik"},
+                        stats)
+    try:
+        c0 = time.process_time()
+        out = bare_pybullet_pick.run(sim_time)
+        total = time.process_time() - c0
+    finally:
+        undo()
+    return {"total": total, "physics": stats["physics"][1], "steps": stats["physics"][0],
+            "load": stats["load"][1], "ik": stats["ik"][1], "lift_m": out["lift_m"]}
+
+
+def _held_step_cost(rounds: int) -> dict[str, list[float]]:
+    """us per ``stepSimulation`` with the mug held after each script's run, at PyBullet's residual
+    threshold and with all iterations forced (``solverResidualThreshold=0``)."""
+    import bare_pybullet_pick
+    from py_trees_manipulation.trees.runner import RunOptions, make_backend, run_task
+
+    kept: dict[str, int] = {}
+    real_disconnect = pb.disconnect
+    pb.disconnect = lambda physicsClientId=0: kept.setdefault("bare", physicsClientId)  # keep its world
+    try:
+        bare_pybullet_pick.run(5.233)
+    finally:
+        pb.disconnect = real_disconnect
+    task = parse(task_doc(0))
+    opts = RunOptions(display=False)
+    sim = make_backend(task, opts)
+    assert run_task(task, opts, backend=sim).summary["status"] == "SUCCESS"
+    clients = {"bare": kept["bare"], "framework": sim.client}
+
+    def chunk(cid: int, steps: int = 300) -> float:
+        t0 = time.process_time()
+        for _ in range(steps):
+            pb.stepSimulation(physicsClientId=cid)
+        return (time.process_time() - t0) / steps * 1e6
+
+    out: dict[str, list[float]] = {}
+    default = pb.getPhysicsEngineParameters(physicsClientId=sim.client).get("solverResidualThreshold", 1e-7)
+    for _ in range(rounds):
+        for name, cid in clients.items():
+            out.setdefault(f"{name}, shipped (residual threshold)", []).append(chunk(cid))
+        for name, cid in clients.items():
+            pb.setPhysicsEngineParameter(solverResidualThreshold=0.0, physicsClientId=cid)
+            out.setdefault(f"{name}, all 50 iterations forced", []).append(chunk(cid))
+            pb.setPhysicsEngineParameter(solverResidualThreshold=default, physicsClientId=cid)
+    sim.close()
+    pb.disconnect(physicsClientId=kept["bare"])
+    return out
+
+
+def section_breakdown(reps: int) -> None:
+    import subprocess
+
+    print(f"\n== breakdown: the N = 0 run against the grasping bare script, CPU per phase, {reps} pairs; load {load()}")
+    mods = json.loads(subprocess.run([sys.executable, "-c", _IMPORTS_OF_A_RUN, EXAMPLE], cwd=ROOT, check=True,
+                                     capture_output=True, text=True).stdout.strip().splitlines()[-1])
+    mods = [m for m in mods if not m.startswith("_")]
+    fw_imp, bare_imp = [], []
+    for i in range(reps):
+        for which in ((0, 1) if i % 2 == 0 else (1, 0)):
+            (fw_imp if which == 0 else bare_imp).append(_import_cpu(["py_trees_manipulation.cli", *mods] if which == 0
+                                                                    else ["pybullet", "pybullet_data"]))
+    text = yaml.safe_dump(task_doc(0), sort_keys=False)
+    first = framework_run(task_doc(0))
+    fw, bare = [], []
+    for i in range(reps):
+        for which in ((0, 1) if i % 2 == 0 else (1, 0)):
+            (fw if which == 0 else bare).append(_framework_phases(text) if which == 0
+                                                else _bare_phases(first["sim_time_s"]))
+    med = statistics.median
+    f = {k: med(x[k] for x in fw) for k in fw[0]}
+    b = {k: med(x[k] for x in bare) for k in bare[0]}
+    fi, bi = med(fw_imp), med(bare_imp)
+    f_rest = f["run"] - f["physics"] - f["planning"] - f["build"]
+    b_rest = b["total"] - b["physics"] - b["load"] - b["ik"]
+    rows = [("imports (fresh interpreter, less an empty one)", fi, bi),
+            ("parse the task file", f["parse"], 0.0),
+            ("scene: build, settling's physics aside (framework) / loadURDF (bare)", f["build"], b["load"]),
+            (f"physics: stepSimulation ({int(f['steps'])} / {int(b['steps'])} calls, settling included)",
+             f["physics"], b["physics"]),
+            ("planning, grasp choice (framework) / calculateInverseKinematics (bare)", f["planning"], b["ik"]),
+            ("the rest: per-step Python, ticks, metrics, close", f_rest, b_rest)]
+    print(f"  {len(mods)} modules imported by a run ({sum(m.startswith('py_trees_manipulation') for m in mods)} of them "
+          "the framework's)")
+    print(f"  {'phase':72s} {'framework':>10s} {'bare':>8s} {'extra':>8s}")
+    for label, a, c in rows:
+        print(f"  {label:72s} {a * 1e3:8.0f} ms {c * 1e3:6.0f} ms {(a - c) * 1e3:+6.0f} ms")
+    tf, tb = fi + f["total"], bi + b["total"]
+    print(f"  {'total (without the interpreter start, the same for both)':72s} {tf * 1e3:8.0f} ms {tb * 1e3:6.0f} ms "
+          f"{(tf - tb) * 1e3:+6.0f} ms: ratio {tb / tf:.2f}x")
+    print(f"  physics per step: framework {f['physics'] / f['steps'] * 1e6:.1f} us, bare {b['physics'] / b['steps'] * 1e6:.1f} us")
+    held = _held_step_cost(max(5, 2 * reps))
+    print("  one step with the mug held, the arm still, after each script's run:")
+    for label, v in held.items():
+        print(f"    {label:58s} {med(v):6.1f} us")
+    print(f"  load after: {load()}")
+
+
 class _Variant:
     """One setting switched for a while in a built world: ``apply()`` then ``revert()``."""
 
@@ -435,7 +638,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=3, help="ABBA pairs per comparison (default 3)")
-    ap.add_argument("--only", choices=["settings", "objects", "tree", "clutter"], default=None)
+    ap.add_argument("--only", choices=["settings", "objects", "tree", "clutter", "breakdown"], default=None)
     ap.add_argument("--n", default="0,20,80,200", help="extra boxes for 'objects' (default 0,20,80,200)")
     ap.add_argument("--nodes", default="50,200", help="extra tree nodes for 'tree' (default 50,200)")
     ap.add_argument("--obstacles", default="0,5,10,20", help="extra obstacles for 'clutter' (default 0,5,10,20)")
@@ -455,6 +658,8 @@ def main() -> None:
         section_tree([int(x) for x in args.nodes.split(",")], args.reps)
     if args.only in (None, "clutter"):
         section_clutter([int(x) for x in args.obstacles.split(",")], args.states, args.queries)
+    if args.only in (None, "breakdown"):
+        section_breakdown(args.reps)
 
 
 if __name__ == "__main__":
