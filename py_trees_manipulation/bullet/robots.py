@@ -23,6 +23,7 @@ import pybullet as pb
 
 from ..geometry.poses import Pose, invert
 from ..robots import RobotDescription, stock_description, stock_models
+from ..robots.linkage import pad_actuator
 from ..robots.urdf import parse_urdf
 from .pb_pose import pose_from_pybullet
 
@@ -81,6 +82,9 @@ class LoadedRobot:
             every mimic joint at its leader's position with a position motor, updated each physics
             step (PyBullet's gear constraints between a hand's joints put a spurious force, growing
             with the arm's motion, on the wrist force-torque joint); False: gear constraints.
+        follower_actuator: a tracked linkage: ``(joint index, multiplier)`` of the other pad's
+            actuated joint (:func:`~py_trees_manipulation.robots.linkage.pad_actuator`), which
+            turns ``multiplier`` times the driver; None otherwise.
         finger_links: link indices of the two finger pads (``model.gripper.pads``).
         palm_link: link index of the gripper's palm.
         wrist_ft_joint: joint index whose reaction force is the wrist force.
@@ -147,6 +151,14 @@ class LoadedRobot:
                 known.add(j.name)
             pending = [j for j in pending if j.name not in known]
         self.tracked_mimics = bool(g.is_linkage and g.driver_pad is not None and self.mimics)
+        # a tracked linkage: the other pad's actuated joint (linkage.pad_actuator: the joint of its
+        # chain the one motor turns through the gear train) and its position per unit of the driver
+        self.follower_actuator: Optional[tuple[int, float]] = None
+        if self.tracked_mimics and g.driver is not None and g.driver_pad is not None:
+            other = g.pads[1 - g.driver_pad].link
+            name = pad_actuator(urdf, g.driver, urdf.chain(other, g.palm_link))
+            if name is not None and name != g.driver and name in self.joint_index:
+                self.follower_actuator = (self.joint_index[name], float(urdf.mimic_root(name)[1]))
         self.palm_link = self.link_index[g.palm_link]
         ft = model.wrist_ft_joint
         self.wrist_ft_joint = self.joint_index[ft] if ft in self.joint_index else self.arm_joints[-1]

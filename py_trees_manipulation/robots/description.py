@@ -109,8 +109,10 @@ class GripperDescription:
         drive_table: a linkage's kinematics sampled over the driver's range
             (:func:`~.linkage.linkage_table`): ``(driver positions ascending, gap at each (m), d gap /
             d driver at each (m/rad), first pad's travel per unit of the driver alone, every other
-            joint held (the lever of the driver's torque on that pad; 0 for a pad whose chain does
-            not hold the driver), second pad's)``; ``()`` without a driver.
+            joint held (the lever of the driver's torque on that pad; for a pad whose chain does
+            not hold the driver, through its chain's joint that follows the driver, per unit of the
+            driver: :func:`~.linkage.pad_actuator`; 0 when none does), second pad's)``; ``()``
+            without a driver.
         driver_pad: a linkage: the pad (0 or 1) whose chain from the palm holds the driver itself
             (the other pad moves through <mimic> joints only), or None when neither does.
         pad_centre_z: a linkage's pad centres' midpoint along the palm's z axis at each sample of
@@ -188,7 +190,7 @@ class GripperDescription:
             return (float(np.interp(q[0], tq, ts)),)
         return self.travel_per_unit
 
-    def drive_force_slopes(self, q: "Sequence[float]") -> tuple[float, ...]:
+    def drive_force_slopes(self, q: "Sequence[float]", pad: Optional[int] = None) -> tuple[float, ...]:
         """How a finger force maps to each actuated joint's effort at ``q``: a finger force ``F`` (N,
         each pad) is an effort ``F |s_i|`` and an effort ``e_i`` a force ``e_i / s_i``.
 
@@ -196,9 +198,12 @@ class GripperDescription:
         pad's travel per unit of the driver alone, every other joint held (the simulator holds each
         mimic joint at its leader's position with a motor, so the driver's torque acts on its own pad
         through that lever and the object carries the same force to the other pad); otherwise the
-        gap's slope (both pads' load)."""
+        gap's slope (both pads' load). ``pad`` (a linkage): that pad's lever instead, through its
+        own actuated joint per unit of the driver (``drive_table``'s row of that pad)."""
         if self.driver is not None:
             tq, own = self._table[0], self._table[5]
+            if pad is not None and len(self.drive_table) >= 5:
+                own = np.asarray(self.drive_table[3 + pad], dtype=float)
             return (float(np.interp(q[0], tq, own)),)
         return self.travel_per_unit
 

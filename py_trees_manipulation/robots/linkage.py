@@ -19,14 +19,14 @@ the palm link's frame, metres; driver positions in radians (or metres for a pris
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from .description import FingerPad
 from .urdf import UrdfModel
 
-__all__ = ["LinkageTable", "linkage_table", "SAMPLES"]
+__all__ = ["LinkageTable", "linkage_table", "pad_actuator", "SAMPLES"]
 
 #: driver samples of a table (the gap between samples is linear: < 1 micrometre off for the xArm)
 SAMPLES = 129
@@ -44,8 +44,10 @@ class LinkageTable:
             shape (2, n): the derivative of its position along its own ``y`` axis.
         centre: midpoint of the two pad centres in the palm frame at each ``q``, metres, shape (n, 3).
         own_travel: each pad's motion towards its back per unit of the driver alone, every other
-            joint held (the lever the driver's torque acts through on that pad; 0 for a pad whose
-            chain does not hold the driver), m/rad, shape (2, n).
+            joint held (the lever the driver's torque acts through on that pad); for a pad whose
+            chain does not hold the driver, per unit of the driver through that chain's actuated
+            joint alone (:func:`pad_actuator`: the joint nearest the palm that follows the driver);
+            0 when there is none. m/rad, shape (2, n).
         parallel: smallest ``-y_left . y_right`` over the range (1: the pads face each other
             squarely everywhere).
     """
@@ -76,6 +78,26 @@ class LinkageTable:
     def travel_at(self, q: float) -> tuple[float, float]:
         """Each pad's travel per unit of the driver at ``q`` (m/rad; positive: opening)."""
         return (float(np.interp(q, self.q, self.travel[0])), float(np.interp(q, self.q, self.travel[1])))
+
+
+def pad_actuator(urdf: UrdfModel, driver: str, chain: Sequence[Any]) -> Optional[str]:
+    """The joint of a pad's chain (joints from the palm down, :meth:`~.urdf.UrdfModel.chain`) that
+    the one motor turns: the driver when the chain holds it, else the chain's joint nearest the palm
+    that follows the driver through ``<mimic>`` (the xArm's right outer knuckle: the gear train's
+    other output), else None. A pad's squeeze loads this joint through the lever of
+    ``LinkageTable.own_travel``."""
+    names = [jj.name for jj in chain]
+    if driver in names:
+        return driver
+    for jj in chain:
+        if jj.mimic is None:
+            continue
+        try:
+            if urdf.mimic_root(jj.name)[0] == driver:
+                return str(jj.name)
+        except ValueError:   # a <mimic> loop or a missing leader: the description check reports it
+            continue
+    return None
 
 
 def linkage_table(urdf: UrdfModel, driver: str, pads: Sequence[FingerPad], palm: str,
@@ -117,17 +139,23 @@ def linkage_table(urdf: UrdfModel, driver: str, pads: Sequence[FingerPad], palm:
         lo, hi = max(v - h, j.lower), min(v + h, j.upper)
         dp = (pad_frames(hi)[:, :3, 3] - pad_frames(lo)[:, :3, 3]) / (hi - lo)
         travel[:, i] = np.einsum("kj,kj->k", dp, y[i])
-    # the driver alone (every other joint held at its value): the lever of the driver's torque
+    # the driver alone (every other joint held at its value): the lever of the driver's torque; on
+    # the other pad's chain, the joint nearest the palm that follows the driver (its <mimic>, the
+    # one motor's other output: :func:`pad_actuator`) alone, per unit of the driver it follows
     own = np.zeros((2, len(q)))
     for k, pad in enumerate(pads):
         chain = urdf.chain(pad.link, palm)
-        if driver not in {j.name for j in chain}:
+        mover = pad_actuator(urdf, driver, chain)
+        if mover is None:
             continue
+        scale = 1.0 if mover == driver else urdf.mimic_root(mover)[1]
         for i, v in enumerate(q):
-            held = {j.name: urdf.joint_value(j.name, {driver: float(v)}) for j in chain}
+            held = {jj.name: urdf.joint_value(jj.name, {driver: float(v)}) for jj in chain}
             lo, hi = max(v - h, j.lower), min(v + h, j.upper)
-            a = urdf.link_pose(pad.link, {**held, driver: lo}, base=palm) @ pad.pose
-            b = urdf.link_pose(pad.link, {**held, driver: hi}, base=palm) @ pad.pose
+            m0 = held[mover] - scale * (v - lo)
+            m1 = held[mover] + scale * (hi - v)
+            a = urdf.link_pose(pad.link, {**held, mover: m0}, base=palm) @ pad.pose
+            b = urdf.link_pose(pad.link, {**held, mover: m1}, base=palm) @ pad.pose
             own[k, i] = float((b[:3, 3] - a[:3, 3]) @ y[i, k]) / (hi - lo)
     parallel = float(np.min(-np.einsum("ij,ij->i", y[:, 0], y[:, 1])))
     return LinkageTable(driver=driver, q=q, gap=gap, travel=travel, centre=0.5 * (p[:, 0] + p[:, 1]),

@@ -23,6 +23,12 @@ from .resources import _Execution, _SimResource
 #: (PyBullet's, 0..1)
 TRACKED_MIMIC_TORQUE = 50.0
 TRACKED_MIMIC_GAIN = 0.5
+#: a tracked linkage's other pad (SimGripper.share_force): the lag behind its place, in pad travel,
+#: m, at which the driver's force is all taken off (a stiff gear train: a fraction of a millimetre
+#: of backlash and tooth bending per side), and the least force its motor holds the pad with, N
+#: (its chain's own weight, about 0.8 N of pad force on the xArm, must not open it)
+FOLLOWER_LAG_M = 0.001
+FOLLOWER_MIN_FORCE_N = 2.0
 
 
 # ------------------------------------------------------------------------------------------------
@@ -112,6 +118,11 @@ class SimGripper(_SimResource):
     (torque) ``F |s_i|``, a motor effort ``e_i`` a finger force ``e_i / s_i``, a finger speed ``v``
     a joint speed ``(2 v / n) / |k_i|`` with ``n`` actuated joints.
 
+    A linkage is one motor: the other pad's actuated joint (``robot.follower_actuator``) is held at
+    its place with the same force limit, and the driver's force falls as that pad is pushed back
+    (:meth:`share_force`), so neither pad squeezes past the limit (a stiff position motor there
+    closed the xArm's second pad onto the object at 58 N under its 30 N limit).
+
     Attributes:
         name: the robot's name in the scene.
         robot: the :class:`~.robots.LoadedRobot`.
@@ -148,28 +159,79 @@ class SimGripper(_SimResource):
         self._command: Optional[tuple[tuple[float, ...], float, float]] = None
         self._mimic_args: Any = None
         self._mimic_leaders: list[int] = []
+        #: a tracked linkage: how far the other pad trails its place, m (see :meth:`share_force`)
+        self.follower_lag_m = 0.0
+        self._force_limit_n = float(robot.model.default_grip_force_n)   # the gripper's force limit now, N
+        self._applied_force = 0.0   # the driver's finger force limit last applied (position motors), N
+        self._follower_slot = -1
         self.add_action("gripper_action", SimGripper._serve_gripper_action)
 
     def track_mimics(self) -> None:
         """Before each physics step (``robot.tracked_mimics``): every ``<mimic>`` joint's position
         motor to ``multiplier x leader + offset``, leaders read first (a mimic of a mimic follows
-        its leader's target), with :data:`TRACKED_MIMIC_TORQUE`."""
+        its leader's target), with :data:`TRACKED_MIMIC_TORQUE`; the other pad's actuated joint
+        (``robot.follower_actuator``) with the torque of the gripper's force limit instead, and
+        how far it trails its place (:attr:`follower_lag_m`), which takes force off the driver
+        (:meth:`share_force`)."""
         r, c = self.robot, self._client
         mimics = r.mimics
         if self._mimic_args is None:
             self._mimic_args = ([f for f, _l, _m, _o in mimics], [TRACKED_MIMIC_TORQUE] * len(mimics),
                                 [TRACKED_MIMIC_GAIN] * len(mimics))
             self._mimic_leaders = sorted({lead for _f, lead, _m, _o in mimics} - {f for f, _l, _m, _o in mimics})
+            if r.follower_actuator is not None:
+                fa = r.follower_actuator[0]
+                self._follower_slot = next(i for i, (f, _l, _m, _o) in enumerate(mimics) if f == fa)
+                self._mimic_leaders.append(fa)
         joints, forces, gains = self._mimic_args
-        q = {j: st[0] for j, st in zip(self._mimic_leaders, pb.getJointStates(self._body, self._mimic_leaders,
-                                                                                 physicsClientId=c))}
+        states = pb.getJointStates(self._body, self._mimic_leaders, physicsClientId=c)
+        q = {j: st[0] for j, st in zip(self._mimic_leaders, states)}
         targets = []
         for f, lead, m, off in mimics:
             v = m * q[lead] + off
             q[f] = v
             targets.append(v)
+        if r.follower_actuator is not None:
+            slot = self._follower_slot
+            forces[slot] = self._follower_torque(states[-1][0], targets[slot], abs(states[-1][3]) / forces[slot])
         pb.setJointMotorControlArray(self._body, joints, pb.POSITION_CONTROL, targetPositions=targets, forces=forces,
                                      positionGains=gains, physicsClientId=c)
+
+    def _follower_torque(self, actual: float, target: float, load: float) -> float:
+        """The other pad's actuated joint (a tracked linkage): how far it is pushed back behind
+        ``target`` (rad) in pad travel (:attr:`follower_lag_m`; counted as its motor's torque
+        ``load``, a fraction of its limit, rises from 0.9 to 1: a pad that only trails its moving
+        place is not pushed back), and its motor's torque limit, N m: the gripper's force limit
+        through that pad's lever (``GripperDescription.drive_force_slopes(q, pad)`` per unit of the
+        driver, over the joint's multiplier). Under a position command, the driver's force limit
+        follows the lag at once."""
+        _j, mult = self.robot.follower_actuator  # type: ignore[misc]
+        gd = self.model.gripper
+        lever = gd.drive_force_slopes(self.robot.finger_positions(), pad=1 - int(gd.driver_pad or 0))[0] / mult
+        pushed = min(1.0, max(0.0, (load - 0.9) / 0.1))
+        self.follower_lag_m = pushed * max(0.0, lever * (actual - target))   # + : the pad more open than its place
+        if self._command is not None and not self._torque_mode:
+            force = self._command[1]
+            if abs(self.share_force(force) - self._applied_force) > 0.01 * max(force, 1.0):
+                self._apply_position_command()
+        return max(self._force_limit_n, FOLLOWER_MIN_FORCE_N) * abs(lever)
+
+    def share_force(self, force_n: float) -> float:
+        """The finger force the actuated joints may push with when the gripper's force limit is
+        ``force_n`` (N), and (a tracked linkage) that limit for the other pad's actuated joint.
+
+        A linkage gripper has one motor: its gear train turns both pads' chains, so a pad that
+        meets the object first cannot close further while the other still moves, and neither pad
+        is squeezed past the motor's force limit. The simulator drives the driver's pad with the
+        force limit and holds the other pad's actuated joint at its place (``<mimic>`` of the
+        driver) with a motor limited to the same force; when that pad is pushed back (it met the
+        object first, or the object is pushed against it) the driver's force falls with its lag,
+        to 0 at :data:`FOLLOWER_LAG_M` (a stiff gear train), so the driver stalls as the one motor
+        does. Two finger motors: ``force_n``."""
+        self._force_limit_n = force_n
+        if self.robot.follower_actuator is None:
+            return force_n
+        return max(0.0, force_n * (1.0 - self.follower_lag_m / FOLLOWER_LAG_M))
 
     def gap_m(self) -> float:
         """Finger gap, metres."""
@@ -218,6 +280,7 @@ class SimGripper(_SimResource):
         else:
             slopes = force_slopes = self._s
         share = 2.0 / len(self._fj)                # gap speed per finger speed, per actuated joint
+        force = self._applied_force = self.share_force(force)
         for j, q, s, fs in zip(self._fj, targets, slopes, force_slopes):
             pb.setJointMotorControl2(self._body, j, pb.POSITION_CONTROL, targetPosition=q, force=force * abs(fs),
                                      maxVelocity=share * speed / abs(s), physicsClientId=self._client)
@@ -242,6 +305,8 @@ class SimGripper(_SimResource):
             self._torque_mode = True
         if self._linkage:
             k = self.model.gripper.drive_force_slopes(self.robot.finger_positions())[0]
+            cap = self.share_force(abs(effort_n))
+            effort_n = max(-cap, min(cap, effort_n))
             pb.setJointMotorControlArray(self._body, self._fj, pb.TORQUE_CONTROL, forces=[effort_n * k],
                                          physicsClientId=self._client)
             return

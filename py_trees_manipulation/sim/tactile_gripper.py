@@ -183,14 +183,22 @@ class GripperTactile:
             if other == target and k >= PAD_FIRST:
                 target_pad[i] += fn
             if other in movable:
-                obj_force[i] += fn
+                # what the finger presses the object with: the contact's whole force on the finger
+                # (fn along n, the two friction forces along their directions) along the pad's
+                # back axis (its y), so that a point whose normal the contact manifold kept from an
+                # earlier pose adds only what it pushes along the pad (see the module docstring)
+                d1, d2, f1, f2 = c[11], c[13], c[10], c[12]
+                push = ((fn * n[0] + f1 * d1[0] + f2 * d2[0]) * R[1] + (fn * n[1] + f1 * d1[1] + f2 * d2[1]) * R[4]
+                        + (fn * n[2] + f1 * d1[2] + f2 * d2[2]) * R[7])
+                obj_force[i] += push
                 forces = per_object.get(other)
                 if forces is None:
                     forces = per_object[other] = [0.0, 0.0]
-                forces[i] += fn
+                forces[i] += push
                 touched[i].add(other)
             if fn > 0.02:
                 candidates.append((i, c))
+        obj_force = [obj_force[0] if obj_force[0] > 0.0 else 0.0, obj_force[1] if obj_force[1] > 0.0 else 0.0]
         self._cells, self._obj_force, self._cells_array = cells, obj_force, None
         gripped = touched[0] & touched[1]
         self.gripped = gripped
@@ -450,9 +458,9 @@ class GripperTactile:
             vt = 0.5 * (cmd.velocity + rate * (cmd.position - x))
             vmax = self._vmax
             vt = vmax if vt > vmax else (-vmax if vt < -vmax else vt)
-            if self._linkage:
+            if self._linkage:   # the driver's share of the one motor (SimGripper.share_force)
                 pb.setJointMotorControlArray(body, joints, pb.VELOCITY_CONTROL, targetVelocities=(2.0 * vt / k,),
-                                             forces=(lim * abs(kf),), physicsClientId=client)
+                                             forces=(gripper.share_force(lim) * abs(kf),), physicsClientId=client)
             else:
                 pb.setJointMotorControlArray(body, joints, pb.VELOCITY_CONTROL, targetVelocities=(vt / s0, vt / s1),
                                              forces=(lim * abs(s0), lim * abs(s1)), physicsClientId=client)
@@ -463,6 +471,8 @@ class GripperTactile:
                                              physicsClientId=client)
                 self._motors_off = True
             if cmd.enabled:
+                if self._linkage:
+                    lim = gripper.share_force(lim)
                 e = lim if cmd.effort > lim else (-lim if cmd.effort < -lim else cmd.effort)
                 pb.setJointMotorControlArray(body, joints, pb.TORQUE_CONTROL,
                                              forces=(e * kf,) if self._linkage else (e * s0, e * s1),

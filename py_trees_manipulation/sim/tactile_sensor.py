@@ -117,7 +117,13 @@ and it turns yolk yellow.
 Metrics:
 
 - ``max_fingertip_force_n``: largest normal force one finger put on movable objects, sampled every
-  ``sample_period_s``, N. ``crushed`` (any fragile object crushed) and ``crushed_objects``.
+  ``sample_period_s``, N: the finger's contact forces on them (each point's normal force along its
+  normal and its two friction forces) summed along the pad's normal. Bullet's contact manifold
+  keeps a point with the normal it had when it was found while the bodies turn against each other
+  (a box twisting a few degrees between flat pads), and the solver then balances such a point's
+  push along that old normal with friction on the others: the sum of the points' normal forces
+  read 117 N on a WSG 50 closed with 40 N (flip_box), the pad normal's share of the total 40 N.
+  ``crushed`` (any fragile object crushed) and ``crushed_objects``.
 - ``max_grip_effort_n``: largest squeeze force the finger actuators applied (the applied
   virtual-joint effort, closing: the PR2 controller's every cycle, the position motors' of
   ``gripper_action`` every sample while a finger touches something), N: at most the robot
