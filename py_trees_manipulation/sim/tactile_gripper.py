@@ -27,6 +27,16 @@ RT = PR2GripperSensorRTState
 PAD_FIRST = PAD_CELLS.start
 
 
+def _pressing(force: list[float], R: list[float]) -> float:
+    """How hard a finger presses an object, N: ``force``, the finger's contact forces on it summed
+    (world, N; each point's normal force along its normal and both friction forces), along the
+    pad's normal (``R``: the pad frame's rotation in the world, row-major 9; the pad's normal is
+    its ``y`` axis), 0 when it pulls. A point that Bullet's contact manifold keeps with the normal
+    of an earlier pose adds only what it pushes along the pad (see :mod:`.tactile_sensor`)."""
+    f = R[1] * force[0] + R[4] * force[1] + R[7] * force[2]
+    return f if f > 0.0 else 0.0
+
+
 class GripperTactile:
     """Sensors and PR2 controller of one gripper.
 
@@ -149,9 +159,8 @@ class GripperTactile:
                 ext.max_grip_effort = grip
         self._touching = True
         cells = [[0.0] * NUM_CELLS, [0.0] * NUM_CELLS]
-        obj_force = [0.0, 0.0]
         target, target_pad = ext._target, [0.0, 0.0]
-        per_object: dict[int, list[float]] = {}
+        per_object: dict[int, list[list[float]]] = {}
         touched: tuple[set[int], set[int]] = (set(), set())
         movable = ext.movable
         states = pb.getLinkStates(body, self.fingers, computeLinkVelocity=1, physicsClientId=client)
@@ -183,22 +192,25 @@ class GripperTactile:
             if other == target and k >= PAD_FIRST:
                 target_pad[i] += fn
             if other in movable:
-                # what the finger presses the object with: the contact's whole force on the finger
-                # (fn along n, the two friction forces along their directions) along the pad's
-                # back axis (its y), so that a point whose normal the contact manifold kept from an
-                # earlier pose adds only what it pushes along the pad (see the module docstring)
+                # the contact's whole force on the finger: fn along n and the two friction forces
+                # (summed per finger and object, then read along the pad's axes: _pressing)
                 d1, d2, f1, f2 = c[11], c[13], c[10], c[12]
-                push = ((fn * n[0] + f1 * d1[0] + f2 * d2[0]) * R[1] + (fn * n[1] + f1 * d1[1] + f2 * d2[1]) * R[4]
-                        + (fn * n[2] + f1 * d1[2] + f2 * d2[2]) * R[7])
-                obj_force[i] += push
-                forces = per_object.get(other)
-                if forces is None:
-                    forces = per_object[other] = [0.0, 0.0]
-                forces[i] += push
+                vec = per_object.get(other)
+                if vec is None:
+                    vec = per_object[other] = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+                v = vec[i]
+                v[0] += fn * n[0] + f1 * d1[0] + f2 * d2[0]
+                v[1] += fn * n[1] + f1 * d1[1] + f2 * d2[1]
+                v[2] += fn * n[2] + f1 * d1[2] + f2 * d2[2]
                 touched[i].add(other)
             if fn > 0.02:
                 candidates.append((i, c))
-        obj_force = [obj_force[0] if obj_force[0] > 0.0 else 0.0, obj_force[1] if obj_force[1] > 0.0 else 0.0]
+        obj_force = [0.0, 0.0]    # summed over the objects
+        squeeze: dict[int, list[float]] = {}
+        for other, vec in per_object.items():
+            f = squeeze[other] = [_pressing(vec[0], frames[0][1]), _pressing(vec[1], frames[1][1])]
+            obj_force[0] += f[0]
+            obj_force[1] += f[1]
         self._cells, self._obj_force, self._cells_array = cells, obj_force, None
         gripped = touched[0] & touched[1]
         self.gripped = gripped
@@ -209,7 +221,7 @@ class GripperTactile:
             self._imbalance_window(target_pad[0] - target_pad[1])
         elif self._imb:
             self._imb.clear()
-        for other, forces in per_object.items():
+        for other, forces in squeeze.items():
             ext.squeeze(other, forces[0] if forces[0] > forces[1] else forces[1])
         installed = self.installed
         slip_obj: dict[int, float] = {}

@@ -117,12 +117,15 @@ and it turns yolk yellow.
 Metrics:
 
 - ``max_fingertip_force_n``: largest normal force one finger put on movable objects, sampled every
-  ``sample_period_s``, N: the finger's contact forces on them (each point's normal force along its
-  normal and its two friction forces) summed along the pad's normal. Bullet's contact manifold
+  ``sample_period_s``, N: the finger's contact forces on each object (each point's normal force
+  along its normal and its two friction forces) summed, along the pad's normal (the direction the
+  pad presses, as a pressure pad or a finger force sensor reads it). Bullet's contact manifold
   keeps a point with the normal it had when it was found while the bodies turn against each other
-  (a box twisting a few degrees between flat pads), and the solver then balances such a point's
-  push along that old normal with friction on the others: the sum of the points' normal forces
-  read 117 N on a WSG 50 closed with 40 N (flip_box), the pad normal's share of the total 40 N.
+  (a box twisting a few degrees between flat pads), and the solver then balances that point's push
+  along its old normal with friction on the others: the sum of the points' normal forces read
+  117 N on a WSG 50 closed with 40 N (flip_box), whose fingers pressed the box with 40 N along
+  their pads' normal (and 20 N along their width, the pair's friction). A push with a finger's side
+  or tip reads only its share along the pad's normal.
   ``crushed`` (any fragile object crushed) and ``crushed_objects``.
 - ``max_grip_effort_n``: largest squeeze force the finger actuators applied (the applied
   virtual-joint effort, closing: the PR2 controller's every cycle, the position motors' of
