@@ -192,6 +192,11 @@ class SlipServo(_GripperSensorAction):
     reason; the gripper keeps its gap with at most the last good force), on REJECTED or pre-emption
     by another goal.
 
+    A slip felt with the set-point at ``fingertip_force_limit`` (``slip_detected`` and
+    ``fingertip_force_limit_reached`` in PR2GripperSlipServoData) cannot be stopped by squeezing
+    harder: the feedback message says so and counts them ("2 slips at the fingertip_force_limit:
+    it may not squeeze harder"), and with ``fail_on_slip_at_limit`` the behaviour fails on the first.
+
     Example (the PR2 way, exportable to BT.CPP: the hold runs beside the carry, and the parallel
     succeeds when the carry does; see ``examples/slip_servo.yaml``):
         .. code-block:: yaml
@@ -210,11 +215,20 @@ class SlipServo(_GripperSensorAction):
                                            "as ticked", unit="s", min=0.0),
         "fail_when_empty": Param("bool", False, "fail when the controller reports the gripper empty"),
         "empty_time_s": Param("float", 0.2, "how long gripper_empty must last to fail", unit="s", min=0.0),
+        "fail_on_slip_at_limit": Param("bool", False, "fail when the object slips with the grip at the "
+                                                      "controller's fingertip_force_limit"),
     }
 
     def initialise(self) -> None:
         super().initialise()
         self._empty_since: Any = None
+        self._slips_at_limit = 0
+        self._slipping_at_limit = False
+
+    def _limit_text(self) -> str:
+        n = getattr(self, "_slips_at_limit", 0)
+        return (f"; {n} slip{'s' if n != 1 else ''} at the fingertip_force_limit: it may not squeeze harder"
+                if n else "")
 
     def make_command(self) -> gs.PR2GripperSlipServoCommand:
         return gs.PR2GripperSlipServoCommand()
@@ -222,7 +236,7 @@ class SlipServo(_GripperSensorAction):
     def describe(self, data: Any) -> str:
         flags = [n for n in ("slip_detected", "gripper_empty", "deformation_limit_reached",
                              "fingertip_force_limit_reached") if getattr(data, n)]
-        return f"holding, {_pads(data)}" + (f" ({', '.join(flags)})" if flags else "")
+        return f"holding, {_pads(data)}" + (f" ({', '.join(flags)})" if flags else "") + self._limit_text()
 
     def update(self) -> Status:
         status = super().update()
@@ -231,6 +245,15 @@ class SlipServo(_GripperSensorAction):
         h = self.handle
         data = getattr(h.feedback, "data", None) if h is not None else None
         now = self.now()
+        at_limit = data is not None and data.slip_detected and data.fingertip_force_limit_reached
+        if at_limit and not self._slipping_at_limit:
+            self._slips_at_limit += 1
+            if self.param("fail_on_slip_at_limit"):
+                h.cancel()
+                return self.fail(f"slip_servo: the object slipped with the grip at the fingertip_force_limit "
+                                 f"({_pads(data)}): squeezing harder is not allowed; ease the motion, raise "
+                                 "the limit or the friction")
+        self._slipping_at_limit = at_limit
         if self.param("fail_when_empty") and data is not None and data.gripper_empty:
             if self._empty_since is None:
                 self._empty_since = now

@@ -92,6 +92,7 @@ class GripperTactile:
         self._frame_count = 0
         self._v_prev: Optional[tuple[float, float, float]] = None
         self._slip_flag = False
+        self._slip_at_limit = False
         self._gt_slipping = False
         self._episode_open = False       # a ground-truth slip episode is going on
         self._episode_detected = False   # ... and the controller has seen slip during it
@@ -497,6 +498,10 @@ class GripperTactile:
         slip = ctl.slip_detected or ctl.events.slip_event
         if slip and not self._slip_flag:
             self.ext.slip_detections += 1
+        at_limit = ctl.slip_detected and ctl.fingertip_force_limit_reached
+        if at_limit and not self._slip_at_limit:
+            self.ext.slips_at_force_limit += 1         # felt, but the servo may not squeeze harder
+        self._slip_at_limit = at_limit
         if slip:
             self._episode_detected = self._episode_open
         self._slip_flag = slip

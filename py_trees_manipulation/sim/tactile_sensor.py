@@ -139,7 +139,9 @@ Metrics:
   detector's resolution). ``slip_events_detected``: episodes during which (or within that frame
   period after) the controller flagged slip; ``slip_events_missed``: episodes while it listened
   (SlipServo, or a slip-triggered event armed) that it did not flag. ``slip_detections``: onsets
-  of the controller's slip flag.
+  of the controller's slip flag; ``slips_at_force_limit``: those the slip servo felt with its
+  set-point at ``fingertip_force_limit``, where it may not squeeze harder (the slip goes on unless
+  the motion eases: ``SlipServo`` reports it, and fails on it with ``fail_on_slip_at_limit``).
 - ``sensor_losses``: fingertip sensor losses the controllers acted on.
 - With a target object: ``place_impact_n`` (peak normal force between the target and any non-robot
   body after the gripper lifted it, N, over single 1 ms physics steps; the static weight of a
@@ -242,6 +244,7 @@ class TactileSensing:
         self.slip_detections = 0
         self.slip_events_detected = 0
         self.slip_events_missed = 0
+        self.slips_at_force_limit = 0
         self.place_impact = 0.0
         self._touchdown: Optional[float] = None      # sim time of the touch-down after the lift
         self._release_delay: Optional[float] = None  # s from it to the Release that let go
@@ -416,6 +419,7 @@ class TactileSensing:
             "slip_events_missed": self.slip_events_missed + sum(
                 1 for g in self.grippers.values() if g._episode_open and g._episode_listened
                 and not g._episode_detected),
+            "slips_at_force_limit": self.slips_at_force_limit,
             "sensor_losses": sum(g.controller.sensor_loss_count for g in self.grippers.values()),
         }
         if self._target is not None:
