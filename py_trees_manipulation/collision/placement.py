@@ -168,6 +168,21 @@ class _Probe:
         return self.in_the_way(position, orn, body)[0] is None
 
 
+def check_task_place(world: Any, task: Any) -> Optional[PlaceCheck]:
+    """The scene's ``task`` section (:class:`~py_trees_manipulation.scene.spec.TaskSpec`-like:
+    ``target_object``, ``place_position`` [x, y, z] world frame, metres, ``placed``) checked in
+    ``world``: the target at the place position, its orientation as it stands now
+    (:func:`check_place`). None when the task asks for no place (no target, no place position,
+    or ``placed: false``). Raises KeyError for a target the world does not hold. The run's check
+    before the first tick and ``ptm validate --plan`` both call it."""
+    if (task is None or getattr(task, "place_position", None) is None or getattr(task, "target_object", None) is None
+            or not getattr(task, "placed", True)):
+        return None
+    pose = np.array(world.object_pose(task.target_object), dtype=float)
+    pose[:3, 3] = np.asarray(task.place_position, dtype=float)
+    return check_place(world, task.target_object, pose)
+
+
 def check_place(world: Any, obj: str, place_pose: Pose, search: bool = True) -> PlaceCheck:
     """Is there room for ``obj`` at ``place_pose`` ((4, 4) pose of its base, world frame), on a
     support? See the module docs. The object's copy in ``world`` (a

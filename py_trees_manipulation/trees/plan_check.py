@@ -88,6 +88,7 @@ def plan_check(task: TaskSpec, seed: Optional[int] = None,
     world = CollisionWorld.from_scene(scene)
     try:
         problems += start_state_problems(task, world, scene)
+        problems += task_place_problems(task, world, scene)
         problems += check_nodes(task, world, scene, seed, progress)
     finally:
         world.close()
@@ -130,6 +131,24 @@ def start_state_problems(task: TaskSpec, world: Any, scene: Any) -> list[PlanPro
             f"change scene.robots.{i}.initial_configuration or scene.robots.{i}.base_pose, or move the body "
             "it overlaps"))
     return out
+
+
+def task_place_problems(task: TaskSpec, world: Any, scene: Any) -> list[PlanProblem]:
+    """The scene's ``task.place_position`` for its target object: a support under it and room for
+    the object (:func:`~py_trees_manipulation.collision.placement.check_task_place`), the check a
+    run makes before its first tick, at the key's line in the file."""
+    from ..collision.placement import check_task_place
+
+    t = getattr(scene, "task", None)
+    try:
+        check = check_task_place(world, t)
+    except (KeyError, ValueError):
+        return []
+    if check is None or check.ok:
+        return []
+    section = (task.scene or {}).get("task")
+    loc = section.value_loc("place_position") if hasattr(section, "value_loc") else task.tree.loc
+    return [PlanProblem(loc, f"scene.task.place_position: {check.message(t.target_object, t.place_position)}")]
 
 
 def plan_check_in_backend(task: TaskSpec, backend: Any, seed: int = 0) -> list[PlanProblem]:

@@ -115,27 +115,19 @@ def _place_preflight(backend: Any) -> tuple[Optional[str], Optional[str]]:
     task = getattr(scene, "task", None)
     svc = planning_service(backend)
     call = getattr(svc, "call_in_world", None)
-    if (task is None or task.place_position is None or task.target_object is None or not callable(call)
-            or not getattr(task, "placed", True)):
+    if task is None or not callable(call):
         return None, None
-    import numpy as np
-
-    from ..collision.placement import check_place
-
-    obj, position = task.target_object, np.asarray(task.place_position, dtype=float)
-
-    def job(world: Any) -> Any:
-        pose = np.array(world.object_pose(obj), dtype=float)
-        pose[:3, 3] = position
-        return check_place(world, obj, pose)
+    from ..collision.placement import check_task_place
 
     try:
-        check = call(job)
+        check = call(lambda world: check_task_place(world, task))
     except (KeyError, ValueError, RuntimeError):
+        return None, None
+    if check is None:
         return None, None
     if check.ok:
         return None, check.support
-    return f"scene.task.place_position: {check.message(obj, position)}", None
+    return f"scene.task.place_position: {check.message(task.target_object, task.place_position)}", None
 
 
 def _place_outcome_failure(backend: Any, support: Optional[str]) -> Optional[str]:

@@ -235,3 +235,22 @@ def test_a_lift_that_only_grazes_the_padding_after_the_grasp_is_left_to_the_run(
     assert plan_check(load_task(path, grazing), progress=lines.append) == []
     assert any("'lift' comes within 5 mm of the padding after the world changed" in t for t in lines), lines
     assert _run(path, grazing)["status"] == "SUCCESS"
+
+
+@pytest.mark.parametrize("example, place, line, why", [
+    # 12 cm above the table: the run refused it before its first tick, validate --plan said OK (trial 3)
+    ("pick_and_place", "[0.45, 0.2, 0.75]", 23, r"is 0\.122 m above 'table'.*let go in the air; lower the place"),
+    # inside the cereal box it would stand on
+    ("pick_from_clutter", "[0.48, 0.08, 0.95]", 39, r"is inside its support 'cereal' \(1\d mm deep"),
+])
+def test_the_task_place_is_checked_as_the_run_checks_it(example, place, line, why):
+    """``scene.task.place_position`` gets the run's own check before its first tick (a support under
+    it, room for the object), at the key's line, with the same text; the run refuses it, 0 ticks."""
+    path = os.path.join(EXAMPLES, f"{example}.yaml")
+    overrides = [f"parameters.place_position={place}"]
+    problems = plan_check(load_task(path, overrides))
+    assert [(p.loc.line, bool(re.search(why, p.message))) for p in problems] == [(line, True)], problems
+    summary = _run(path, overrides)
+    assert summary["status"] == "FAILURE" and summary["ticks"] == 0
+    # the same check and text (the run's scene has its pose noise: a millimetre either way)
+    assert summary["error"].startswith("scene.task.place_position: ") and re.search(why, summary["error"])
