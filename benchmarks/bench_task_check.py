@@ -25,7 +25,10 @@ is the figure to read on a loaded machine), and how many motions the dry run fol
 
 Goal (issue 33): under 1 s for pick_and_place and the door on the 2-core machine.
 
-Run: ``python benchmarks/bench_task_check.py [--repeat 5]``
+Last, what keeping the check's plans saves the run (``ptm run --plan-first``, the hardware default):
+the run's own planning time and CPU time with the check's plans followed and with them dropped.
+
+Run: ``python benchmarks/bench_task_check.py [--repeat 5] [--only kept]``
 """
 
 from __future__ import annotations
@@ -66,7 +69,11 @@ def cases() -> list[tuple[str, str, list[str], ReachRequest | None]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--only", choices=["kept"], help="only the kept plans' figures (ptm run --plan-first)")
     args = ap.parse_args()
+    if args.only == "kept":
+        kept_plans(args.repeat)
+        return
     print(f"whole-task check before the arm moves, {args.repeat} runs each (goal < {GOAL_S:g} s)")
     print(f"{'task':<26} {'ok':>5} {'samples':>8} {'median s':>9} {'max s':>7}")
     for label, file, sets, request in cases():
@@ -125,6 +132,51 @@ def main() -> None:
         flag = "  (over the goal)" if goal and statistics.median(cpus) >= GOAL_S else ""
         print(f"{name + ' / ' + model:<40} {len(found):>8} {followed:>8} {statistics.median(walls):9.3f} "
               f"{statistics.median(cpus):7.3f}{flag}")
+
+    kept_plans(args.repeat)
+
+
+def kept_plans(repeat: int) -> None:
+    """``ptm run --plan-first`` (the hardware default) on the simulator: the check before the first
+    goal, then the run, once with the check's plans kept for the run's motions to follow
+    (:mod:`py_trees_manipulation.collision.kept_plans`) and once with them dropped (every motion planned
+    again as it starts: what the run did before); the run's own planning time (wall: the metric
+    ``planning_time_s``, the taken plans' key and path re-check included), the run's CPU time, and how
+    many motions followed the check's plan / were planned again."""
+    from py_trees_manipulation.trees.plan_check import plan_check_in_backend
+    from py_trees_manipulation.trees.runner import RunOptions, make_backend, run_task
+
+    print()
+    print("ptm run --plan-first: the run after the check, its motions following the check's plans (kept) or "
+          "planned again (dropped); the run's planning wall s and its CPU s, medians")
+    print(f"{'task':<20} {'motions':>7} {'followed':>8} {'replanned':>9} {'plan s kept':>11} {'dropped':>8} "
+          f"{'cpu s kept':>10} {'dropped':>8}")
+    for name in ("pick_and_lift", "pick_and_place", "pick_from_clutter", "place_on_contact", "open_door",
+                 "open_drawer", "slip_servo"):
+        task = load_task(str(EXAMPLES / f"{name}.yaml"))
+        figures: dict[bool, list] = {True: [], False: []}
+        for _ in range(repeat):
+            for keep in (True, False):
+                options = RunOptions(display=False, plan_first=False)
+                backend = make_backend(task, options)
+                try:
+                    plan_check_in_backend(task, backend, seed=int((task.scene or {}).get("seed", 0) or 0))
+                    if not keep:
+                        backend.motion_planning.worker.world.kept_plans = None
+                    c0 = time.process_time()
+                    m = run_task(task, options, backend=backend).summary["metrics"]
+                    figures[keep].append((m.get("planning_time_s", 0.0), time.process_time() - c0,
+                                          m.get("planned_motions", 0), m.get("motions_from_check", 0),
+                                          m.get("motions_replanned", 0)))
+                finally:
+                    backend.close()
+
+        def med(keep: bool, i: int) -> float:
+            return statistics.median(f[i] for f in figures[keep])
+
+        k = figures[True][-1]
+        print(f"{name:<20} {k[2]:>7} {k[3]:>8} {k[4]:>9} {med(True, 0):11.3f} {med(False, 0):8.3f} "
+              f"{med(True, 1):10.2f} {med(False, 1):8.2f}")
 
 
 if __name__ == "__main__":

@@ -113,15 +113,28 @@ def _planning_feedback(feedback: MotionFeedback) -> str:
     return f"planning ({feedback.planner or 'auto'}) {feedback.planning_time_s:.2f} s ..."
 
 
+def plan_key(b: Any) -> str:
+    """The key of a motion node's goal (``plan_key``): its name and place in the task file (the
+    node's spec, set by the tree factory and by ``ptm validate --plan``'s dry run), "" without one.
+    The check before the run keeps its plans under it, and the run's motion of the same node takes
+    the plan kept for it (:mod:`py_trees_manipulation.collision.kept_plans`)."""
+    spec = getattr(b, "spec", None)
+    return "" if spec is None else f"{spec.name or spec.type} at {spec.loc}"
+
+
 class _ArmMotion(BackendAction):
     """An arm motion: its :class:`MotionFeedback` described by :meth:`_describe` (deferred: formatted
-    only when the message is read)."""
+    only when the message is read), with why the plan of the check before the run was not used
+    when it was not (the feedback's ``note``)."""
 
     ABSTRACT = True
 
     def on_feedback(self, feedback: Any) -> None:
         if isinstance(feedback, MotionFeedback):
-            self.defer_feedback_message(self._describe, feedback)
+            self.defer_feedback_message(self._describe_noted if feedback.note else self._describe, feedback)
+
+    def _describe_noted(self, feedback: MotionFeedback) -> str:
+        return f"{self._describe(feedback)} ({feedback.note})"
 
     def _describe(self, feedback: MotionFeedback) -> str:  # pragma: no cover  (every motion defines it)
         raise NotImplementedError
@@ -182,7 +195,8 @@ class MoveToPose(_ArmMotion):
                               position_tolerance_m=self.param("position_tolerance_m"),
                               planner=self.params["planner"], planning_time_s=self.param("planning_time_s"),
                               acceleration_scaling=self.param("acceleration_scaling"),
-                              allowed_contacts=_allowed_contacts(self), ik_seed=self.param("ik_seed"))
+                              allowed_contacts=_allowed_contacts(self), ik_seed=self.param("ik_seed"),
+                              plan_key=plan_key(self))
 
     def _describe(self, feedback: MotionFeedback) -> str:
         return _planning_feedback(feedback) or f"tcp {feedback.distance_m:.3f} m from target {_fmt_xyz(self._target)}"
@@ -282,7 +296,7 @@ class MoveCartesian(_ArmMotion):
         return MoveCartesianGoal(pose=T, speed_mps=self.param("speed_mps"), max_force_n=self.param("max_force_n"),
                                  position_tolerance_m=self.param("position_tolerance_m"),
                                  allowed_contacts=_allowed_contacts(self),
-                                 contact_speed_mps=self.param("contact_speed_mps"))
+                                 contact_speed_mps=self.param("contact_speed_mps"), plan_key=plan_key(self))
 
     @classmethod
     def scene_problems(cls, params: dict[str, Any], scene: Any) -> list[tuple[str, str, str]]:
@@ -419,7 +433,7 @@ class MoveJoints(_ArmMotion):
         return MoveJointsGoal(positions=list(positions), velocity_scaling=self.param("velocity_scaling"),
                               planner=self.params["planner"], planning_time_s=self.param("planning_time_s"),
                               acceleration_scaling=self.param("acceleration_scaling"),
-                              allowed_contacts=_allowed_contacts(self))
+                              allowed_contacts=_allowed_contacts(self), plan_key=plan_key(self))
 
     def _describe(self, feedback: MotionFeedback) -> str:
         return _planning_feedback(feedback) or f"moving to {self._label}: {100 * feedback.progress:.0f}%"

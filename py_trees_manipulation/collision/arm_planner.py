@@ -134,6 +134,9 @@ class MotionRequest:
             collision-free one (the caller picks the arm's branch, e.g. elbow up).
         seed: seeds the random IK seeds and OMPL.
         dt: trajectory sample period, seconds.
+        node: the behaviour node the motion is for (the goal's ``plan_key``: its name and place in
+            the task file), "" when unknown: a plan the check before the run kept for that node is
+            followed when it fits (:class:`~.kept_plans.KeptPlans`).
     """
 
     robot: str
@@ -156,6 +159,7 @@ class MotionRequest:
     ik_seeds: Sequence[Sequence[float]] = ()
     seed: int = 0
     dt: float = 0.001
+    node: str = ""
 
 
 @dataclass
@@ -202,6 +206,9 @@ class MotionPlan:
         allowed: :class:`~.world.AllowedContacts` used. checks: validity checks made.
         attached: the held object's name, or None.
         guard: how a guarded line meets its expected contact (:class:`GuardedApproach`), or None.
+        source: ``"check"`` when the plan is the one the check before the run made and kept
+            (:class:`~.kept_plans.KeptPlans`), ``""`` when planned as the motion started.
+        note: why a plan the check kept was not used (``"plan from the check not used: ..."``), or "".
     """
 
     robot: str
@@ -220,6 +227,8 @@ class MotionPlan:
     checks: int = 0
     attached: Optional[str] = None
     guard: Optional[GuardedApproach] = None
+    source: str = ""
+    note: str = ""
 
     def allowed_names(self, world: CollisionWorld) -> list[tuple[str, str, Optional[str]]]:
         """The allowed and relaxed pairs by name: ``(robot link or held object, body, body link or None)``."""
@@ -237,6 +246,10 @@ class MotionPlan:
         clear = (f", min clearance {self.min_clearance_m * 1000:.0f} mm ({self.clearance_pair})"
                  if self.min_clearance_m is not None else "")
         guard = f"; {self.guard.describe()}" if self.guard is not None else ""
+        if self.source == "check":
+            guard += "; the plan from the check before the run"
+        elif self.note:
+            guard += f"; {self.note}"
         return (f"{action}: {how} in {self.planning_time_s * 1000:.0f} ms ({self.checks} checks), "
                 f"{len(self.waypoints)} waypoints, {self.path_length_rad:.2f} rad, {self.trajectory.duration:.2f} s"
                 f"{clear}{guard}")
@@ -253,6 +266,8 @@ class MotionPlan:
             "attached": self.attached or "",
             "waypoints": [{"positions": [round(float(v), 6) for v in w]} for w in self.waypoints],
             "allowed_contacts": list(self.allowed.reasons),
+            **({"from_check": True} if self.source == "check" else {}),
+            **({"note": self.note} if self.note else {}),
             **({"guard": {"pair": self.guard.pair, "contact_m": round(self.guard.contact_m, 5),
                           "slow_from_m": round(self.guard.slow_from_m, 5),
                           "contact_speed_mps": round(self.guard.contact_speed_mps, 5),

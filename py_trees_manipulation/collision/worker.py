@@ -58,14 +58,15 @@ def request_from_goal(robot: str, action: str, goal: Any, start: Sequence[float]
         raise ValueError(f"not an arm motion action: {action!r}")
     if not isinstance(goal, expected[action]):
         raise TypeError(f"{action} takes a {expected[action].__name__}, got {type(goal).__name__}")
+    node = str(getattr(goal, "plan_key", "") or "")
     if action == "move_cartesian":
         return MotionRequest(robot=robot, kind="cartesian", start=list(start), target=check_pose(goal.pose),
                              speed_mps=goal.speed_mps, position_tolerance_m=goal.position_tolerance_m,
                              guarded=goal.max_force_n is not None, max_force_n=goal.max_force_n,
                              contact_speed_mps=getattr(goal, "contact_speed_mps", None),
-                             allowed_contacts=goal.allowed_contacts)
+                             allowed_contacts=goal.allowed_contacts, node=node)
     common = dict(planner=goal.planner, planning_time_s=goal.planning_time_s, velocity_scaling=goal.velocity_scaling,
-                  acceleration_scaling=goal.acceleration_scaling, allowed_contacts=goal.allowed_contacts)
+                  acceleration_scaling=goal.acceleration_scaling, allowed_contacts=goal.allowed_contacts, node=node)
     if action == "move_joints":
         q = list(goal.positions) if goal_positions is None else list(goal_positions)
         return MotionRequest(robot=robot, kind="joints", start=list(start), goal=q, **common)
@@ -95,9 +96,23 @@ class PlanningWorker:
             self._world = self._make_world()
         return self._world
 
+    @property
+    def kept_plans(self) -> Any:
+        """The plans the check before the run kept in the world (:class:`~.kept_plans.KeptPlans`),
+        or None (no check, or the world not built yet)."""
+        return getattr(self._world, "kept_plans", None)
+
+    def kept_metrics(self) -> dict[str, Any]:
+        """The run's metrics of the kept plans (:meth:`~.kept_plans.KeptPlans.summary`), {} without a
+        check before the run."""
+        kept = self.kept_plans
+        return kept.summary() if kept is not None else {}
+
     def submit(self, request: MotionRequest, apply: Callable[[Any], None],
                now: bool = False) -> tuple[concurrent.futures.Future, threading.Event]:
-        """Plan ``request`` on the worker after ``apply(world)`` synced the scene.
+        """Plan ``request`` on the worker after ``apply(world)`` synced the scene; or, when the check
+        before the run kept a plan for it (the world's ``kept_plans``,
+        :class:`~.kept_plans.KeptPlans`) that still fits, that plan.
 
         Args:
             now: plan on the calling thread before returning (a done future) when the worker has
@@ -117,11 +132,19 @@ class PlanningWorker:
         def job() -> Any:
             if cancel.is_set():
                 return PlanFailure("cancelled before planning started")
+            note = ""
             try:
                 apply(self.world)
-                return ArmMotionPlanner(self.world, request.robot).plan(request, cancelled=cancel.is_set)
+                kept = getattr(self.world, "kept_plans", None)
+                if kept is not None:   # the check before the run planned it: follow that plan when it fits
+                    plan, note = kept.take(request, self.world)
+                    if plan is not None:
+                        return plan
+                plan = ArmMotionPlanner(self.world, request.robot).plan(request, cancelled=cancel.is_set)
+                plan.note = note
+                return plan
             except MotionPlanningError as e:
-                return PlanFailure(str(e), e.planning_time_s)
+                return PlanFailure(f"{e} ({note})" if note else str(e), e.planning_time_s)
             except (ValueError, KeyError) as e:
                 return PlanFailure(f"invalid goal: {e}")
             except Exception as e:  # pragma: no cover - a bug: report it, do not hang the goal

@@ -133,6 +133,9 @@ class CollisionWorld(ClosedOnDelete):
         bodies: body name -> PyBullet body id; names: the reverse.
         robots: robot name -> :class:`~py_trees_manipulation.bullet.robots.LoadedRobot` (kinematic copy).
         objects: names of the movable objects (they can be attached).
+        kept_plans: the motions the check before the run planned in this world, for the run's
+            motions to follow (:class:`~.kept_plans.KeptPlans`), or None (every motion planned as
+            it starts).
     """
 
     def __init__(self, padding_m: float = DEFAULT_PADDING_M, max_step_rad: float = 0.01):
@@ -158,6 +161,7 @@ class CollisionWorld(ClosedOnDelete):
         # (never change contactBreakingThreshold here: it is a process-wide Bullet global, the
         # simulator's contacts would change with it)
         self._probe: Optional[int] = None
+        self.kept_plans: Any = None
         self.closed = False
 
     # ---- construction ----------------------------------------------------------------------------

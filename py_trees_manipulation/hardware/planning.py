@@ -334,6 +334,8 @@ class HardwarePlanning:
         fb = r.feedback
         if isinstance(fb, MotionFeedback):
             fb.phase, fb.planner = "executing", (p.plan.planner or p.plan.mode) if p.plan is not None else ""
+            if p.plan is not None:
+                fb.plan, fb.note = p.plan.source, p.plan.note
             p.handle.publish_feedback(fb)
         if not r.done:
             return
@@ -353,7 +355,8 @@ class HardwarePlanning:
         """``planning_time_s`` (wall time spent planning) and ``planned_motions`` once a motion was planned."""
         if not self._count:
             return {}
-        return {"planning_time_s": round(self.planning_time_s, 4), "planned_motions": self._count}
+        return {"planning_time_s": round(self.planning_time_s, 4), "planned_motions": self._count,
+                **self._worker.kept_metrics()}
 
     def close(self) -> None:
         """Cancel the plans still running, stop the worker, free the world."""

@@ -54,6 +54,10 @@ class MoveToPoseGoal:
             configuration a plan checked, an elbow-up branch), else the usual search. None:
             the arm's configuration now first. Used where this project plans the motion (the
             simulator; the hardware backend with a scene); a bridge node that plans itself ignores it.
+        plan_key: the behaviour node that sends the goal (its name and place in the task file;
+            "" when unknown): a motion the check before the run planned for that node is followed
+            as planned when it still fits (:mod:`py_trees_manipulation.collision.kept_plans`). Not
+            sent to a robot.
     """
 
     pose: np.ndarray
@@ -65,6 +69,7 @@ class MoveToPoseGoal:
     acceleration_scaling: float = 0.5
     allowed_contacts: tuple[str, ...] = field(default_factory=tuple)
     ik_seed: Optional[tuple[float, ...]] = None
+    plan_key: str = ""
 
     def __post_init__(self) -> None:
         _check_scaling("velocity_scaling", self.velocity_scaling)
@@ -92,6 +97,7 @@ class MoveCartesianGoal:
             (:mod:`py_trees_manipulation.scene.contact`).
         position_tolerance_m: accepted TCP position error, metres.
         allowed_contacts: as :class:`MoveToPoseGoal`.
+        plan_key: as :class:`MoveToPoseGoal`.
     """
 
     pose: np.ndarray
@@ -100,6 +106,7 @@ class MoveCartesianGoal:
     position_tolerance_m: float = 0.01
     allowed_contacts: tuple[str, ...] = field(default_factory=tuple)
     contact_speed_mps: Optional[float] = None
+    plan_key: str = ""
 
     def __post_init__(self) -> None:
         _check_positive("speed_mps", self.speed_mps)
@@ -119,6 +126,7 @@ class MoveJointsGoal:
     planning_time_s: float = 2.0
     acceleration_scaling: float = 0.5
     allowed_contacts: tuple[str, ...] = field(default_factory=tuple)
+    plan_key: str = ""
 
     def __post_init__(self) -> None:
         _check_scaling("velocity_scaling", self.velocity_scaling)
@@ -169,6 +177,10 @@ class MotionFeedback:
         planner: the planner asked for (``auto``, ``straight``, an OMPL name; ``line`` for a
             Cartesian motion) while planning, the one used while executing.
         planning_time_s: wall time spent planning so far (planning) or in total (executing), seconds.
+        plan: while executing: ``"check"`` when the motion follows the plan the check before the
+            run made (:mod:`py_trees_manipulation.collision.kept_plans`), else "".
+        note: while executing: why the check's plan was not used (``"plan from the check not used:
+            start differs by 0.031 rad at panda_joint4"``), else "".
     """
 
     tcp_pose: np.ndarray
@@ -177,6 +189,8 @@ class MotionFeedback:
     phase: str = "executing"
     planner: str = ""
     planning_time_s: float = 0.0
+    plan: str = ""
+    note: str = ""
 
 
 @dataclass

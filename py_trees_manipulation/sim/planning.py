@@ -216,6 +216,7 @@ class _CheckedTrajectory(_JointTrajectory):
             fb.phase = "executing"
             fb.planner = self.plan.planner or self.plan.mode
             fb.planning_time_s = self.plan.planning_time_s
+            fb.plan, fb.note = self.plan.source, self.plan.note
 
     def stop(self) -> Any:
         self.ext._executed(self.arm, self.plan, self.monitor, "stopped")
@@ -621,6 +622,8 @@ class SimMotionPlanning:
         out: dict[str, Any] = {"planning_time_s": round(self._planning_time_s, 4), "planned_motions": self._count}
         if self._min_clearance is not None:
             out["min_clearance_m"] = round(self._min_clearance, 5)
+        if self._worker is not None:
+            out.update(self._worker.kept_metrics())   # after a check before the run (ptm run --plan-first)
         return out
 
     def reset_run(self) -> None:
@@ -629,6 +632,8 @@ class SimMotionPlanning:
         worker = self._worker
         self.__init__(self.backend, self.settings)  # type: ignore[misc]
         self._worker = worker
+        if worker is not None and worker.kept_plans is not None:
+            worker.world.kept_plans = None   # a check's plans are for the run after it
 
     def close(self) -> None:
         """Stop the worker (a plan running ends at its next termination check) and free the world."""

@@ -25,6 +25,10 @@ writes, a step whose outcome a sensor decides: an event-triggered ``Release``, a
 a regrasp plan executed) stops following that arm, or the whole tree: those nodes are checked when
 they start, as in a run (docs/reachability.md lists which are which).
 
+Before a run (``ptm run --plan-first``, :func:`plan_check_in_backend`) the motions the dry run planned
+are kept, and the run's motions follow them where they still fit
+(:mod:`~py_trees_manipulation.collision.kept_plans`): the check and the execution are one computation.
+
 Each problem names the node's line in the file, as a load error does. Nothing moves; no PyBullet
 GUI, no physics: the checks are the behaviours' own functions in a collision world, so the verdict
 is the one a run's first check would give.
@@ -154,14 +158,28 @@ def task_place_problems(task: TaskSpec, world: Any, scene: Any) -> list[PlanProb
 def plan_check_in_backend(task: TaskSpec, backend: Any, seed: int = 0) -> list[PlanProblem]:
     """:func:`plan_check` in a backend's own collision world (its planning service's, synced to the
     robot's joint states and the perceived objects: the hardware backend), before the first goal is
-    sent; empty when the backend has no collision world."""
+    sent; empty when the backend has no collision world. The motions the dry run planned are kept in
+    that world (its ``kept_plans``, :class:`~py_trees_manipulation.collision.kept_plans.KeptPlans`):
+    the run's motions follow them where they still fit, so the check and the execution are one
+    computation."""
     from ..backend import planning_service
+
+    from ..collision.kept_plans import KeptPlans
 
     svc = planning_service(backend)
     scene = getattr(svc, "scene", None)
     if svc is None or scene is None or not callable(getattr(svc, "call_in_world", None)):
         return []
-    return svc.call_in_world(lambda world: check_nodes(task, world, scene, seed))
+    kept = KeptPlans()
+    dt = getattr(getattr(svc, "backend", None), "dt", None)   # the run's controller period (the simulator's step)
+
+    def check(world: Any) -> list[PlanProblem]:
+        world.kept_plans = None
+        problems = check_nodes(task, world, scene, seed, kept=kept, dt=dt)
+        world.kept_plans = kept   # the run's motions follow them (collision.kept_plans)
+        return problems
+
+    return svc.call_in_world(check)
 
 
 #: behaviours after which the world is no longer the file's (an object held or moved, a door
@@ -201,7 +219,8 @@ def robot_of(node: Any, key: str, world: Any) -> Optional[str]:
 
 
 def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
-                progress: Optional[Callable[[str], None]] = None) -> list[PlanProblem]:
+                progress: Optional[Callable[[str], None]] = None, kept: Any = None,
+                dt: Optional[float] = None) -> list[PlanProblem]:
     """Every node's ``plan_problems`` check in ``world`` (module docstring), in tick order, the tree
     ticked once against the collision world (:class:`DryRun`): the arm motions planned from where the
     motions before them leave the arm, as the run plans them, grasps attaching what the fingers close
@@ -209,9 +228,12 @@ def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
     be refused is a problem. The checks stop at the first node whose outcome cannot be known ahead
     (:meth:`DryRun.step` returns None: an event-triggered release, a regrasp plan executed, a grasp
     closing on nothing): the checks after it depend on what it did, and run when they start. The
-    world is put back as it was at the end."""
+    world is put back as it was at the end. ``kept``: a
+    :class:`~py_trees_manipulation.collision.kept_plans.KeptPlans` that receives every motion planned,
+    for the run to follow; ``dt``: the run's trajectory sample period, seconds (default: the
+    planner's)."""
     problems: list[PlanProblem] = []
-    dry = DryRun(world, scene, task.blackboard or {})
+    dry = DryRun(world, scene, task.blackboard or {}, kept=kept, dt=dt)
     try:
         for node, nominal in _tick_order(task.tree):
             if node.category != "behaviour":
@@ -319,8 +341,9 @@ class DryRun:
 
     ACTIONS = {"MoveJoints": "move_joints", "MoveToPose": "move_to_pose", "MoveCartesian": "move_cartesian"}
 
-    def __init__(self, world: Any, scene: Any, blackboard: dict):
+    def __init__(self, world: Any, scene: Any, blackboard: dict, kept: Any = None, dt: Optional[float] = None):
         self.world, self.scene = world, scene
+        self.kept, self.dt = kept, dt   # the plans kept for the run; its trajectory sample period
         self.blackboard = {str(k).lstrip("/"): v for k, v in dict(blackboard).items()}
         self.lost: set[str] = set()
         # robot -> (object, its pose in the TCP frame): what the world holds already (a hardware
@@ -410,8 +433,10 @@ class DryRun:
 
         cls = registry.lookup(node.type)
         try:
-            goal = cls.make_goal(_Params(cls, node.params, self, robot))
+            goal = cls.make_goal(_Params(cls, node.params, self, robot, node))
             req = request_from_goal(robot, action, goal, self.world.robots[robot].joint_positions())
+            if self.dt:
+                req.dt = float(self.dt)
         except _Unknown:
             return self._lose(robot)
         except (ValueError, KeyError, TypeError) as e:
@@ -430,6 +455,8 @@ class DryRun:
                              f"world changed: checked when it starts)")
                 return self._lose(robot)
             return self._lose(robot, [("", f"{node.type}: the motion would be refused before moving: {e}", "")])
+        if self.kept is not None:
+            self.kept.keep(req.node, req, plan, self.world)   # the run's motion of this node follows it
         if plan.guard is not None:
             self.changed = True   # where the guard stops: the touch-down is known to a few millimetres
         self._set_arm(robot, self._guard_stop(robot, plan) if plan.guard is not None else plan.goal)
@@ -690,9 +717,10 @@ class _Params:
     answered from the dry run: called as ``MoveCartesian.make_goal(stand_in)``, so the goal is the
     behaviour's own; ``write`` puts a value under the blackboard key a ``key`` parameter names."""
 
-    def __init__(self, cls: Any, params: dict, dry: DryRun, robot: Optional[str] = None):
+    def __init__(self, cls: Any, params: dict, dry: DryRun, robot: Optional[str] = None, spec: Any = None):
         from ..behaviors.params import REQUIRED
 
+        self.spec = spec   # the node (its goal's plan_key, as the run's behaviour has it)
         self._param_decl = cls.all_params()
         self.params = {k: p.default for k, p in self._param_decl.items() if p.default is not REQUIRED}
         self.params.update(params)
