@@ -253,7 +253,8 @@ class MoveCartesian(_ArmMotion):
         **_TARGET_PARAMS,
         "delta": Param("vector3", None, "displacement from the current TCP position, world frame", unit="m", frame="world"),
         "speed_mps": Param("float", 0.1, "TCP linear speed", unit="m/s", min=0.001, max=2.0),
-        "max_force_n": Param("float", None, "stop on contact when the wrist force exceeds this", unit="N", min=0.0),
+        "max_force_n": Param("float", None, "stop on contact when the wrist force exceeds this (FAILURE when it "
+                             "trips over 2 cm before the contact the scene expects)", unit="N", min=0.0),
         "contact_speed_mps": Param("float", None, "with max_force_n: speed at the expected contact (default: the "
                                    "fastest at which the guard stops within twice max_force_n)", unit="m/s",
                                    min=0.0001, max=2.0),

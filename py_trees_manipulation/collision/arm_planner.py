@@ -82,6 +82,10 @@ MAX_JOINT_JUMP_RAD = 0.5
 CLEARANCE_RANGE_M = 0.25       # clearances are measured up to this distance
 JERK_RAMP_S = 0.1              # without jerk limits: full acceleration reached in this long
 MIN_DURATION_S = 0.05          # a joint motion lasts at least this long (a tiny one is not a jolt)
+#: a guarded line whose guard trips more than this before its expected contact did not meet what it
+#: was sent to meet (twice the slow zone before the contact, scene/contact.py CONTACT_APPROACH_M):
+#: the motion fails there, before a release lets go of an object held in the air
+EARLY_STOP_M = 0.02
 
 
 def _fmt(v: Sequence[float]) -> str:
@@ -184,9 +188,26 @@ class GuardedApproach:
     damping_n_s_per_m: float
     peak_n: float
 
+    #: the line's length, metres (the arc length at its end)
+    line_m: float = 0.0
+
     def describe(self) -> str:
         return (f"meets {self.pair} {self.contact_m * 1000:.0f} mm along at {self.contact_speed_mps:.3f} m/s "
                 f"(guard peak <= {self.peak_n:.1f} N)")
+
+    def early_stop(self, remaining_m: float) -> str:
+        """Why a guard that tripped with the TCP ``remaining_m`` (metres) short of the line's end
+        stopped too early to be the expected contact (more than :data:`EARLY_STOP_M` before it), or
+        ``""``. Used by every backend that executes the plan (the simulator, the hardware client)."""
+        travelled = self.line_m - float(remaining_m)
+        short = self.contact_m - travelled
+        if short <= EARLY_STOP_M:
+            return ""
+        return (f"the guard tripped {short * 1000:.0f} mm before the expected contact ({self.pair} at "
+                f"{self.contact_m * 1000:.0f} mm along the line, stopped at {max(travelled, 0.0) * 1000:.0f} mm): it "
+                "did not meet what it was sent to meet. Something else is in the way, the scene is not as written "
+                "(the support higher than modelled), or the arm's own motion jolted the wrist sensor; nothing was "
+                "let go")
 
 
 @dataclass
@@ -585,7 +606,8 @@ class ArmMotionPlanner:
                 guard = self._guarded_approach(req, qs, arc, ck)
                 if guard is not None and guard.contact_speed_mps < req.speed_mps:
                     traj = slowed_line_timing(qs, arc, req.speed_mps, guard.contact_speed_mps, guard.slow_from_m,
-                                              req.speed_mps / LINE_RAMP_S, self.loaded.velocity_limits, req.dt)
+                                              req.speed_mps / LINE_RAMP_S, self.loaded.velocity_limits, req.dt,
+                                              max_acceleration=self.loaded.acceleration_limits)
             clearance, pair = self._path_clearance(qs, ck)
             return MotionPlan(robot=self.robot, kind="cartesian", mode="cartesian", planner="", planning_time_s=0.0,
                               waypoints=qs, path_length_rad=path_length(qs), min_clearance_m=clearance,
@@ -684,7 +706,7 @@ class ArmMotionPlanner:
         speed = min(float(req.contact_speed_mps or fastest), float(req.speed_mps))
         return GuardedApproach(pair=pair, contact_m=contact_m, slow_from_m=contact_m - CONTACT_APPROACH_M,
                                contact_speed_mps=speed, max_speed_mps=fastest, stiffness_n_per_m=stiffness,
-                               damping_n_s_per_m=damping,
+                               damping_n_s_per_m=damping, line_m=float(arc[-1]),
                                peak_n=guard_peak_n(force, speed, stiffness, damping, latency))
 
     def _line_ik(self, req: MotionRequest, start: np.ndarray, T0: Pose, target: Pose, dist: float,

@@ -340,6 +340,13 @@ class HardwarePlanning:
         if not r.done:
             return
         result = r.result
+        guard = getattr(p.plan, "guard", None)
+        if (r.status == GoalStatus.SUCCEEDED and guard is not None and isinstance(result, MotionResult)
+                and result.stopped_on_contact):
+            early = guard.early_stop(float(result.position_error_m))
+            if early:   # the same judgement as the simulator's (GuardedApproach.early_stop)
+                p.handle.set_aborted(result, f"{r.text}; {early}")
+                return
         if r.status == GoalStatus.SUCCEEDED:
             p.handle.set_succeeded(result, r.text)
         elif r.status == GoalStatus.ABORTED:

@@ -143,18 +143,32 @@ def time_parameterize(waypoints: Sequence[Sequence[float]], max_velocity: Sequen
     return Trajectory(times=times, positions=q, velocities=qd, waypoint_times=waypoint_times, dt=dt)
 
 
+#: the share of a joint's acceleration limit a guarded line may use for each of the two terms of
+#: the joint acceleration ``q'' = q_ss v^2 + q_s dv/dt`` (path curvature, speed change). A guarded
+#: line is there to meet a contact gently: the wrist force sensor reads the hand's inertia, and a
+#: joint at its limit near a singularity (a line at the edge of the reach: q_s of 30 rad/m) saturates
+#: its motor and jolts the hand by 15 N, which trips an 8 N guard 10 cm before the contact.
+GUARDED_ACCEL_SHARE = 0.25
+
+
 def slowed_line_timing(waypoints: Sequence[Sequence[float]], arc_m: Sequence[float], speed_mps: float,
                        slow_speed_mps: float, slow_from_m: float, accel_mps2: float,
-                       max_velocity: Sequence[float], dt: float = 0.001) -> Trajectory:
+                       max_velocity: Sequence[float], dt: float = 0.001,
+                       max_acceleration: Optional[Sequence[float]] = None) -> Trajectory:
     """Time a straight TCP line that must be slow near its end: a guarded line meeting its
     expected contact (:mod:`py_trees_manipulation.scene.contact`).
 
-    The TCP speed along the line's arc length ``s`` is the largest that starts and ends at rest
-    with ``accel_mps2``, cruises at ``speed_mps``, is down to ``slow_speed_mps`` at ``slow_from_m``
-    (decelerating at ``accel_mps2`` before it) and stays there, and asks no joint for more than its
-    velocity limit on any segment. The joints follow the waypoints linearly in ``s`` (not in
-    time), so the speed changes smoothly inside a segment: a step in the joint velocities would
-    jolt the wrist force sensor (the held mass times the step's acceleration) and trip the guard.
+    The joints follow the waypoints along a C1 curve in the line's arc length ``s`` (shape-preserving
+    cubic, ``scipy.interpolate.PchipInterpolator``: between two waypoints each joint stays between
+    its two values, so the path is the checked one to within a waypoint's step), so the joint
+    velocities never step: a step would jolt the wrist force sensor (the held mass times the
+    step's acceleration) and trip the guard. The TCP speed along ``s`` is the largest that starts
+    and ends at rest, changes by at most ``accel_mps2``, cruises at ``speed_mps``, is down to
+    ``slow_speed_mps`` at ``slow_from_m`` and stays there, and asks no joint for more than its
+    velocity limit, nor (with ``max_acceleration``) for more than :data:`GUARDED_ACCEL_SHARE` of its
+    acceleration limit in either term of ``q'' = q_ss v^2 + q_s dv/dt`` (a line through a nearly
+    singular posture slows down there): two passes over a fine grid of ``s`` (backward: braking in
+    time; forward: accelerating), the classic numerical time-optimal parameterisation.
 
     Args:
         waypoints: the line's IK waypoints, shape (n, dof), radians.
@@ -162,8 +176,9 @@ def slowed_line_timing(waypoints: Sequence[Sequence[float]], arc_m: Sequence[flo
         speed_mps, slow_speed_mps: cruise speed and speed from ``slow_from_m`` on, m/s, > 0.
         slow_from_m: arc length at which the line is slow, metres (<= 0: slow throughout).
         accel_mps2: TCP acceleration of the ramps, m/s^2, > 0.
-        max_velocity: joint velocity limits, shape (dof,).
+        max_velocity: joint velocity limits, rad/s, shape (dof,).
         dt: sample period, seconds.
+        max_acceleration: joint acceleration limits, rad/s^2, shape (dof,); None: not bounded.
 
     Returns:
         A :class:`Trajectory` (``waypoint_times`` at each waypoint).
@@ -171,6 +186,8 @@ def slowed_line_timing(waypoints: Sequence[Sequence[float]], arc_m: Sequence[flo
     Raises:
         ValueError: non-positive speeds or acceleration, or arc lengths that decrease.
     """
+    from scipy.interpolate import PchipInterpolator
+
     q = np.asarray(waypoints, dtype=float)
     arc = np.asarray(arc_m, dtype=float)
     if not (speed_mps > 0 and slow_speed_mps > 0 and accel_mps2 > 0):
@@ -181,32 +198,52 @@ def slowed_line_timing(waypoints: Sequence[Sequence[float]], arc_m: Sequence[flo
     if length <= 0.0:
         return Trajectory(times=np.zeros(0), positions=np.zeros((0, q.shape[1])), velocities=np.zeros((0, q.shape[1])),
                           waypoint_times=np.zeros(len(q)), dt=dt)
+    keep = np.concatenate([[True], np.diff(arc) > 1e-12])
+    keep[-1] = True
+    qk, ak = q[keep], arc[keep]
+    if len(ak) > 1 and ak[-1] - ak[-2] <= 1e-12:   # the last waypoint replaces one at the same arc
+        qk, ak = np.delete(qk, -2, axis=0), np.delete(ak, -2)
+    if len(ak) < 2:
+        qk, ak = np.stack([q[0], q[-1]]), np.array([0.0, length])
+    curve = PchipInterpolator(ak, qk, axis=0)
+    d1, d2 = curve.derivative(1), curve.derivative(2)
     vlim = np.asarray(max_velocity, dtype=float)
-    seg = np.diff(arc)
-    seg_t = np.max(np.abs(np.diff(q, axis=0)) / vlim, axis=1)      # the least time per segment, s
-    seg_v = np.where(seg_t > 0, seg / np.maximum(seg_t, 1e-12), math.inf)
     a, cruise, slow = float(accel_mps2), float(speed_mps), float(slow_speed_mps)
 
-    def allowed(at: float) -> float:
-        """The fastest the TCP may go at arc length ``at``: cruise, the slow zone and the braking
-        curves before it and before the end, the segment's joint velocity limits."""
-        v = min(cruise, math.sqrt(2.0 * a * max(length - at, 0.0)))
-        v = min(v, slow if at >= slow_from_m else math.sqrt(slow * slow + 2.0 * a * (slow_from_m - at)))
-        k = min(max(int(np.searchsorted(arc, at, side="right")) - 1, 0), len(seg_v) - 1)
-        return min(v, float(seg_v[k]))
-
-    # one step per sample: accelerate at most by a dt, never faster than allowed where it is
-    s_at, v, at = [], 0.0, 0.0
-    while at < length - 1e-9 and len(s_at) < 10_000_000:
-        v_next = max(min(v + a * dt, allowed(at)), 0.5 * a * dt)
-        at = min(at + 0.5 * (v + v_next) * dt, length)
-        v = v_next
-        s_at.append(at)
-    s_t = np.asarray(s_at)
-    times = np.arange(1, len(s_t) + 1) * dt
-    pos = np.stack([np.interp(s_t, arc, q[:, j]) for j in range(q.shape[1])], axis=1)
+    # the speed limit at every point of a fine grid (a step of at most a tenth of a millimetre)
+    m = max(2, int(math.ceil(length / 1e-4)) + 1)
+    s = np.linspace(0.0, length, m)
+    qs = np.abs(d1(s))                                    # |dq/ds|, rad/m, shape (m, dof)
+    with np.errstate(divide="ignore"):
+        v_max = np.min(np.where(qs > 1e-12, vlim / np.maximum(qs, 1e-12), math.inf), axis=1)
+    v_max = np.minimum(v_max, np.where(s >= slow_from_m, slow, cruise))
+    a_at = np.full(m, a)
+    if max_acceleration is not None:
+        amax = GUARDED_ACCEL_SHARE * np.asarray(max_acceleration, dtype=float)
+        qss = np.abs(d2(s))
+        with np.errstate(divide="ignore"):
+            v_max = np.minimum(v_max, np.min(np.sqrt(amax / np.maximum(qss, 1e-12)), axis=1))
+            a_at = np.minimum(a_at, np.min(amax / np.maximum(qs, 1e-12), axis=1))
+    ds = length / (m - 1)
+    v = v_max.copy()
+    v[0] = v[-1] = 0.0
+    for i in range(m - 2, -1, -1):                       # brake in time for every limit ahead
+        v[i] = min(v[i], math.sqrt(v[i + 1] ** 2 + 2.0 * a_at[i] * ds))
+    for i in range(1, m):                                # and speed up no faster than allowed
+        v[i] = min(v[i], math.sqrt(v[i - 1] ** 2 + 2.0 * a_at[i - 1] * ds))
+    t_grid = np.concatenate([[0.0], np.cumsum(2.0 * ds / np.maximum(v[:-1] + v[1:], 1e-12))])
+    n = max(1, int(math.ceil(t_grid[-1] / dt - 1e-9)))
+    times = np.arange(1, n + 1) * dt
+    times[-1] = t_grid[-1]
+    # within a grid step the speed changes linearly in time (constant acceleration): the step's
+    # length is its mean speed times its duration
+    i = np.clip(np.searchsorted(t_grid, times, side="right") - 1, 0, m - 2)
+    tau = times - t_grid[i]
+    acc = (v[i + 1] - v[i]) / np.maximum(t_grid[i + 1] - t_grid[i], 1e-12)
+    s_t = np.minimum(s[i] + v[i] * tau + 0.5 * acc * tau ** 2, length)
+    sdot = np.maximum(v[i] + acc * tau, 0.0)
+    pos = curve(s_t)
+    vel = d1(s_t) * sdot[:, None]
     pos[-1] = q[-1]
-    vel = np.gradient(pos, dt, axis=0) if len(pos) > 1 else np.zeros_like(pos)
     vel[-1] = 0.0
-    s, t = np.concatenate([[0.0], s_t]), np.concatenate([[0.0], times])
-    return Trajectory(times=times, positions=pos, velocities=vel, waypoint_times=np.interp(arc, s, t), dt=dt)
+    return Trajectory(times=times, positions=pos, velocities=vel, waypoint_times=np.interp(arc, s, t_grid), dt=dt)

@@ -177,6 +177,20 @@ class SimArm(_SimResource):
         return np.array(pb.getJointState(self.robot.body, self._hand_joint,
                                          physicsClientId=self.robot.client)[2][:3])
 
+    def touching(self) -> str:
+        """What the robot touches now, and what those bodies touch in turn (``"mug; mug on nothing
+        but panda"``), by name, from the simulator's contact points: a guard's message says whether
+        the force came from a contact."""
+        c, robot = self.robot.client, self.robot.body
+        names = {b: n for n, b in self.backend._bodies.items()}
+        mine = sorted({p[2] for p in pb.getContactPoints(bodyA=robot, physicsClientId=c) if p[2] != robot})
+        parts = []
+        for b in mine:
+            theirs = sorted({names.get(p[2], str(p[2])) for p in pb.getContactPoints(bodyA=b, physicsClientId=c)
+                             if p[2] not in (robot, b)})
+            parts.append(f"{names.get(b, b)} (on {', '.join(theirs) if theirs else 'nothing but ' + self.name})")
+        return "; ".join(parts)
+
     # ---- low-level ----------------------------------------------------------------------------
     def _motor_command(self, q: Sequence[float], qd: Sequence[float]) -> None:
         pb.setJointMotorControlArray(self.robot.body, self.robot.arm_joints, pb.POSITION_CONTROL,

@@ -205,6 +205,11 @@ class _CheckedTrajectory(_JointTrajectory):
             self.monitor.sample()
 
     def _end(self, success: bool, text: str, stopped_on_contact: bool = False) -> None:
+        guard = getattr(self.plan, "guard", None)
+        if success and stopped_on_contact and guard is not None:
+            early = guard.early_stop(float(np.linalg.norm(self.arm.tcp_pose()[:3, 3] - self.target_pose[:3, 3])))
+            if early:
+                success, text = False, f"{text}; {early} (touching: {self.arm.touching() or 'nothing'})"
         self.monitor.sample()
         self.ext._executed(self.arm, self.plan, self.monitor, text)
         super()._end(success, text, stopped_on_contact)

@@ -77,6 +77,61 @@ def test_a_line_that_starts_in_contact_is_slow_throughout_and_joint_limits_hold(
     assert (np.diff(s) / traj.dt).max() <= 0.005 * 1.05
 
 
+def test_a_line_through_a_nearly_singular_posture_slows_there_and_its_joint_velocities_never_step():
+    # a joint whose rate along the line jumps tenfold within 5 mm (dq/ds 3 -> 31 rad/m), as a Panda's
+    # elbow does on a place at the edge of its reach: linear in s, its velocity stepped by 0.3 rad/s
+    # in 1 ms, the motor saturated and the 15 N jolt tripped an 8 N guard 114 mm before the table
+    arc = np.linspace(0.0, 0.125, 126)
+    rate = 3.0 + 28.0 * np.exp(-((arc - 0.02) / 0.002) ** 2)
+    q = np.stack([np.concatenate([[0.0], np.cumsum(rate[1:] * np.diff(arc))]), arc], axis=1)
+    amax = np.array([10.0, 10.0])
+    traj = slowed_line_timing(q, arc, 0.05, 0.004, slow_from_m=0.11, accel_mps2=0.5,
+                              max_velocity=[2.0, 2.0], max_acceleration=amax)
+    qdd = np.diff(traj.velocities[:-1], axis=0) / traj.dt
+    # each term of q'' = q_ss v^2 + q_s dv/dt within a quarter of the limit: the sum within half
+    assert np.abs(qdd).max(axis=0)[0] <= 0.5 * amax[0] * 1.05
+    assert np.abs(np.diff(traj.velocities[:, 0])).max() <= 0.5 * amax[0] * traj.dt * 1.05   # no step
+    # the joint passes through the checked waypoints (the curve is a shape-preserving cubic in s)
+    s_t = np.interp(traj.positions[:, 1], arc, arc)
+    np.testing.assert_allclose(np.interp(arc, s_t, traj.positions[:, 0]), q[:, 0], atol=2e-4)
+    # slowed where the joint turns fastest (s = 20 mm -/+ 2/sqrt(2) mm, q_ss = 28 sqrt(2) / 2 mm x
+    # e^-1/2 = 12,009 rad/m^2) to sqrt(0.25 x 10 / 12,009) = 14.4 mm/s, and no slower
+    v = np.diff(traj.positions[:, 1]) / traj.dt
+    near = v[np.abs(s_t[:-1] - (0.02 - 0.002 / np.sqrt(2))) < 0.0002]
+    assert near.max() <= 0.0144 * 1.03 and near.min() >= 0.0144 * 0.8   # (the cubic through 1 mm steps)
+    assert v.max() == pytest.approx(0.05, rel=0.02)
+    np.testing.assert_allclose(traj.positions[-1], q[-1])
+
+
+def test_a_guard_that_trips_far_before_its_expected_contact_is_not_the_contact():
+    from py_trees_manipulation.collision.arm_planner import EARLY_STOP_M, GuardedApproach
+    from py_trees_manipulation.hardware.planning import HardwarePlanning
+    from py_trees_manipulation.msgs.actions import GoalHandle, GoalStatus
+    from py_trees_manipulation.msgs.motion import MotionResult
+
+    g = GuardedApproach(pair="the held mug / table", contact_m=0.123, slow_from_m=0.113, contact_speed_mps=0.002,
+                        max_speed_mps=0.002, stiffness_n_per_m=4e5, damping_n_s_per_m=1200, peak_n=16.0, line_m=0.125)
+    assert EARLY_STOP_M == 0.02
+    assert g.early_stop(remaining_m=0.002) == ""          # on the table (123 mm of 125)
+    assert g.early_stop(remaining_m=0.021) == ""          # 19 mm early: within the slow zone's reach
+    why = g.early_stop(remaining_m=0.116)                  # 9 mm along: 114 mm before the table
+    assert "tripped 114 mm before the expected contact (the held mug / table at 123 mm" in why
+    assert "nothing was let go" in why
+
+    # the hardware client judges the robot's own guarded line the same way: SUCCEEDED with
+    # stopped_on_contact 114 mm early becomes ABORTED with the reason
+    class _P:
+        pass
+
+    for remaining, status in ((0.116, GoalStatus.ABORTED), (0.002, GoalStatus.SUCCEEDED)):
+        p = _P()
+        p.handle, p.remote, p.plan = GoalHandle("move_cartesian", None), GoalHandle("move_cartesian", None), _P()
+        p.plan.guard, p.plan.planner, p.plan.mode = g, "", "cartesian"
+        p.remote.set_succeeded(MotionResult(np.eye(4), remaining, stopped_on_contact=True), "stopped on contact")
+        HardwarePlanning._mirror(None, p)
+        assert p.handle.status == status
+
+
 # ---- the scene keys --------------------------------------------------------------------------------------
 def test_fixtures_take_a_contact_material_or_a_table_tops():
     table = {"name": "table", "urdf": "table/table.urdf"}
