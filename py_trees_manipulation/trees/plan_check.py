@@ -92,8 +92,10 @@ def plan_check(task: TaskSpec, seed: Optional[int] = None,
     world = CollisionWorld.from_scene(scene)
     try:
         problems += start_state_problems(task, world, scene)
-        problems += task_place_problems(task, world, scene)
-        problems += check_nodes(task, world, scene, seed, progress)
+        place = task_place_problems(task, world, scene)
+        problems += place
+        if not place:   # the run refuses a task place before its first tick: no node gets to run
+            problems += check_nodes(task, world, scene, seed, progress)
     finally:
         world.close()
     return problems
