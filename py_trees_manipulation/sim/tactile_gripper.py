@@ -163,7 +163,8 @@ class GripperTactile:
         target, target_pad = ext._target, [0.0, 0.0]
         per_object: dict[int, list[list[float]]] = {}
         touched: tuple[set[int], set[int]] = (set(), set())
-        movable = ext.movable
+        movable, mechanisms = ext.movable, ext.mechanisms
+        per_mechanism: dict[int, list[list[float]]] = {}
         states = pb.getLinkStates(body, self.fingers, computeLinkVelocity=1, physicsClientId=client)
         frames = []
         for st, (op, Rp) in zip(states, self._pads):
@@ -192,18 +193,21 @@ class GripperTactile:
             cells[i][k] += fn
             if other == target and k >= PAD_FIRST:
                 target_pad[i] += fn
-            if other in movable:
+            # a door's or drawer's handle counts for max_fingertip_force_n only (not a gripped object)
+            forces = per_object if other in movable else per_mechanism if other in mechanisms else None
+            if forces is not None:
                 # the contact's whole force on the finger: fn along n and the two friction forces
                 # (summed per finger and object, then read along the pad's axes: _pressing)
                 d1, d2, f1, f2 = c[11], c[13], c[10], c[12]
-                vec = per_object.get(other)
+                vec = forces.get(other)
                 if vec is None:
-                    vec = per_object[other] = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+                    vec = forces[other] = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
                 v = vec[i]
                 v[0] += fn * n[0] + f1 * d1[0] + f2 * d2[0]
                 v[1] += fn * n[1] + f1 * d1[1] + f2 * d2[1]
                 v[2] += fn * n[2] + f1 * d1[2] + f2 * d2[2]
-                touched[i].add(other)
+                if forces is per_object:
+                    touched[i].add(other)
             if fn > 0.02:
                 candidates.append((i, c))
         obj_force = [0.0, 0.0]    # summed over the objects
@@ -216,6 +220,8 @@ class GripperTactile:
         gripped = touched[0] & touched[1]
         self.gripped = gripped
         m = obj_force[0] if obj_force[0] > obj_force[1] else obj_force[1]
+        for vec in per_mechanism.values():
+            m = max(m, _pressing(vec[0], frames[0][1]), _pressing(vec[1], frames[1][1]))
         if m > ext.max_fingertip_force:
             ext.max_fingertip_force = m
         if target_pad[0] > 0.0 and target_pad[1] > 0.0:   # both pads on the target object

@@ -116,7 +116,8 @@ and it turns yolk yellow.
 
 Metrics:
 
-- ``max_fingertip_force_n``: largest normal force one finger put on movable objects, sampled every
+- ``max_fingertip_force_n``: largest normal force one finger put on movable objects (and on the
+  handles of mechanisms: fixtures with moving joints, doors and drawers), sampled every
   ``sample_period_s``, N: the finger's contact forces on each object (each point's normal force
   along its normal and its two friction forces) summed, along the pad's normal (the direction the
   pad presses, as a pressure pad or a finger force sensor reads it). Bullet's contact manifold
@@ -233,6 +234,12 @@ class TactileSensing:
         self.movable = {bid for bid in backend._objects.values()
                         if pb.getDynamicsInfo(bid, -1, physicsClientId=c)[0] > 0}
         self.robot_bodies = {g.robot.body for g in backend.grippers.values()}
+        #: fixtures with moving joints (doors, drawers): a finger's squeeze on their handles counts in
+        #: max_fingertip_force_n (and nowhere else: they are not gripped objects)
+        self.mechanisms = {bid for name, bid in backend._bodies.items()
+                           if bid not in self.movable and bid not in self.robot_bodies
+                           and any(pb.getJointInfo(bid, j, physicsClientId=c)[2] != pb.JOINT_FIXED
+                                   for j in range(pb.getNumJoints(bid, physicsClientId=c)))}
         self.fragile = {backend._objects[o.name]: (o.name, float(o.crush_force_n))
                         for o in backend.scene.objects if getattr(o, "crush_force_n", None) is not None}
         self._over_since: dict[int, float] = {}

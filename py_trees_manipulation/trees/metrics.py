@@ -82,7 +82,8 @@ RUN_METRICS: tuple[MetricDoc, ...] = (
               'the grasp `ChooseGrasp` chose, by name (`mug/top/30`)',
               'name', '`ChooseGrasp`'),
     MetricDoc(('max_fingertip_force_n',),
-              'largest normal force one finger put on a movable object, sampled every 5 ms '
+              "largest normal force one finger put on a movable object or a mechanism's handle (a door, a "
+              'drawer), sampled every 5 ms '
               '(`tactile.sample_period_s`)',
               'N', 'tactile emulation'),
     MetricDoc(('max_grip_effort_n',),
