@@ -320,6 +320,12 @@ def screw_motion(subframes: Subframes, angle_deg: Optional[float], translation_m
     return screw_from_subframes(subframes, float(translation_m) / angle), angle
 
 
+def _amount(theta: float, translation: bool) -> str:
+    """A screw motion's amount: ``"0.250 m"`` (a translation, m) or ``"62.0 deg"`` (``theta`` rad)."""
+    # (+ 0.0 turns a rounded -0.0 into 0.0)
+    return f"{round(theta, 3) + 0.0:.3f} m" if translation else f"{round(math.degrees(theta), 1) + 0.0:.1f} deg"
+
+
 class MoveAlongArc(BackendAction):
     """Move the held TCP along the screw of affordance subframes: swing a door, pull a drawer.
 
@@ -396,8 +402,7 @@ class MoveAlongArc(BackendAction):
                                effort_scale=self.param("effort_scale"))
 
     def _fmt(self, theta: float) -> str:
-        # (+ 0.0 turns a rounded -0.0 into 0.0)
-        return f"{round(theta, 3) + 0.0:.3f} m" if self._translation else f"{round(math.degrees(theta), 1) + 0.0:.1f} deg"
+        return _amount(theta, self._translation)
 
     def on_feedback(self, feedback: Any) -> None:
         if isinstance(feedback, FollowScrewFeedback):
@@ -406,14 +411,25 @@ class MoveAlongArc(BackendAction):
     def _describe(self, feedback: FollowScrewFeedback) -> str:
         return f"{self._fmt(feedback.theta_reached)} of {self._fmt(self._theta)}, wrist {feedback.wrist_force_n:.1f} N"
 
+    @staticmethod
+    def short_text(reached: float, theta: float, min_fraction: float, translation: bool) -> str:
+        """Why a screw motion that reached ``reached`` of ``theta`` (rad, or m for a ``translation``)
+        fails, "" when it reached at least ``min_fraction`` of it: ``"reached only 70.6 deg of 80.0 deg
+        (88.2% < 90%)"``. The run's verdict, and ``ptm validate --plan``'s for a lever turned past its
+        stop."""
+        frac = reached / theta if theta else 1.0
+        if frac >= min_fraction:
+            return ""
+        return (f"reached only {_amount(reached, translation)} of {_amount(theta, translation)} "
+                f"({math.floor(1000 * frac) / 10:g}% < {100 * min_fraction:g}%)")
+
     def on_success(self, result: Any) -> Status:
         if not isinstance(result, FollowScrewResult):
             return Status.SUCCESS
         self.write_output("tcp_pose_key", np.array(result.tcp_pose, dtype=float))
-        frac = result.theta_reached / self._theta if self._theta else 1.0
-        if frac < self.param("min_fraction"):
-            return self.fail(f"reached only {self._fmt(result.theta_reached)} of {self._fmt(self._theta)} "
-                             f"({math.floor(1000 * frac) / 10:g}% < {100 * self.param('min_fraction'):g}%)")
+        short = self.short_text(result.theta_reached, self._theta, self.param("min_fraction"), self._translation)
+        if short:
+            return self.fail(short)
         self.feedback_message = (f"reached {self._fmt(result.theta_reached)} of {self._fmt(self._theta)}, "
                                  f"max wrist force {result.max_wrist_force_n:.1f} N")
         return Status.SUCCESS

@@ -227,6 +227,18 @@ class ArticulatedDoor(ArticulatedObject):
         """The latch is engaged (the door is held shut)."""
         return bool(self._latched)
 
+    def latch_text(self, name: str) -> str:
+        """Why the latch holds door ``name`` shut now, "" when it does not: ``"door 'door' is locked:
+        ..."``, or ``"door 'door' is latched: its lever is at 22 deg, short of the 30 deg that
+        withdraws the latch: turn it further (TwistHandle angle)"``. The simulator's words when a
+        door does not follow the hand, and ``ptm validate --plan``'s before it moves."""
+        if self.latched and self.locked:
+            return f"door {name!r} is locked: its latch holds it shut whatever the lever's angle"
+        if self.latched:
+            return (f"door {name!r} is latched: its lever is at {self.handle_angle_deg:.0f} deg, short of the "
+                    f"{self.latch_release_deg:g} deg that withdraws the latch: turn it further (TwistHandle angle)")
+        return ""
+
     def observables(self) -> dict[str, Any]:
         """``{door_angle_deg, handle_angle_deg, latched, locked}``."""
         return {

@@ -479,13 +479,12 @@ class DoorsExtension:
         return None if now is None else now - before[name]
 
     def latch_text(self) -> str:
-        """``"door 'door' is latched (...)"`` when a door's latch holds it, else ""."""
+        """``"door 'door' is latched (...)"`` when a door's latch holds it
+        (:meth:`~.articulated.ArticulatedDoor.latch_text`), else ""."""
         for name, d in self.doors.items():
-            if d.latched and d.locked:
-                return f"door {name!r} is locked: its latch holds it shut whatever the lever's angle"
-            if d.latched:
-                return (f"door {name!r} is latched: its lever is at {d.handle_angle_deg:.0f} deg, short of the "
-                        f"{d.latch_release_deg:g} deg that withdraws the latch: turn it further (TwistHandle angle)")
+            text = d.latch_text(name)
+            if text:
+                return text
         return ""
 
     def _record_force(self, f: float) -> None:

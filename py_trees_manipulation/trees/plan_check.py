@@ -235,7 +235,7 @@ def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
     for the run to follow; ``dt``: the run's trajectory sample period, seconds (default: the
     planner's)."""
     problems: list[PlanProblem] = []
-    dry = DryRun(world, scene, task.blackboard or {}, kept=kept, dt=dt)
+    dry = DryRun(world, scene, task.blackboard or {}, kept=kept, dt=dt, written=task.scene)
     try:
         for node, nominal in _tick_order(task.tree):
             if node.category != "behaviour":
@@ -262,8 +262,9 @@ def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
                 except Exception as e:  # a check that cannot run on this scene says so, never a traceback
                     found.append(("", f"{node.type}: cannot be checked ahead: {type(e).__name__}: {e}", ""))
                 dry.write_outputs(node, outputs)
-            for key, message, hint in found:
-                problems.append(PlanProblem(node.param_locs.get(key, node.loc), message, hint, node.type, name))
+            for key, message, hint in found:   # key: the node's parameter, or a place in the file (a Loc)
+                loc = node.param_locs.get(key, node.loc) if isinstance(key, str) else key
+                problems.append(PlanProblem(loc, message, hint, node.type, name))
     finally:
         dry.restore()
     return problems
@@ -324,6 +325,10 @@ class DryRun:
       simulator's own IK waypoints (:func:`~py_trees_manipulation.collision.ik.screw_joint_path`), the
       mechanism's joint set to its end value (the door's hinge by the arc's angle, the lever by the
       twist, the drawer by the pull, within their travel), the end TCP written to ``tcp_pose_key``;
+      a twist the lever's limit or rest stops short of the behaviour's ``min_fraction``
+      (``MoveAlongArc.short_text``) and a swing of a door its latch holds
+      (``ArticulatedDoor.latch_text``: a twist short of ``latch_release_deg``, a locked door) are
+      problems in the run's words, at the ``angle`` (or the scene's ``locked``) that would change;
     - values the run would compute from the scene: ``GetObjectPose`` (the object's pose now),
       ``DetectDoorAffordance`` / ``DetectDrawerAffordance`` (the poses without noise, the mechanism
       where it then is), ``GetMoveAlongArcSubframes`` / ``GetGraspAndTwistSubframes`` (the same
@@ -343,9 +348,12 @@ class DryRun:
 
     ACTIONS = {"MoveJoints": "move_joints", "MoveToPose": "move_to_pose", "MoveCartesian": "move_cartesian"}
 
-    def __init__(self, world: Any, scene: Any, blackboard: dict, kept: Any = None, dt: Optional[float] = None):
+    def __init__(self, world: Any, scene: Any, blackboard: dict, kept: Any = None, dt: Optional[float] = None,
+                 written: Any = None):
         self.world, self.scene = world, scene
         self.kept, self.dt = kept, dt   # the plans kept for the run; its trajectory sample period
+        self.written = written          # the file's scene section (its places, for a problem at a scene key)
+        self.twists: dict[str, tuple[Any, float]] = {}   # door -> (the last TwistHandle of its lever, the lever before)
         self.blackboard = {str(k).lstrip("/"): v for k, v in dict(blackboard).items()}
         self.lost: set[str] = set()
         # robot -> (object, its pose in the TCP frame): what the world holds already (a hardware
@@ -614,17 +622,31 @@ class DryRun:
         if error is not None:
             w.set_robot_state(robot, q0)
             return None   # the run refuses it when it starts (CheckReachability says why before)
+        door = _door_of(w, self.scene, mechanism)
+        if door is not None and door.handle_index is not None and node.type == "TwistHandle":
+            a = door.asset
+            before, angle = door.handle_angle_deg, float(params.param("angle"))
+            tau = min(max(before + angle, 0.0), a.handle.max_angle_deg)
+            # the lever stops at its limit: the run's verdict on the turn it reaches (min_fraction)
+            short = cls.short_text(math.radians(tau - before), math.radians(angle), float(params.param("min_fraction")),
+                                   False)
+            if short:
+                w.set_robot_state(robot, q0)
+                stop, room = ((f"its {a.handle.max_angle_deg:g} deg limit", f"at most {a.handle.max_angle_deg - before:.0f}")
+                              if angle > 0 else ("its rest (0 deg)", f"at least {-before:.0f}"))
+                return self._lose(robot, [("angle", (
+                    f"{node.type}: the lever of door {mechanism!r} stops at {stop}, {before:.0f} deg now: {short}"),
+                    f"angle: {room} deg (the latch withdraws at {door.latch_release_deg:g} deg)")])
+            door.reset(door.door_angle_deg, tau)
+            self.twists[mechanism] = (node, before)
+        elif door is not None and node.type != "TwistHandle" and door.latched:
+            return self._latched(node, robot, q0, door, mechanism)
         self._set_arm(robot, qs[-1])
         self.changed = True
-        door = _door_of(w, self.scene, mechanism)
-        if door is not None and node.type == "TwistHandle":
-            a = door.asset
-            tau = min(max(door.handle_angle_deg + float(params.param("angle")), 0.0), a.handle.max_angle_deg)
-            door.reset(door.door_angle_deg, tau)
-        elif door is not None:
+        if door is not None and node.type != "TwistHandle":
             theta = door.door_angle_deg + abs(math.degrees(float(goal.theta)))
             door.reset(min(theta, door.asset.max_opening_deg), door.handle_angle_deg)
-        else:
+        elif door is None:
             drawer = _drawer_of(w, self.scene, mechanism)
             if drawer is None:
                 return None
@@ -636,6 +658,47 @@ class DryRun:
         if progress:
             progress(f"{node.type} '{node.name or node.type}' (followed: {mechanism} moved with the hand)")
         return []
+
+    def _latched(self, node: Any, robot: str, q0: Any, door: Any, name: str) -> Optional[list[tuple[Any, str, str]]]:
+        """A swing of a door its latch holds shut (:meth:`~py_trees_manipulation.bullet.articulated.ArticulatedDoor.latch_text`,
+        the run's words): a problem at the parameter to change: the door's ``locked`` in the scene, or
+        the angle of the ``TwistHandle`` before it, with the turn that withdraws the latch. The dry run
+        ends (the door does not move)."""
+        import math
+
+        self.world.set_robot_state(robot, q0)
+        text = f"{node.type}: {door.latch_text(name)}"
+        if door.locked:
+            return self._lose(robot, [(self._scene_loc("doors", name, "locked"), text,
+                                       f"the tree cannot open a locked door: unlock it (locked: false) or leave it shut")])
+        twist = self.twists.get(name)
+        a = door.asset
+        if twist is None:
+            return self._lose(robot, [("", text, f"turn the lever at least {door.latch_release_deg:g} deg first "
+                                                 "(TwistHandle) while holding it")])
+        twist_node, before = twist
+        fraction = twist_node.params.get("min_fraction", registry.lookup(twist_node.type).all_params()["min_fraction"].default)
+        fraction = float(fraction) if isinstance(fraction, (int, float)) and 0 < fraction <= 1 else 1.0
+        # the turn may stop short by what TwistHandle accepts (min_fraction): the latch must withdraw anyway
+        need = min(math.ceil((door.latch_release_deg - before) / fraction), math.floor(a.handle.max_angle_deg - before))
+        room = a.handle.max_angle_deg - before
+        hint = (f"{twist_node.type} '{twist_node.name or twist_node.type}' angle: at least {need} deg (the latch "
+                f"withdraws at {door.latch_release_deg:g} deg, the turn succeeds from {100 * fraction:g}% of its angle; "
+                f"the lever stops at {a.handle.max_angle_deg:g} deg)"
+                if door.latch_release_deg - before <= room else f"the lever turns at most {room:.0f} deg, short of the "
+                                                                f"latch's {door.latch_release_deg:g} deg: no twist opens it")
+        return self._lose(robot, [(twist_node.param_locs.get("angle", twist_node.loc), text, hint)])
+
+    def _scene_loc(self, section: str, name: str, key: str) -> Any:
+        """The place in the file of ``scene.<section>[name].<key>`` (its value, else the entry, else
+        the section), or "" (the node's line) when the file does not say."""
+        entries = (self.written or {}).get(section) if hasattr(self.written, "get") else None
+        for entry in entries or ():
+            if hasattr(entry, "get") and entry.get("name") == name:
+                if key in entry and hasattr(entry, "value_loc"):
+                    return entry.value_loc(key)
+                return getattr(entry, "loc", "")
+        return getattr(entries, "loc", "")
 
     def _robot(self, node: Any) -> Optional[str]:
         return robot_of(node, "arm", self.world)
