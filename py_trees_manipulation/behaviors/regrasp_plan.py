@@ -281,25 +281,36 @@ class PlanRegrasp(_RegraspBase):
     def plan_problems(cls, params: dict[str, Any], world: Any, scene: Any, seed: int = 0,
                       blackboard: Optional[Mapping[str, Any]] = None) -> list[tuple[str, str, str]]:
         """``ptm validate --plan``: the regrasp plan from the grasp state the file starts in (every
-        gripper empty, or a literal ``current``) to the goal, with geometry, in the collision world
-        built from the task file (every transition's waypoints and straight lines checked, as the run
-        plans it): ``(parameter, problem, hint)`` when no plan passes. A description, goal or start
-        read from the blackboard at run time is left to the run, and so is the start state once the
-        dry run has put an object in a hand (the run senses that grasp state when it starts)."""
+        gripper empty, or a literal ``current``; after the dry run put an object in a hand, the state
+        sensed from the poses in the collision world, as the run senses it without the simulator's
+        contacts: :func:`~.grasp_state.sense_grasps_from_poses`) to the goal, with geometry, in the
+        collision world (every transition's waypoints and straight lines checked, as the run plans
+        it): ``(parameter, problem, hint)`` when no plan passes. A description, goal or start read
+        from the blackboard at run time is left to the run, and so is a hand the dry run put an object
+        in at none of the object's handles."""
         values = {k: params.get(k, p.default) for k, p in cls.all_params().items()}
         if any(isinstance(values[k], BlackboardRef) for k in ("config", "goal", "placement_goal", "current")) \
                 or values.get("geometry") == "off":
             return []
         robots = getattr(world, "robots", {})
-        if values.get("current") is None and any(world.attached(r) for r in robots):
-            return []
         cfg = _config_at_load(values, blackboard, scene)
         if cfg is None:
             return []
+        cur = values.get("current")
+        if cur is None and any(world.attached(r) for r in robots):
+            # the dry run put an object in a hand: the grasp state sensed as the run senses it from
+            # poses (the TCP at a handle of the object, the fingers closed to its width); left to the
+            # run when a hand that holds something is at none of its handles
+            from .grasp_state import sense_grasps_from_poses
+
+            sensed = sense_grasps_from_poses(_WorldSeam(world), cfg)
+            held = {g for g, (arm, _) in cfg.grippers.items() if arm in robots and world.attached(arm)}
+            if any(sensed[g].handle is None for g in held):
+                return []
+            cur = {g: s.handle for g, s in sensed.items()}
         try:
             goal = _goal_of(cfg, values["goal"])
             faces = placement_goal_of(cfg, values.get("placement_goal"))
-            cur = values.get("current")
             start = _resolve(cfg, cur if cur is not None else {g: None for g in cfg.factory.grippers})
         except (KeyError, TypeError, ValueError):
             return []   # said by the load-time checks or the run
@@ -435,3 +446,26 @@ def _geometry_metrics(b: "_RegraspBase", plan: GeometricPlan) -> None:
     b._write_metric("pruned_transitions", len(plan.pruned), add=True)
     b._write_metric("ik_time_ms", round(plan.ik_time_s * 1e3, 3), add=True)
     b._write_metric("collision_time_ms", round(plan.collision_time_s * 1e3, 3), add=True)
+
+
+class _WorldSeam:
+    """What :func:`~.grasp_state.sense_grasps_from_poses` reads through the seam (``world.object_pose``,
+    ``arms[name].tcp_pose()``, ``grippers[name].gap_m()``), answered from a collision world: the arm
+    and the gripper of each robot under the robot's name."""
+
+    def __init__(self, world: Any):
+        self.world = world
+        self.arms = {r: _WorldPart(world, r) for r in world.robots}
+        self.grippers = self.arms
+
+
+class _WorldPart:
+    def __init__(self, world: Any, robot: str):
+        self._world, self._robot = world, robot
+
+    def tcp_pose(self) -> Any:
+        return self._world.tcp_pose(self._robot)
+
+    def gap_m(self) -> float:
+        r = self._world.robots[self._robot]
+        return float(r.gap_of(*r.finger_positions()))

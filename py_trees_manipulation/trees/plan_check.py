@@ -9,7 +9,8 @@ any) and asks every behaviour that can decide its outcome from the world then (a
 retreat, the drawer's whole pull, a pick and place with the object held; with a base pose that does
 it all), ``ChooseGrasp`` (a grasp of the object where it then is, reaching the place pose when the
 file gives it; with a base that does it), ``PlanRegrasp`` (the whole regrasp plan, every transition's
-lines checked, from the grasp state the file starts in).
+lines checked, from the grasp state the file starts in, or, after a grasp the dry run followed, the
+grasp state sensed from the poses in the collision world as the run senses it on hardware).
 
 The dry run follows the nominal path as the run would take it: the arm motions planned by the run's
 planner from where the motions before them leave the arm (each goal built by the behaviour's own
@@ -317,7 +318,8 @@ class DryRun:
       support under it): the guard's nominal stop;
     - a gripper closing (``GripperCommand`` to a gap short of open, ``FindContact``, ``Grab``,
       ``GraspFixAttach``) on a movable object within 2 cm of the TCP attaches it where it is held
-      (the fingers at the chosen grasp's width when known), as the simulator attaches what both
+      (the fingers at the chosen grasp's width when known, else where they first touch it), as the
+      simulator attaches what both
       fingers touch; closed on a door's lever or a drawer's bar, the hand holds that mechanism;
       ``ForceServo`` and ``SlipServo`` hold what is held; ``GripperCommand`` opening puts the object
       down where it then is and opens the fingers;
@@ -561,8 +563,10 @@ class DryRun:
             self.held[robot] = (name, T_rel)
             self.changed = True
             width = self.blackboard.get("grasp_width")
-            if isinstance(width, (int, float)) and width == width and width > 0:
-                r = w.robots[robot]
+            r = w.robots[robot]
+            if not (isinstance(width, (int, float)) and width == width and width > 0):
+                width = _closing_gap(w, robot, name)   # no chosen grasp: where the fingers close on it
+            if width is not None:
                 w.set_robot_state(robot, r.joint_positions(), fingers=r.finger_targets(float(width)))
             if progress:
                 progress(f"({name} held by {robot} where the fingers close on it)")
@@ -702,6 +706,35 @@ class DryRun:
 
     def _robot(self, node: Any) -> Optional[str]:
         return robot_of(node, "arm", self.world)
+
+
+def _closing_gap(world: Any, robot: str, obj: str) -> Optional[float]:
+    """The finger gap (m) at which ``robot``'s fingers, closing from where they are, first touch
+    ``obj`` in ``world`` (to 0.1 mm): where a gripper closing on it stops; None when they close shut
+    without touching it. The fingers are left where they were."""
+    import pybullet as pb
+
+    r = world.robots[robot]
+    q, fingers = r.joint_positions(), r.finger_positions()
+    body = world.bodies[obj]
+
+    def touches(gap: float) -> bool:
+        world.set_robot_state(robot, q, fingers=r.finger_targets(gap))
+        return any(pb.getClosestPoints(r.body, body, 0.0, linkIndexA=link, physicsClientId=world.client)
+                   for link in r.finger_links)
+
+    lo, hi = 0.0, float(r.gap_of(*fingers))
+    try:
+        if not touches(lo):
+            return None
+        if touches(hi):
+            return hi
+        while hi - lo > 1e-4:   # touching at lo, clear at hi
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if touches(mid) else (lo, mid)
+        return lo
+    finally:
+        world.set_robot_state(robot, q, fingers=fingers)
 
 
 def _door_of(world: Any, scene: Any, name: str) -> Any:

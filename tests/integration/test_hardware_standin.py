@@ -112,9 +112,11 @@ def test_pick_and_lift_over_rosbridge_matches_the_sim(standin, tmp_path, pick_an
                       "/r_arm_controller/follow_joint_trajectory", "/r_arm_controller/move_cartesian",
                       "/r_gripper_sensor_controller/gripper_action", "/r_arm_controller/move_cartesian"]
     assert m["planned_motions"] == 4 and m["planning_time_s"] > 0
-    # the check before the first goal (--plan-first, the hardware default) planned them: the run
-    # followed its plans rather than planning again (issue 33 item 1)
-    assert (m["motions_from_check"], m["motions_replanned"]) == (4, 0), m
+    # the check before the first goal (--plan-first, the hardware default) planned them all: the run
+    # followed its plans (4 of 4 on an idle machine) or, where the robot's joint states said it
+    # started elsewhere (the stand-in's timing on a loaded machine), planned again (issue 33 item 1);
+    # the first motion starts from the robot at rest, where the check started
+    assert m["motions_from_check"] + m["motions_replanned"] == 4 and m["motions_from_check"] >= 1, m
     # the grasp was chosen in the client's collision world (ChooseGrasp, nothing sent), as in the sim
     assert m["chosen_grasp"] == ms["chosen_grasp"] and m["chosen_grasp"].startswith("mug/top/")
     assert (tmp_path / "run.mcap").stat().st_size > 0
