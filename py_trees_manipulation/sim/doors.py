@@ -94,6 +94,8 @@ class _ScrewFollow(_Execution):
     #: the end is reached when the TCP is this close to the screw's end (m), or has stopped closing in
     #: on it (``STALL_CHECKS`` checks without 0.1 mm of progress) within ``position_tolerance_m``
     SETTLED_M = 0.001
+    #: a motion that ends with the TCP this far off the handle it held at the start (m) lost its grasp
+    LEFT_HANDLE_M = 0.02
     STALL_CHECKS = 10
     #: integral time of the settle phase (s): at the end of the path the joint loop adds an integral
     #: term (a joint trajectory controller's PID), so a lever's return spring or a door's friction
@@ -171,7 +173,7 @@ class _ScrewFollow(_Execution):
         self.err_m = float(np.linalg.norm(p - due))
         self.theta_reached = screw_coordinate(self.goal.screw, self.p0, p)
 
-    def _diagnosis(self, s_due: float) -> str:
+    def _diagnosis(self, s_due: float, lagged: bool = False) -> str:
         """Why a mechanism that is at no limit and not latched does not follow (issue 32 item 4): the
         force the arm applied, its direction against the motion's, how far the joint moved, and the
         likely cause with the number that would fix it."""
@@ -191,8 +193,7 @@ class _ScrewFollow(_Execution):
                 f"across it; the motion's direction ({d[0]:.2f}, {d[1]:.2f}, {d[2]:.2f}))")
         bound = 5.0 * math.ceil(1.25 * max(self.force_n, self.max_force_n) / 5.0)
         if slip is not None and slip > 0.01:
-            why = (f"the grasp slipped: the hand moved {slip:.3f} m off the handle; grip it harder "
-                   "(GripperCommand max_effort) or grasp it where it does not slide")
+            why = f"the grasp slipped: the hand moved {slip:.3f} m off the handle; " + self.ext.grip_advice(self.arm)
         elif across > abs(along):
             why = ("the hand is pushed off the path rather than held back: the path does not follow the "
                    "mechanism's own axis, or the arm is near its joint limits; check the handle frames and the "
@@ -200,6 +201,13 @@ class _ScrewFollow(_Execution):
         elif along < 0:
             why = ("the handle pushes the hand ahead of the motion (the arm holds back): the wrong direction "
                    "(the sign of the arc or the pull, the door's opening)")
+        elif lagged and g.max_force_n is not None and self.max_force_n < g.max_force_n:
+            # the force bound was never reached: raising it changes nothing (trial 4: 80, 105, 150 N
+            # each failed the same); the compliant arm pulls harder the further it lags
+            why = (f"the mechanism resists more than the compliant arm pulls within max_tracking_error_m "
+                   f"{g.max_tracking_error_m:g} m ({self.max_force_n:.0f} N at most, under the max_force_n "
+                   f"{g.max_force_n:g} N bound): let it lag further (max_tracking_error_m "
+                   f"{2 * g.max_tracking_error_m:g}), or make the mechanism lighter")
         else:
             need = self.ext.resistance_n(g, self.arm.robot.tcp_position())
             if need is not None:
@@ -238,7 +246,7 @@ class _ScrewFollow(_Execution):
             if self.lag >= self.LAG_CHECKS:
                 self._abort(f"tracking error {self.err_m:.3f} m > {g.max_tracking_error_m:g} m at "
                             f"{self._fmt(self.theta_reached)} of {self._fmt(g.theta)}: "
-                            + (self.ext.end_stop_text() or self._diagnosis(float(self.s[k]))))
+                            + (self.ext.end_stop_text() or self._diagnosis(float(self.s[k]), lagged=True)))
             return
         self._command(self.q[-1], [0.0] * len(self.q[-1]), integrate=True)
         self.settle += 1
@@ -258,6 +266,17 @@ class _ScrewFollow(_Execution):
         else:
             self._stall += 1
         if self.err_m <= self.SETTLED_M or (self._stall >= self.STALL_CHECKS and self.err_m <= self.goal.position_tolerance_m):
+            slip = self.ext.grip_slip(self.grip0, self.arm.robot.tcp_position())
+            if slip is not None and slip > self.LEFT_HANDLE_M:
+                # the hand followed the screw without the mechanism (trial 4: the xArm's hand came off
+                # a stiff door's lever, the door stayed shut, the motion said 'followed the screw to
+                # 62.1 deg' and a later node took the blame)
+                moved = self.ext.motion_text(self.mech0)
+                self._abort(f"the hand followed the screw to {self._fmt(self.theta_reached)} but left the handle it "
+                            f"held: it ends {slip:.3f} m off it, and {moved[0] or 'the mechanism'} "
+                            f"{moved[1] or 'did not move'}; the grasp slipped: "
+                            + self.ext.grip_advice(self.arm))
+                return
             self._end(True, f"followed the screw to {self._fmt(self.theta_reached)} "
                             f"(goal {self._fmt(self.goal.theta)}), max wrist force {self.max_force_n:.1f} N")
         elif self.settle >= self.SETTLE_S * self.arm.backend.physics_hz:
@@ -370,6 +389,7 @@ class DoorsExtension:
         self.drawers: dict[str, ArticulatedDrawer] = {}
         self.max_wrist_force_n = 0.0
         self._followed = False
+        self.backend = backend
         c = backend.client
         for spec in [*doors, *cabinets]:
             if spec.name in backend._bodies:
@@ -469,6 +489,19 @@ class DoorsExtension:
             except ValueError:
                 pass
         return out
+
+    def grip_advice(self, arm: SimArm) -> str:
+        """The fix for a grasp that slid off a handle: grip harder while the gripper can, else (it
+        squeezes its force limit already) a slower motion or a lighter mechanism."""
+        g = self.backend.grippers.get(arm.name)
+        limit = float(getattr(getattr(g, "model", None), "max_grip_force_n", 0.0) or 0.0)
+        command = getattr(g, "_command", None)     # (targets, finger force N, speed): the force asked for
+        grip = float(command[1]) if command else 0.0
+        if limit > 0 and grip >= 0.95 * limit:
+            return (f"the gripper already squeezes its {limit:g} N limit (GripperCommand max_effort is clamped to "
+                    "it): it cannot hold this handle against the mechanism's resistance; a gripper with more force, "
+                    "or a lighter mechanism")
+        return "grip it harder (GripperCommand max_effort) or grasp it where it does not slide"
 
     def grip_slip(self, before: dict[str, float], tcp: np.ndarray) -> Optional[float]:
         """How far (m) the TCP moved off the handle it held at the start (the nearest one then), or None."""
