@@ -65,7 +65,8 @@ class PlaceCheck:
             text += (f"; the nearest free spot on {self.support or 'a support'!r} is {_xyz(self.suggestion)} "
                      f"({float(np.linalg.norm(np.asarray(self.suggestion) - p)):.3f} m away): place it there")
         elif not self.ok:
-            text += "; no free spot within 0.6 m of it on the same support"
+            text += ("; no free spot within 0.6 m of it on the same support" if self.support
+                     else "; no free spot within 0.6 m of it at this height")
         return text
 
 
@@ -140,6 +141,7 @@ class _Probe:
         finally:
             pb.resetBasePositionAndOrientation(probe, [0, 0, -100], [0, 0, 0, 1], physicsClientId=self.c)
         best, best_gap = found[0]
+        self.centre_body = best   # what is under the centre (for the message of an overhang)
         bodies, gaps = {b for b, _ in found}, [g for _, g in found]
         if best >= 0 and len(bodies) == 1 and max(gaps) - min(gaps) <= SUPPORT_GAP_M:
             return best, min(gaps)   # one surface under all of it (too high when the gap is large)
@@ -234,7 +236,13 @@ def check_place(world: Any, obj: str, place_pose: Pose, search: bool = True) -> 
                     check.support = name if check.suggestion is not None else ""
             return check
         if body < 0 or gap > SUPPORT_GAP_M:
-            check = PlaceCheck(False, "", "has nothing under it to stand on: the object would be let go in the air")
+            under = getattr(probe, "centre_body", -1)
+            if under >= 0:   # something under its centre, not under all of its footprint (trial 4)
+                what = (f"stands only partly on {names.get(under, f'body {under}')!r}: part of its footprint "
+                        "is over nothing or over a lower surface (an overhang): it would tip when let go")
+            else:
+                what = "has nothing under it to stand on: the object would be let go in the air"
+            check = PlaceCheck(False, "", what)
             if search:
                 check.suggestion = _nearest(probe, p, orn, None, names)
                 if check.suggestion is not None:
