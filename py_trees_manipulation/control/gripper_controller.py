@@ -69,6 +69,25 @@ Where we differ from the robot (each a documented defect of the original, refere
   a hard object: 15 kN/m over the gap and more) the frame-sampled loop overshoots and rings at the
   frame rate, SlipServo reads its own ringing as slip and ratchets the force to the limit (the WSG
   50 on a 10 kN/m block: from 14.7 N to its 80 N while the block sat still in the hand).
+- F2: grip-load coupling (``load_anticipation``). The robot's SlipServo only reacts: it holds at
+  the force where the object stopped slipping under its weight (at most one x1.08 step over it) and
+  raises it x1.08 per slipping frame. A lift's acceleration ``a`` needs ``(g + a) / g`` of that (1.21x
+  at 2.1 m/s^2), and once the object slides the grasp loses more than that in a frame or two (the
+  pads' force fell from 11 to 4 N as the 0.9 kg can slid out of the WSG 50), faster than a
+  frame-by-frame reaction can catch (issue 33: 0.8-1.2 kg cans dropped at the lift on the iiwa and
+  the xArm with the grip_margin to hold them). People raise their grip with the load the arm is
+  about to apply, before the object could slip (grip-load coupling: Johansson & Westling, Exp.
+  Brain Res. 56, 1984; Flanagan & Wing, 1993). So the host that commands the arm, which knows the
+  held object's mass and friction (as a motion planner knows an attached object's), tells the
+  controller the grip the coming motion needs, ``m |a - g|max / (2 mu)``
+  (:meth:`Pr2GripperController.anticipate_grip`), and SlipServo servoes to the larger of
+  ``slip_force`` and one x1.08 step over it (at most ``fingertip_force_limit``), the largest
+  announced during the hold (the grip is not relaxed between motions: its own drop would read as
+  slip; an armed event detector drops it, so that a set-down slips as on the robot).
+  :attr:`Pr2GripperController.grip_ready` says when the grip has reached it, so that the host may
+  hold the arm until it has. While the grip moves to an announced set-point, a pad force moving
+  toward it is not slip, for the slip servo nor for the event detector. The simulator does both for
+  every arm motion while its gripper holds an object in SlipServo (:mod:`py_trees_manipulation.sim.arm`).
 - ``slip_detected`` is true while the latest pressure frame shows slip ("recently slipped").
 - There is no extra one-cycle sensing delay: ``step`` uses the sample it is given.
 
@@ -190,6 +209,8 @@ class Pr2GripperController(_RealtimeModes, _ActionLayer):
         self.servo_force = 0.0
         self.force_target = 0.0
         self.slip_force = 0.0
+        self.load_grip = 0.0                # F2: the grip per pad the arm's motions need, N (0: none announced)
+        self._load_following = False        # F2: the grip follows a set-point an announced grip moved
         self._stall_time = 0.0
         self._find_contact_start = 0.0
         self._phase_start = 0.0
@@ -265,7 +286,64 @@ class Pr2GripperController(_RealtimeModes, _ActionLayer):
         p = self.params
         start = p.slip_servo_start_force if p.slip_servo_start_force >= 0 else self.servo_force
         self.slip_force = max(start, p.force_lightest)
+        self.load_grip = 0.0                # F2: a new hold, no load announced yet
         self.state = RT.SLIP_SERVO
+
+    # ---- grip-load coupling (F2, not on the robot) ------------------------------------------------
+    def anticipate_grip(self, force_n: float) -> None:
+        """The grip per pad the arm's coming motion needs to carry the held object, N: the host's
+        ``m |a - g|max / (2 mu)`` (its mass ``m``, the motion's peak hand acceleration ``a``, the
+        pads' friction ``mu``; a lift accelerating at 2.1 m/s^2 needs 1.21 times the static grip).
+        SlipServo servoes to at least one slip step over it (``force_n * slip_force_increase``,
+        where its own reaction to a slip would stop) and at most ``fingertip_force_limit``;
+        ``slip_force``, the slip-driven set-point, is unchanged. The largest announced since the
+        hold started counts: the grip is not relaxed between motions, because a grip the servo
+        lowers is a drop of the pad force that the slip test and the event detector read as slip.
+        Ignored with ``load_anticipation`` off (the robot's behaviour)."""
+        if not self.params.load_anticipation:
+            return
+        grip = max(self.load_grip, float(force_n) * self.params.slip_force_increase)
+        if grip > self.load_grip and grip > self.slip_force:
+            self._load_following = True
+        self.load_grip = grip
+
+    def _unload_for_events(self) -> None:
+        """F2: an event detector armed (EventDetector, Release) listens for the set-down's slip; the
+        announced grip is dropped (the arm announces none while it listens) and the grip goes back
+        to the slip servo's own set-point, as on the robot, so that the set-down slips as it would
+        there. The detector does not read that relaxing as slip (``own_grip_change``)."""
+        if self.load_grip > 0.0:
+            self._load_following = self.load_grip > self.slip_force
+            self.load_grip = 0.0
+
+    def _own_grip_change(self) -> float:
+        """F2: +1 while SlipServo raises the grip to an announced grip, -1 while it relaxes from
+        one, 0 otherwise (or once within ``force_servo_force_tolerance`` of its set-point)."""
+        if not self._load_following or self.state != RT.SLIP_SERVO:
+            return 0.0
+        error = self.slip_target - float(min(self.pressure.pad_force_left, self.pressure.pad_force_right))
+        return 0.0 if abs(error) <= self.params.force_servo_force_tolerance else float(np.sign(error))
+
+    @property
+    def slip_target(self) -> float:
+        """The force SlipServo servoes to, N per pad: the larger of ``slip_force`` and the grip the
+        arm announced (:meth:`anticipate_grip`), at least ``force_lightest`` and at most
+        ``fingertip_force_limit`` (when set)."""
+        p = self.params
+        f = max(self.slip_force, self.load_grip, p.force_lightest)
+        if p.fingertip_force_limit >= 0:
+            f = min(f, max(p.fingertip_force_limit, p.force_lightest))
+        return f
+
+    @property
+    def grip_ready(self) -> bool:
+        """True unless SlipServo holds and the weaker pad is still more than
+        ``force_servo_force_tolerance`` under :attr:`slip_target` (the grip has not yet reached the
+        grip the host announced with :meth:`anticipate_grip`)."""
+        if self.state != RT.SLIP_SERVO or self.sensor_lost:
+            return True
+        return float(min(self.pressure.pad_force_left, self.pressure.pad_force_right)) >= (
+            self.slip_target - self.params.force_servo_force_tolerance)
 
     def _broken_reason(self) -> str:
         if not self.params.check_broken_sensor or not self.pressure.any_lost:
@@ -450,6 +528,7 @@ class Pr2GripperController(_RealtimeModes, _ActionLayer):
         self._end_event(GoalStatus.PREEMPTED, "superseded by release")
         self.event_action = state
         self.events.configure(cmd.event)
+        self._unload_for_events()
         return state
 
     def event_detector(self, cmd: PR2GripperEventDetectorCommand) -> ActionState:
@@ -461,6 +540,7 @@ class Pr2GripperController(_RealtimeModes, _ActionLayer):
         self._end_event(GoalStatus.PREEMPTED, "superseded by event_detector")
         self.event_action = state
         self.events.configure(cmd)
+        self._unload_for_events()
         return state
 
     def stop_motor_output(self) -> None:
@@ -531,7 +611,7 @@ class Pr2GripperController(_RealtimeModes, _ActionLayer):
             self._reinit_values()
 
         out = self._run_mode(dt, x, v, new_frame)
-        self.events.step(self.acceleration, self.pressure)
+        self.events.step(self.acceleration, self.pressure, own_grip_change=self._own_grip_change())
         self._update_actions(dt, x, v)
         self.last_command = out
         return out

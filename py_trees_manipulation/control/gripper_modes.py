@@ -172,8 +172,9 @@ class _RealtimeModes:
             vibration = np.abs(pr.pad_force_hp) > d
             bp = pr.pad_force_bp
             quiet = np.abs(bp) < p.slip_force_limit
+            target = self.slip_target
             if not self._slip_settled and min(pr.pad_force_left, pr.pad_force_right) >= (
-                    max(self.slip_force, p.force_lightest) - p.force_servo_force_tolerance):
+                    target - p.force_servo_force_tolerance):
                 self._slip_settled = True     # the grip has reached the raised set-point
             slipping = vibration & quiet
             if self._slip_settled and p.slip_bp_memory_waiver:
@@ -183,8 +184,19 @@ class _RealtimeModes:
                 # following that increase, not slip)
                 waived = (bp > 0.0) & (bp <= self._slip_bp_prev + 1e-12) & ~quiet
                 hp = pr.pad_force_hp
-                beyond = pr.pad_force >= max(self.slip_force, p.force_lightest)
+                beyond = pr.pad_force >= target
                 slipping = slipping | (waived & ((hp < -d) | ((hp > d) & beyond)))
+            if self._load_following:
+                # F2: the grip following a set-point an announced grip raised or lowered: until it is
+                # within the tolerance, a pad force moving toward the set-point is the servo's own
+                # doing, not slip (counted, each such approach raised slip_force x1.08 and the grip
+                # ratcheted to its limit on a can held still); a slip's stick-slip alternates, and
+                # its other half is felt
+                error = target - min(pr.pad_force_left, pr.pad_force_right)
+                if abs(error) > p.force_servo_force_tolerance:
+                    slipping = slipping & ~(np.sign(pr.pad_force_hp) == np.sign(error))
+                else:
+                    self._load_following = False
             self._slip_bp_prev = bp.copy()
             self.slip_detected = bool(slipping.any())
             if self.slip_detected:
@@ -193,7 +205,9 @@ class _RealtimeModes:
         if p.fingertip_force_limit >= 0 and self.slip_force >= p.fingertip_force_limit:
             self.slip_force = p.fingertip_force_limit
             self.fingertip_force_limit_reached = True
-        out = self._force_capped(self._force_servo_step(dt, x, v, self.slip_force))
+        elif p.fingertip_force_limit >= 0 and self.load_grip >= p.fingertip_force_limit:
+            self.fingertip_force_limit_reached = True   # F2: the announced grip took it to the limit
+        out = self._force_capped(self._force_servo_step(dt, x, v, self.slip_target))
         light = 0.5 * (pr.pad_force_left + pr.pad_force_right) < p.force_lightest - 0.25
         if light:
             self._light_time += dt

@@ -58,6 +58,9 @@ class ControllerParams:
         slip_force_increase: factor per slipping pressure frame (1.08; robot 1.002 per ms, B13).
         slip_bp_memory_waiver: once the grip has reached the raised set-point, a positive, decaying
             band-passed force does not veto slip (True; robot False, B16).
+        load_anticipation: the slip servo's set-point rises to the grip the arm's coming motion
+            needs (:meth:`~.gripper_controller.Pr2GripperController.anticipate_grip`) (True; not on
+            the robot, F2).
         slip_motion_limit: slip-servo slip gain ``s`` (0.007). slip_force_limit: slip-servo band-pass
             limit, N (0.18). slip_min_threshold, slip_max_threshold: clamp of ``s |F|``, N (0.048, 0.2).
         event_slip_force_limit: event-detector band-pass limit, N (0.2).
@@ -117,6 +120,7 @@ class ControllerParams:
     force_servo_loop_gain: float = 0.5
     slip_force_increase: float = 1.08
     slip_bp_memory_waiver: bool = True
+    load_anticipation: bool = True
     slip_motion_limit: float = 0.007
     slip_force_limit: float = 0.18
     slip_min_threshold: float = 0.048

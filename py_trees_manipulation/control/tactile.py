@@ -791,8 +791,11 @@ class EventDetector:
         self.command = command
         self.clear()
 
-    def step(self, acceleration: AccelerationObserver, pressure: PressureObserver) -> bool:
-        """Evaluate one cycle (after both observers stepped). Returns ``trigger_conditions_met``."""
+    def step(self, acceleration: AccelerationObserver, pressure: PressureObserver, own_grip_change: float = 0.0) -> bool:
+        """Evaluate one cycle (after both observers stepped). Returns ``trigger_conditions_met``.
+        ``own_grip_change``: the sign of the change of pad force the controller is making on its own
+        (F2 of :mod:`.gripper_controller`: -1 while it relaxes the grip, +1 while it raises it, 0
+        otherwise): a pad whose high-passed force moves that way is not a slip event."""
         self._acceleration_vector = acceleration.filtered_tuple
         cmd = self.command
         if cmd is None:
@@ -800,9 +803,12 @@ class EventDetector:
         if acceleration.peak_norm > cmd.acceleration_trigger_magnitude:
             self.acceleration_event = True
         if pressure.new_frame and pressure.frames > 1 and not pressure.any_lost:  # no events from a lost sensor
-            if detect_slip(pressure.pad_force, pressure.pad_force_hp, pressure.pad_force_bp,
-                           cmd.slip_trigger_magnitude, self.slip_bp_force_limit,
-                           self.slip_min_threshold, self.slip_max_threshold).any():
+            slip = detect_slip(pressure.pad_force, pressure.pad_force_hp, pressure.pad_force_bp,
+                               cmd.slip_trigger_magnitude, self.slip_bp_force_limit,
+                               self.slip_min_threshold, self.slip_max_threshold)
+            if own_grip_change:
+                slip = slip & (np.sign(pressure.pad_force_hp) != np.sign(own_grip_change))
+            if slip.any():
                 self.slip_event = True
             if detect_side_impact(pressure.edge_forces_hp, self.side_impact_threshold):
                 self.side_impact_event = True

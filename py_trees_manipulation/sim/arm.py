@@ -26,6 +26,9 @@ class _JointTrajectory(_Execution):
     """Tracks a dense (1 kHz) joint trajectory, then checks the end condition."""
 
     SETTLE_S = 1.0
+    #: the longest the arm waits, before it moves, for a SlipServo grip to reach the load the motion
+    #: will put on the held object (F2 of the gripper controller), s
+    GRIP_WAIT_S = 0.5
     CHECK_EVERY = 10
     SETTLED_AFTER = 300  # steps: within tolerance this long after the trajectory counts as arrived
     GUARD_TOUCH = 1.0    # a tripped guard backs off to where the wrist force rose over this x max_force_n
@@ -53,9 +56,40 @@ class _JointTrajectory(_Execution):
         #: (and stayed there): a tripped guard backs off to it
         self.touch_k: Optional[int] = None
         self._cmd = arm._motor_command
+        self._hold: Any = None          # the SlipServo controller told this motion's grip (F2)
+        self._load_told = False
+        self._grip_wait = 0
+        self._q_rest: list[float] = []
+
+    def _tell_load(self) -> None:
+        """Grip-load coupling (F2 of :mod:`~py_trees_manipulation.control.gripper_controller`): when
+        this robot's gripper holds an object in SlipServo, tell its controller the grip this motion
+        needs (``m / (2 mu)`` from the tactile extension times the peak ``|a - g|``,
+        :func:`peak_load_factor`) and hold the arm still, for at most :data:`GRIP_WAIT_S`, until the
+        grip has reached it (the controller keeps the largest of the hold: a motion waits only when
+        it needs more)."""
+        self._load_told = True
+        tactile = getattr(self.arm.backend, "extensions", {}).get("tactile")
+        found = tactile.slip_hold(self.arm.robot) if tactile is not None and self.n else None
+        if found is None:
+            return
+        hold, grip_per_g = found
+        hold.anticipate_grip(grip_per_g * GRAVITY * peak_load_factor(self.arm, self.q, self.arm.backend.dt))
+        self._hold = hold
+        if hold.load_grip > hold.slip_force:   # (0 with the controller's load_anticipation off)
+            self._grip_wait = int(round(self.GRIP_WAIT_S * self.arm.backend.physics_hz))
+            self._q_rest = self.arm.robot.joint_positions().tolist()
 
     def step(self) -> None:
         k = self.k
+        if not self._load_told:
+            self._tell_load()
+        if k == 0 and self._grip_wait > 0:
+            if not self._hold.grip_ready:
+                self._grip_wait -= 1
+                self._cmd(self._q_rest, [0.0] * len(self._q_rest))
+                return
+            self._grip_wait = 0
         if k < self.n:
             self._cmd(self.q[k], self.qd[k])
             self.k = k + 1
@@ -122,6 +156,38 @@ class _JointTrajectory(_Execution):
         self.arm.hold()
         tcp = self.arm.tcp_pose()
         return MotionResult(tcp_pose=tcp, position_error_m=translation_distance(tcp, self.target_pose))
+
+
+GRAVITY = 9.81
+
+
+def peak_load_factor(arm: "SimArm", q: Sequence[Sequence[float]], dt: float, every: int = 10) -> float:
+    """The peak load a joint trajectory puts on an object the hand holds, as a factor of its weight:
+    ``max |a - g| / g`` over the motion, ``a`` the TCP's acceleration (world, m/s^2) from forward
+    kinematics every ``every`` samples (10 ms at 1 kHz; second differences, the arm at rest before
+    the first sample and after the last), ``g`` gravity. 1 for a hand at rest or at a steady speed;
+    (g + a) / g for a lift accelerating at ``a``; a turning hand's angular acceleration is left out.
+
+    Args:
+        arm: the arm (its shadow robot gives the forward kinematics).
+        q: the trajectory, shape (n, dof), radians, sampled every ``dt`` s from ``dt`` on.
+        dt: the sample period, s.
+        every: samples per finite-difference step.
+    """
+    n = len(q)
+    if n == 0:
+        return 1.0
+    start = arm.forward_kinematics(arm.robot.joint_positions())[:3, 3]
+    steps = -(-n // every)
+    pts = [start, start]
+    for j in range(1, steps + 1):
+        pts.append(arm.forward_kinematics(q[min(j * every, n) - 1])[:3, 3])
+    pts += [pts[-1], pts[-1]]
+    p = np.array(pts)
+    h = every * dt
+    a = (p[2:] - 2.0 * p[1:-1] + p[:-2]) / (h * h)
+    a[:, 2] += GRAVITY
+    return float(np.max(np.linalg.norm(a, axis=1)) / GRAVITY)
 
 
 class SimArm(_SimResource):

@@ -317,6 +317,8 @@ class GripperTactile:
             if amp > 0:
                 pad = self.cell_forces[i, PAD_CELLS]
                 total = float(pad.sum())
+                if speeds[i] >= cfg.slip_event_speed_mps:   # sliding: stick-slip, a fraction of the pad force
+                    amp = max(amp, cfg.stick_slip_fraction * total)
                 if total > 1e-6:   # a contact vibrates by at most the force it presses with
                     frames[i, PAD_CELLS] += sign * min(amp, total) * (pad / total)
         self.slip_speed = [0.0, 0.0]
@@ -514,10 +516,10 @@ class GripperTactile:
 
     # ---- telemetry ------------------------------------------------------------------------------
     def setpoint_n(self) -> float:
-        """Force set-point per fingertip, N: the force servo's (FORCE_SERVO, SLIP_SERVO; floored at
-        ``force_lightest``), 0 in the controller's other modes; without the controller (plain
-        ``gripper_action``), the position motors' force limit, which a finger blocked by an object
-        squeezes with (0 before the first plain command)."""
+        """Force set-point per fingertip, N: the force servo's (FORCE_SERVO; SLIP_SERVO's times the
+        load the arm announced, F2; floored at ``force_lightest``), 0 in the controller's other
+        modes; without the controller (plain ``gripper_action``), the position motors' force limit,
+        which a finger blocked by an object squeezes with (0 before the first plain command)."""
         ctl = self.controller
         if not self.installed:
             return self.plain_force_limit
@@ -525,7 +527,7 @@ class GripperTactile:
         if ctl.state == RT.FORCE_SERVO:
             return max(ctl.force_target, lightest)
         if ctl.state == RT.SLIP_SERVO:
-            return max(ctl.slip_force, lightest)
+            return ctl.slip_target
         return 0.0
 
     def telemetry(self) -> dict[str, Any]:

@@ -14,6 +14,7 @@ optional scene section ``tactile:`` tunes it::
         baseline_n: 0.02              # sensor offset per cell, N (removed by zeroing)
         slip_gain_n_per_mps: 10.0     # slip vibration amplitude per pad per m/s of slip speed
         slip_vibration_max_n: 0.5     # cap of that amplitude, N
+        stick_slip_fraction: 0.03     # while sliding faster than slip_event_speed_mps: at least this x the pad force
         slip_event_speed_mps: 0.005   # ground-truth slip speed counted in `slip_events`
         crush_time_s: 0.05            # time over crush_force_n that crushes a fragile object
         velocity_gain: 5000.0         # K_D of the PR2 servo, N s/m (see "Controller" below)
@@ -62,7 +63,14 @@ alternating sign from frame to frame (12.2 Hz, the frame Nyquist rate, where the
 unit gain and the 0.8-5 Hz band-pass almost none), spread over the pad cells in proportion to their
 force and at most the pad's force (a contact cannot vibrate by more than it presses with; no pad
 force, no vibration). The default gain gives 0.1 N per pad at 10 mm/s, above the slip threshold
-``clamp(0.007 F, 0.048, 0.2)`` of a hold up to ~14 N. As on the robot, the slip test is blind for
+``clamp(0.007 F, 0.048, 0.2)`` of a hold up to ~14 N. A contact that slides (faster than
+``slip_event_speed_mps``, the ground truth's slip) fluctuates by at least ``stick_slip_fraction``
+of its pad force, as a sliding rubber pad's does (stick-slip: the friction builds to its static
+limit, breaks away to the lower kinetic one, and the pad's compliance turns each drop of the shear
+into one of the pressure, ``(mu_s - mu_k) F``: it grows with the grip, as the threshold ``0.007 F``
+assumes); 3 % reads 4.3 times the threshold at 7-28 N. Without it a heavy can held hard slid at
+5-10 mm/s unfelt (0.05-0.1 N under a 12-20 N grip's 0.08-0.14 N threshold; issue 33). Slower creep
+keeps the per-m/s law only, so a block held still while the hand lowers it is not felt to slip. As on the robot, the slip test is blind for
 a few frames after the grip force changes (band-pass content over 0.18 N).
 
 **Palm accelerometer.** While an event-detector command is active (EventDetector, or Release
@@ -93,6 +101,19 @@ an object it pushes with up to that force, and the force on the object is set by
 compliance, as the PR2 force servo expects. Fixed-effort commands (the SlipServo "empty" close, B12)
 are applied as joint torques. ``friction_effort`` is 0: the simulated finger joints have no gear
 friction to cancel. The PR2's effort is reported (``joint_effort``) as the motors' applied force.
+
+**Grip-load coupling** (F2 of :mod:`~py_trees_manipulation.control.gripper_controller`). When an
+arm trajectory starts while the same robot's gripper holds an object in SlipServo (and no event
+detector listens), the arm tells the controller the grip the motion needs,
+``m |a - g|max / (2 mu)`` (:meth:`TactileSensing.slip_hold` gives ``m / (2 mu)``,
+:func:`~.arm.peak_load_factor` the peak ``|a - g| / g`` from the TCP's acceleration by forward
+kinematics every 10 ms; examples/slip_servo.yaml: 1.02 for the slow lift, 1.20 for the 0.1 m/s
+lift, 1.37 for each 0.2 m/s shake stroke), and holds still until the grip has reached one x1.08
+slip step over it (``grip_ready``; at most ``_JointTrajectory.GRIP_WAIT_S``, 0.5 s), then moves.
+The mass and friction are the scene's, as a motion planner knows an attached object's. Without it the
+0.8-1.2 kg cans of that example (grip_margin 1.53-2.29) were dropped at the lift on the iiwa and the
+xArm: the slip servo held them 4-8 % over their weight, and once a can slid the pads lost more force
+in a frame or two than the x1.08-per-frame reaction could catch (issue 33).
 
 **Hardness.** The URDF gives the finger pads contact damping 1000 N s/m, which makes every contact
 viscous (Bullet adds the two bodies' dampings and puts their stiffnesses in series); scenes that
@@ -467,6 +488,33 @@ class TactileSensing:
 
     def telemetry(self) -> dict[str, dict[str, Any]]:
         return {f"gripper/{name}": g.telemetry() for name, g in self.grippers.items()}
+
+    def slip_hold(self, robot: Any) -> Optional[tuple[Any, float]]:
+        """``(controller, grip_per_g)`` when ``robot``'s gripper holds an object in SlipServo
+        (installed, SLIP_SERVO, both fingers on a movable body), else None: the arm tells that
+        controller the grip each motion needs (grip-load coupling, F2 of
+        :mod:`~py_trees_manipulation.control.gripper_controller`). ``grip_per_g`` is the grip per pad
+        that holds the object against 1 m/s^2, ``m / (2 mu)`` (N per m/s^2; its mass, and ``mu`` the
+        product of its and the pad's lateral friction, as for ``grip_needed_n``; the largest of the
+        bodies held). None too while an event detector or a Release waits for its event: the
+        detector listens for the set-down's slip, and the grip is left as the robot's would be."""
+        c = self.backend.client
+        for g in self.grippers.values():
+            ctl = g.controller
+            if not (g.gripper.robot is robot and g.installed and g.gripped and ctl.state == RT.SLIP_SERVO
+                    and not ctl.sensor_lost and (ctl.event_action is None or ctl.event_action.done)):
+                continue
+            mu_pad = float(pb.getDynamicsInfo(g.body, g.fingers[0], physicsClientId=c)[1])
+            per_g = 0.0
+            for body in g.gripped:
+                if body not in self.movable:
+                    continue
+                info = pb.getDynamicsInfo(body, -1, physicsClientId=c)
+                mu = float(info[1]) * mu_pad
+                if info[0] > 0 and mu > 0:
+                    per_g = max(per_g, float(info[0]) / (2.0 * mu))
+            return (ctl, per_g) if per_g > 0 else None
+        return None
 
     def add_fault(self, fault: SensorFault) -> None:
         """Inject a fingertip fault from a script (as a ``tactile.faults`` entry; ``at_s`` is sim

@@ -361,6 +361,50 @@ def test_sustained_slip_raises_the_force_step_after_step(waiver):
                                                # rises, then one 1.1 s later (2 before F1's slower hold approach)
 
 
+@pytest.mark.parametrize("need", [9.0, 11.0])
+def test_an_announced_grip_is_reached_before_the_load_comes_and_is_not_felt_as_slip(need):
+    """F2 (issue 33 item 5): the arm announces the grip its coming motion needs (a lift at
+    2.1 m/s^2: 1.21 x a static 7.4 N or 9.1 N); the grip servoes to one x1.08 step over it,
+    grip_ready says when it is there, its approach is not counted as slip (each counted approach
+    raised slip_force x1.08 more), a smaller announcement does not lower it, and an armed event
+    detector drops it without a slip event."""
+    ctl, plant = setup(k=3000.0)
+    hold(ctl, plant, 8.0)
+    ctl.slip_servo()
+    run(ctl, plant, 1.5)
+    assert ctl.grip_ready and ctl.slip_target == pytest.approx(8.0)
+    ctl.anticipate_grip(need)
+    assert ctl.slip_target == pytest.approx(need * 1.08) and not ctl.grip_ready
+    seen = []
+    run(ctl, plant, 1.5, until=lambda: seen.append(ctl.slip_detected) and False)
+    assert ctl.grip_ready and abs(plant.object_force() - need * 1.08) < 0.3
+    assert not any(seen) and ctl.slip_force == pytest.approx(8.0)
+    ctl.anticipate_grip(5.0)                   # a slower motion: the grip stays
+    assert ctl.slip_target == pytest.approx(need * 1.08)
+    st = ctl.event_detector(EDC(trigger_conditions=EDC.SLIP, slip_trigger_magnitude=0.005))
+    assert ctl.slip_target == pytest.approx(8.0)
+    run(ctl, plant, 1.5)
+    assert not ctl.events.slip_event and not st.done       # its own relaxing is not a slip event
+    assert abs(plant.object_force() - 8.0) < 0.3
+
+
+def test_an_announced_grip_stays_within_the_force_limit_and_is_off_on_the_robot():
+    """F2: the announced grip is capped at fingertip_force_limit (grip_ready then means the limit);
+    with load_anticipation off (the robot) the announcement is ignored."""
+    ctl, plant = setup(k=3000.0, params=ControllerParams.panda(fingertip_force_limit=12.0),
+                       friction=0.0)          # (the PR2's 7 N gear friction would take 7 N of the 12 N effort)
+    hold(ctl, plant, 8.0)
+    ctl.slip_servo()
+    run(ctl, plant, 1.5)
+    ctl.anticipate_grip(14.0)
+    assert ctl.slip_target == pytest.approx(12.0)
+    run(ctl, plant, 1.5)
+    assert ctl.grip_ready and abs(plant.object_force() - 12.0) < 0.3
+    robot = Pr2GripperController(ControllerParams.panda(load_anticipation=False))
+    robot.anticipate_grip(14.0)
+    assert robot.load_grip == 0.0
+
+
 def test_slip_servo_force_limit_caps_the_force():
     params = ControllerParams.panda(fingertip_force_limit=5.2)
     ctl, plant = setup(k=3000.0, params=params)

@@ -62,6 +62,7 @@ class TactileConfig:
     baseline_n: float = 0.02
     slip_gain_n_per_mps: float = 10.0
     slip_vibration_max_n: float = 0.5
+    stick_slip_fraction: float = 0.03
     slip_event_speed_mps: float = 0.005
     crush_time_s: float = 0.05
     velocity_gain: float = 5000.0
@@ -88,6 +89,7 @@ class TactileConfig:
 
 _LIMITS = {"frame_period_s": (0.001, 1.0), "sample_period_s": (0.0005, 0.1), "noise_n": (0.0, 1.0),
            "baseline_n": (0.0, 10.0), "slip_gain_n_per_mps": (0.0, 1e4), "slip_vibration_max_n": (0.0, 100.0),
+           "stick_slip_fraction": (0.0, 1.0),
            "slip_event_speed_mps": (0.0, 10.0), "crush_time_s": (0.0, 10.0), "velocity_gain": (0.0, 1e5),
            "friction_effort": (0.0, 100.0), "max_effort_n": (0.1, 1000.0), "max_finger_speed_mps": (0.001, 10.0),
            "finger_contact_stiffness": (1.0, 1e9), "finger_contact_damping": (0.0, 1e6)}
