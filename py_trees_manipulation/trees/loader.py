@@ -256,7 +256,12 @@ def _apply_overrides(doc: LocDict, overrides: list[str], ctx: _Ctx) -> None:
                         node[part] = LocDict()
                         node[part].loc, node[part].key_locs, node[part].value_locs = doc.loc, {}, {}
                     else:
-                        ctx.add(where, f"{'.'.join(parts[:i + 1])} does not exist", did_you_mean(part, list(node)))
+                        rest = ".".join(parts[i + 1:])
+                        nested = "{" + rest.replace(".", ": {") + ": " + str(expr).partition("=")[2].strip() + "}" * (rest.count(".") + 1)
+                        ctx.add(where, f"{'.'.join(parts[:i + 1])} does not exist",
+                                did_you_mean(part, list(node)) or
+                                f"the file does not write it: give the whole block, e.g. --set "
+                                f"'{'.'.join(parts[:i + 1])}={nested}'")
                         ok = False
                         break
                 nxt = node[part]

@@ -69,6 +69,9 @@ def test_set_overrides_parameters_scene_blackboard_and_nodes(tmp_path):
     ("tre.x=1", "unknown section 'tre'; did you mean 'tree'?"),
     ("tree.lift.sped_mps=1", "unknown parameter 'sped_mps' for MoveCartesian; did you mean 'speed_mps'?"),
     ("novalue", "expected KEY=VALUE"),
+    # a block the file does not write (trial 4): the fix is the whole block, nested
+    ("blackboard.goal.pose.x=0.5", "blackboard.goal does not exist; the file does not write it: give the whole "
+                                   "block, e.g. --set 'blackboard.goal={pose: {x: 0.5}}'"),
 ])
 def test_bad_overrides_are_load_errors(tmp_path, override, needle):
     path = write(tmp_path, "t.yaml", """
