@@ -28,8 +28,17 @@ if TYPE_CHECKING:  # pragma: no cover  (ptm --help must not load the robots' sta
 def _summary_row(d: RobotDescription) -> dict[str, Any]:
     g = d.gripper
     return {"model": d.name, "arm_joints": d.dof, "reach_m": d.reach_m, "opening_m": list(g.opening_m),
-            "default_force_n": g.default_force_n, "max_force_n": g.max_force_n, "description": d.summary,
-            "file": d.file}
+            "default_force_n": g.default_force_n, "max_force_n": g.max_force_n,
+            "payload_kg": d.payload_kg, "gripper_mass_kg": g.mass_kg, "lift_limit_kg": d.max_object_kg,
+            "description": d.summary, "file": d.file}
+
+
+def _payload_text(r: dict[str, Any]) -> str:
+    """``"3.0 kg (lifts 2.27)"``: the rated payload, gripper included, and what the hand may lift (the
+    payload less the gripper's mass: the limit the payload checks use); ``"unknown"``."""
+    if r.get("payload_kg") is None:
+        return "unknown"
+    return f"{r['payload_kg']:g} kg (lifts {r['lift_limit_kg']:.2f} kg)"
 
 
 def _details(d: RobotDescription) -> dict[str, Any]:
@@ -62,12 +71,13 @@ def _fmt_list(v: Any, digits: int = 3) -> str:
 
 
 def _print_table(rows: list[dict[str, Any]]) -> None:
-    head = ("model", "joints", "reach", "opening", "grip force", "description")
+    head = ("model", "joints", "reach", "payload", "opening", "grip force", "description")
     lines = [head]
     for r in rows:
         lo, hi = r["opening_m"]
-        lines.append((r["model"], str(r["arm_joints"]), f"{r['reach_m']:.2f} m", f"{lo * 1000:.0f}-{hi * 1000:.0f} mm",
-                      f"{r['default_force_n']:g} N (max {r['max_force_n']:g} N)", r["description"]))
+        lines.append((r["model"], str(r["arm_joints"]), f"{r['reach_m']:.2f} m", _payload_text(r),
+                      f"{lo * 1000:.0f}-{hi * 1000:.0f} mm", f"{r['default_force_n']:g} N (max {r['max_force_n']:g} N)",
+                      r["description"]))
     widths = [max(len(line[i]) for line in lines) for i in range(len(head) - 1)]
     for line in lines:
         print("  ".join(c.ljust(w) for c, w in zip(line, widths)) + "  " + line[-1])
@@ -78,6 +88,12 @@ def _print_details(info: dict[str, Any]) -> None:
     print(f"  file: {info['file']}")
     print(f"  URDF: {info['urdf']}")
     print(f"  reach: {info['reach_m']:.2f} m (TCP from the first joint's axis)")
+    if info.get("payload_kg") is not None:
+        print(f"  payload: {info['payload_kg']:g} kg rated, gripper included; the hand may lift "
+              f"{info['lift_limit_kg']:.2f} kg (less the gripper's {info['gripper_mass_kg']:g} kg): the limit the "
+              "payload checks use (a scene's robots[].payload_kg overrides the rating)")
+    else:
+        print("  payload: unknown (no payload_kg: lifts are not checked against it)")
     print("  arm joints, base to wrist:")
     w = max(len(j["joint"]) for j in info["arm"])
     for j in info["arm"]:

@@ -352,3 +352,21 @@ def test_an_sdf_model_is_refused_with_the_way_out(tmp_path):
     (p,) = _problems(_write(tmp_path, text))
     assert p.message == "'gripper/wsg50_one_motor_gripper_new.sdf' is an SDF file; robot descriptions take a URDF"
     assert "sdformat_urdf" in p.hint
+
+
+def test_ptm_robots_lists_each_models_payload_as_the_payload_check_uses_it():
+    """Issue 33 item 6: `ptm robots` shows each robot's rated payload and what its hand may lift, the
+    limit the payload checks use (scene.spec.lift_limit: the payload less the gripper's mass)."""
+    from py_trees_manipulation.scene.spec import lift_limit, parse_scene
+
+    listing = _ptm("robots").stdout
+    expected = {"franka_panda": (3.0, 2.27), "kuka_iiwa_wsg50": (7.0, 5.80), "ufactory_xarm6": (5.0, 4.18)}
+    for model, (rated, lifts) in expected.items():
+        d = stock_description(model)
+        assert d.payload_kg == rated
+        limit, _, _ = lift_limit(parse_scene({"robots": [{"name": "r", "model": model}]}), "r")
+        assert abs(limit - lifts) < 0.005
+        line = next(x for x in listing.splitlines() if x.startswith(model + " "))
+        assert f"{rated:g} kg (lifts {lifts:.2f} kg)" in line
+    detail = _ptm("robots", "ufactory_xarm6").stdout
+    assert "payload: 5 kg rated, gripper included; the hand may lift 4.18 kg (less the gripper's 0.82 kg)" in detail
