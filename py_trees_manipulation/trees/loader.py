@@ -172,6 +172,9 @@ def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *
     if tree is not None and scene_spec is not None:
         _check_scene_references(tree, scene_spec, ctx, blackboard)
         _check_reach(tree, scene_spec, ctx)
+        from .mechanism_goals import mechanism_goal_problems
+
+        mechanism_goal_problems(tree, scene_spec, ctx.add)
     if tree is not None and check_blackboard and not ctx.problems:
         def bb_loc(key: str) -> Loc:
             return ctx.override_loc(("blackboard", key)) or (

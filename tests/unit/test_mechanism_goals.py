@@ -1,0 +1,51 @@
+"""A drawer's or door's goals across the tree against its travel (issue 33 item 5): the refusal names
+every change one fix needs (the pull and the condition), or says the mechanism cannot open enough."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from py_trees_manipulation.located.errors import TreeLoadError
+from py_trees_manipulation.trees.loader import load_task
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
+
+
+def _problems(name: str, *sets: str) -> list[str]:
+    with pytest.raises(TreeLoadError) as e:
+        load_task(os.path.join(EXAMPLES, name), list(sets))
+    return [str(p) for p in e.value.problems]
+
+
+def test_a_drawer_too_short_for_the_trees_condition_cannot_open_enough():
+    # travel 0.15 m, the tree pulls 0.25 m and asks DrawerOpeningAtLeast 0.2 m: shortening the pull
+    # alone leaves the condition failing: one problem at the condition, naming both changes
+    (p,) = _problems("open_drawer.yaml", "scene.cabinets.0.drawer_travel_m=0.15")
+    assert "DrawerOpeningAtLeast.min_opening_m: the drawer of 'cabinet' can never open 0.200 m: it travels 0.150 m" in p
+    assert "a cabinet whose drawer_travel_m is at least 0.200 m" in p
+    assert ("min_opening_m lowered to at most 0.150 m with the pull at most that too (CheckReachability "
+            "'check_reach' pull_m -0.15, MoveAlongArc 'pull_open' translation_m -0.15)") in p
+
+
+def test_a_pull_longer_than_the_travel_names_every_node_that_pulls():
+    (p,) = _problems("open_drawer.yaml", "scene.cabinets.0.drawer_travel_m=0.22")
+    assert "CheckReachability.pull_m: the tree moves the drawer of 'cabinet' 0.250 m, more than it travels: 0.220 m" in p
+    assert ("CheckReachability 'check_reach' pull_m -0.22, MoveAlongArc 'pull_open' translation_m -0.22 "
+            "(DrawerOpeningAtLeast 'check_open' min_opening_m 0.2 is still met at that)") in p
+
+
+def test_the_fix_applied_loads_and_a_pull_short_of_the_condition_is_refused():
+    # the fix of the pull above, applied: the file loads
+    load_task(os.path.join(EXAMPLES, "open_drawer.yaml"), ["scene.cabinets.0.drawer_travel_m=0.22",
+                                                          "parameters.pull_m=-0.22"])
+    # a pull that stops short of the condition can never pass it
+    (p,) = _problems("open_drawer.yaml", "parameters.pull_m=-0.15")
+    assert "so it can never be open 0.200 m" in p and "pull_m -0.2, MoveAlongArc 'pull_open' translation_m -0.2" in p
+
+
+def test_a_door_condition_beyond_its_hinge_limit():
+    (p,) = _problems("open_door.yaml", "scene.doors.0.max_opening_deg=50")
+    assert "DoorAngleAtLeast.min_angle_deg: door 'door' can never open 55 deg: it opens at most 50 deg" in p
+    assert "open_angle 50, MoveAlongArc 'swing_open' angle 50" in p
