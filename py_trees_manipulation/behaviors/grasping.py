@@ -189,13 +189,16 @@ class ChooseGrasp(ManipulationBehaviour):
 
     @classmethod
     def plan_problems(cls, params: dict[str, Any], world: Any, scene: Any, seed: int = 0,
-                      blackboard: Optional[dict] = None, outputs: Optional[dict] = None) -> list[tuple[str, str, str]]:
+                      blackboard: Optional[dict] = None, outputs: Optional[dict] = None,
+                      task_check: Any = None) -> list[tuple[str, str, str]]:
         """``ptm validate --plan``: the grasp choice against the scene as written (the object where the
         file puts it, the place pose when the file gives it, literally or as a blackboard value known
         ahead), in the collision world built from the task file, the arm where the dry run leaves it:
         ``(parameter, problem, hint)`` when no grasp is feasible, with the base that would do it. With
         ``outputs``, the values the node would write go there by their parameter (``grasp_pose_key``:
-        the chosen grasp pose, ...), as :meth:`update` writes them."""
+        the chosen grasp pose, ...), as :meth:`update` writes them. ``task_check``: the whole-task
+        test the suggested base must pass (:func:`~py_trees_manipulation.trees.plan_check.whole_task_test`;
+        False: no suggestion)."""
         from ..collision.grasp_choice import choose_grasp
 
         decl = cls.all_params()
@@ -235,10 +238,13 @@ class ChooseGrasp(ManipulationBehaviour):
                                grasp_name_key=c.grasp.name)
             return []
         text = f"ChooseGrasp: no feasible grasp of {obj}: {choice.summary()}"
-        if values.get("suggest_base", True) and any(c.rejection in ("unreachable", "place") for c in choice.candidates):
+        if (values.get("suggest_base", True) and task_check is not False
+                and any(c.rejection in SUGGEST_FOR for c in choice.candidates)):
             from .reach import base_suggestion
 
-            placement = _base_for_grasp(world, scene, robot, obj, pose, places, seed)
+            opening = float(world.robots[robot].model.max_gap_m)
+            placement = _base_for_grasp(world, scene, robot, obj, pose, places, seed,
+                                        _considered(grasps, pose, kw, opening), task_check)
             if placement is not None:
                 what = "a grasp reaches it" + (" and puts it down" if places else "")
                 text += "; " + base_suggestion(placement, robots.index(robot), what)
@@ -312,7 +318,8 @@ class ChooseGrasp(ManipulationBehaviour):
                   approach_m=self.param("approach_m"), place_poses=places,
                   place_approach_m=self.param("place_approach_m"), lift_m=self.param("lift_m"))
 
-        suggest = bool(self.param("suggest_base"))
+        task_check = getattr(self.backend, "task_check", None)
+        suggest = bool(self.param("suggest_base")) and task_check is not False
         scene = svc.scene
         seed = int(getattr(self.backend, "seed", 0) or 0)
 
@@ -326,9 +333,10 @@ class ChooseGrasp(ManipulationBehaviour):
                     return None, verdict.message(obj, place[:3, 3]), None, None
             choice = choose_grasp(world, robot, obj, object_pose, grasps, cancelled=cancelled, **kw)
             placement = None
-            if suggest and choice.chosen is None and any(c.rejection in ("unreachable", "place")
-                                                          for c in choice.candidates):
-                placement = _base_for_grasp(world, scene, robot, obj, object_pose, places, seed)
+            if suggest and choice.chosen is None and any(c.rejection in SUGGEST_FOR for c in choice.candidates):
+                considered = _considered(grasps, object_pose, kw, float(world.robots[robot].model.max_gap_m))
+                placement = _base_for_grasp(world, scene, robot, obj, object_pose, places, seed, considered,
+                                            task_check)
             # the one-line summary and the run log's record, formatted here on the planning worker
             # rather than in the tick that reads the answer
             return choice, choice.summary(), choice.as_dict(), placement
@@ -383,13 +391,40 @@ class ChooseGrasp(ManipulationBehaviour):
             emit(f"grasp/{choice.robot}", text, grasp_choice=record)
 
 
+#: rejections a base elsewhere may cure (the arm's reach, or the arm in the way of the scene where it
+#: stands): a grasp too wide or from a forbidden direction is refused from every base
+SUGGEST_FOR = ("unreachable", "place", "pregrasp_collision", "grasp_collision", "approach_line", "lift")
+
+
+def _considered(grasps: list, object_pose: Any, kw: dict, opening_m: float) -> list:
+    """The grasps of ``grasps`` that no base can rule out: within ChooseGrasp's approach limit
+    (``kw["max_approach_angle_deg"]``, from straight down, the object at ``object_pose``) and, with the
+    margin, within the gripper's opening ``opening_m`` (the same from every base)."""
+    import math
+
+    limit = float(kw.get("max_approach_angle_deg") if kw.get("max_approach_angle_deg") is not None else 180.0)
+    margin = float(kw.get("width_margin_m") if kw.get("width_margin_m") is not None else 0.005)
+    out = []
+    for g in grasps:
+        z = (np.asarray(object_pose, dtype=float) @ np.asarray(g.pose, dtype=float))[:3, 2]
+        if math.degrees(math.acos(float(np.clip(-z[2], -1.0, 1.0)))) > limit + 1e-6:
+            continue
+        if math.isfinite(g.width_m) and g.width_m + margin > opening_m + 1e-9:
+            continue
+        out.append(g)
+    return out
+
+
 def _base_for_grasp(world: Any, scene: Any, robot: str, obj: str, object_pose: np.ndarray, places: list,
-                    seed: int) -> Any:
+                    seed: int, grasps: Optional[list] = None, task_check: Any = None) -> Any:
     """A base pose (:class:`~py_trees_manipulation.collision.reachability.BasePlacement`) from which one
-    of ``obj``'s grasps reaches it at ``object_pose`` and, with a place pose, through the whole pick
-    and place (:func:`~py_trees_manipulation.scene.reach_targets.grasp_target`), on the surface the
-    robot stands on, searched as ``base_pose: auto`` searches; the world is put back as it was."""
-    from ..collision.base_placement import surface_under
+    of ``obj``'s grasps (``grasps``: those the ChooseGrasp considers) reaches it at ``object_pose``
+    and, with a place pose, through the whole pick and place
+    (:func:`~py_trees_manipulation.scene.reach_targets.grasp_target`), on the surface the robot
+    stands on, searched as ``base_pose: auto`` searches; with ``task_check`` (the whole-task test,
+    :func:`~py_trees_manipulation.trees.plan_check.whole_task_test`) only a base from which the whole
+    task passes it (the grasp choice itself included) is offered. The world is put back as it was."""
+    from ..collision.base_placement import surface_under, task_accept
     from .reach import SUGGEST_BUDGET_S
     from ..collision.base_search import find_base_relaxing
     from ..scene.reach_targets import grasp_target
@@ -398,6 +433,8 @@ def _base_for_grasp(world: Any, scene: Any, robot: str, obj: str, object_pose: n
     if spec is None:
         return None
     supports = [f.name for f in getattr(scene, "fixtures", ())]
-    target = grasp_target(spec, object_pose, place=places[0] if places else None, supports=supports)
+    target = grasp_target(spec, object_pose, place=places[0] if places else None, supports=supports, grasps=grasps)
+    if not target.paths:
+        return None
     return find_base_relaxing(world, robot, lambda probe: [target], surface_under(world, scene, robot), seed=seed,
-                              total_budget_s=SUGGEST_BUDGET_S)
+                              total_budget_s=SUGGEST_BUDGET_S, accept=task_accept(task_check, scene, robot))

@@ -119,7 +119,8 @@ class CheckReachability(ManipulationBehaviour):
                              "(on hardware the task's scene must name the robot)")
         scene = getattr(planning, "scene", None) or getattr(self.backend, "scene", None)
         seed = int(getattr(self.backend, "seed", 0) or 0)
-        verdict = planning.call_in_world(lambda world: check_reach(world, scene, dict(self.params), seed))
+        task_check = getattr(self.backend, "task_check", None)
+        verdict = planning.call_in_world(lambda world: check_reach(world, scene, dict(self.params), seed, task_check))
         if verdict.ok:
             if verdict.posture is not None:
                 self.write_output("posture_key", verdict.posture)
@@ -129,11 +130,13 @@ class CheckReachability(ManipulationBehaviour):
 
     @classmethod
     def plan_problems(cls, params: dict[str, Any], world: Any, scene: Any, seed: int = 0,
-                      blackboard: Optional[dict] = None, outputs: Optional[dict] = None) -> list[tuple[str, str, str]]:
+                      blackboard: Optional[dict] = None, outputs: Optional[dict] = None,
+                      task_check: Any = None) -> list[tuple[str, str, str]]:
         """``ptm validate --plan``: the same check against the scene as written (the collision world
         built from the task file, nothing simulated): ``(parameter, problem, hint)`` when it fails;
-        with ``outputs``, the posture it writes (``posture_key``), as :meth:`update` does."""
-        verdict = check_reach(world, scene, cls.coerce_params(dict(params)), seed)
+        with ``outputs``, the posture it writes (``posture_key``), as :meth:`update` does.
+        ``task_check``: the whole-task test a suggested base must pass (False: no suggestion)."""
+        verdict = check_reach(world, scene, cls.coerce_params(dict(params)), seed, task_check)
         if verdict.ok and verdict.posture is not None and outputs is not None:
             outputs["posture_key"] = verdict.posture
         return [] if verdict.ok else [("", f"CheckReachability: {verdict.text}", "")]
@@ -149,12 +152,15 @@ class ReachVerdict:
     posture: Optional[list] = None
 
 
-def check_reach(world: Any, scene: Any, params: dict[str, Any], seed: int = 0) -> ReachVerdict:
+def check_reach(world: Any, scene: Any, params: dict[str, Any], seed: int = 0, task_check: Any = None) -> ReachVerdict:
     """``CheckReachability``'s check, in ``world`` (a
     :class:`~py_trees_manipulation.collision.world.CollisionWorld` synced to the task: the backend's
     own, or one built from the task file by ``ptm validate --plan``), with its parameter values
     ``params`` (units converted): the mechanism's travel first, then every target followed as the
-    task moves, and on failure a base pose that does it all (``suggest_base``)."""
+    task moves, and on failure a base pose that does it all (``suggest_base``), from which the whole
+    task passes ``task_check`` (the whole-task test,
+    :func:`~py_trees_manipulation.trees.plan_check.whole_task_test`; None: the targets decide; False:
+    no suggestion)."""
     from ..collision.base_placement import surface_under
     from ..collision.base_pose import base_frame
     from ..collision.base_search import find_base_relaxing
@@ -193,11 +199,14 @@ def check_reach(world: Any, scene: Any, params: dict[str, Any], seed: int = 0) -
     bound = travel_bound(bad[0], scene)
     if bound is not None:
         text += f"; {bound}"
-    if params.get("suggest_base", True) and not getattr(bad[0].failure, "blocked", False):
+    if params.get("suggest_base", True) and task_check is not False and not getattr(bad[0].failure, "blocked", False):
+        from ..collision.base_placement import task_accept
+
         placement = find_base_relaxing(
             world, robot, lambda probe: targets_for(request.with_margin() if probe else request, scene,
                                                     object_pose=world.object_pose),
-            surface_under(world, scene, robot), seed=seed, total_budget_s=SUGGEST_BUDGET_S)
+            surface_under(world, scene, robot), seed=seed, total_budget_s=SUGGEST_BUDGET_S,
+            accept=task_accept(task_check, scene, robot))
         text += "; " + base_suggestion(placement, robots.index(robot), "every target is reachable")
     return ReachVerdict(False, text)
 

@@ -279,7 +279,7 @@ class PlanRegrasp(_RegraspBase):
 
     @classmethod
     def plan_problems(cls, params: dict[str, Any], world: Any, scene: Any, seed: int = 0,
-                      blackboard: Optional[Mapping[str, Any]] = None) -> list[tuple[str, str, str]]:
+                      blackboard: Optional[Mapping[str, Any]] = None, task_check: Any = None) -> list[tuple[str, str, str]]:
         """``ptm validate --plan``: the regrasp plan from the grasp state the file starts in (every
         gripper empty, or a literal ``current``; after the dry run put an object in a hand, the state
         sensed from the poses in the collision world, as the run senses it without the simulator's
@@ -321,7 +321,7 @@ class PlanRegrasp(_RegraspBase):
                                  motions="straight" if values.get("check_motions", True) else "none")
         except (NoPlanError, ValueError) as e:
             text = f"PlanRegrasp: {_one_line(str(e))}"
-            fix = regrasp_base_suggestion(world, scene, cfg, start, goal, faces, str(e), seed)
+            fix = regrasp_base_suggestion(world, scene, cfg, start, goal, faces, str(e), seed, task_check)
             return [("", text + (f"; {fix}" if fix else ""), "")]
         heavy = plan_payload_problem(scene, cfg, plan)
         return [("goal", f"PlanRegrasp: {heavy}", "")] if heavy else []
@@ -353,8 +353,9 @@ class PlanRegrasp(_RegraspBase):
                 host = geometry_host(self.backend)
                 scene = getattr(self.backend, "scene", None) or getattr(host, "scene", None)
                 seed = int(getattr(self.backend, "seed", 0) or 0)
+                task_check = getattr(self.backend, "task_check", None)
                 fix = host.call_in_world(lambda world: regrasp_base_suggestion(world, scene, cfg, start, goal, faces,
-                                                                               str(e), seed))
+                                                                               str(e), seed, task_check))
                 return self.fail(f"{_one_line(str(e))} ({ms:.0f} ms)" + (f"; {fix}" if fix else ""))
             return self.fail(f"no regrasp plan from '{_names(cfg, start)}' to {_goal_text(cfg, goal)}: "
                              f"{_reason(e)} ({ms:.2f} ms)")
@@ -401,21 +402,20 @@ def plan_payload_problem(scene: Any, cfg: RegraspConfig, plan: RegraspPlan) -> O
 
 
 def regrasp_base_suggestion(world: Any, scene: Any, cfg: RegraspConfig, start: Any, goal: Any,
-                            faces: Mapping[str, Sequence[str]], why: str, seed: int = 0) -> str:
-    """For a regrasp plan that fails because something is out of the arm's reach (``why``, the
+                            faces: Mapping[str, Sequence[str]], why: str, seed: int = 0,
+                            task_check: Any = None) -> str:
+    """For a regrasp plan that fails because something is out of an arm's reach (``why``, the
     planner's text): a base pose from which it plans, as ``CheckReachability`` names one (``"a
-    regrasp plan passes every check from a base at ..."``), or "" (not a reach failure, several
-    robots, or no base). Candidates come from :func:`~py_trees_manipulation.collision.base_search.find_base`
-    with each regrasp object's grasps as the targets, on the surface the robot stands on; the base
-    found is kept only if the whole plan (:func:`plan_in_world`) passes from it. The world's base is
-    put back."""
-    if "reach" not in why and "workspace" not in why:
+    regrasp plan passes every check from a base at ..."``), or "" (not a reach failure, or no base).
+    Each robot of the plan's grippers is tried in turn (a handover's either arm), the others left
+    where they stand: candidates come from :func:`~py_trees_manipulation.collision.base_search.find_base`
+    with each regrasp object's grasps as the targets, on the surface the robot stands on; a base is
+    kept only if the whole plan (:func:`plan_in_world`) passes from it and, with ``task_check`` (the
+    whole-task test, :func:`~py_trees_manipulation.trees.plan_check.whole_task_test`), the whole task
+    too (False: no suggestion). The world's bases are put back."""
+    if task_check is False or ("reach" not in why and "workspace" not in why):
         return ""
-    robots = {arm for arm, _ in cfg.grippers.values()}
-    if len(robots) != 1:
-        return ""
-    robot = robots.pop()
-    from ..collision.base_placement import surface_under
+    from ..collision.base_placement import surface_under, task_accept
     from .reach import SUGGEST_BUDGET_S
     from ..collision.reachability import base_frame, find_base_relaxing, set_base_frame
     from ..scene.reach_targets import grasp_target
@@ -424,21 +424,31 @@ def regrasp_base_suggestion(world: Any, scene: Any, cfg: RegraspConfig, start: A
     objects = {o.name: o for o in getattr(scene, "objects", ())}
     targets = [grasp_target(objects[n], world.object_pose(n)) for n in cfg.objects if n in objects]
     names = [r.name for r in getattr(scene, "robots", ())]
-    if not targets or robot not in names:
+    robots = sorted({arm for arm, _ in cfg.grippers.values()}, key=lambda r: names.index(r) if r in names else 0)
+    if not targets:
         return ""
-    placement = find_base_relaxing(world, robot, lambda probe: targets, surface_under(world, scene, robot), seed=seed,
-                              total_budget_s=SUGGEST_BUDGET_S)
-    if not placement.ok:
-        return ""
-    T0 = base_frame(world, robot)
-    try:
-        set_base_frame(world, robot, placement.pose)
-        plan_in_world(world, cfg, start, goal, faces, scene_objects=objects)
-    except (NoPlanError, ValueError):
-        return ""
-    finally:
-        set_base_frame(world, robot, T0)
-    return base_suggestion(placement, names.index(robot), "a regrasp plan passes every check")
+    budget = SUGGEST_BUDGET_S / max(len(robots), 1)
+    for robot in robots:
+        if robot not in names or robot not in world.robots:
+            continue
+        T0 = base_frame(world, robot)
+        whole = task_accept(task_check, scene, robot)
+
+        def accept(T: Any, robot: str = robot, T0: Any = T0, whole: Any = whole) -> Optional[str]:
+            try:
+                set_base_frame(world, robot, T)
+                plan_in_world(world, cfg, start, goal, faces, scene_objects=objects)
+            except (NoPlanError, ValueError) as e:
+                return f"no regrasp plan: {_one_line(str(e))}"
+            finally:
+                set_base_frame(world, robot, T0)
+            return whole(T) if whole is not None else None
+
+        placement = find_base_relaxing(world, robot, lambda probe: targets, surface_under(world, scene, robot),
+                                       seed=seed, total_budget_s=budget, accept=accept)
+        if placement.ok:
+            return base_suggestion(placement, names.index(robot), "a regrasp plan passes every check")
+    return ""
 
 
 def _geometry_metrics(b: "_RegraspBase", plan: GeometricPlan) -> None:

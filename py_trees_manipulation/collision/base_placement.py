@@ -22,7 +22,7 @@ those placed before it; robots still waiting are out of the way.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import pybullet as pb
@@ -32,7 +32,7 @@ from .base_search import find_base_relaxing
 from .reach_results import BasePlacement, MountingSurface
 from ..scene.reach_targets import ReachRequest, requests_for_robot, targets_for
 
-__all__ = ["place_robots", "mounting_surface", "surface_under"]
+__all__ = ["place_robots", "mounting_surface", "surface_under", "scene_with_base", "task_accept"]
 
 #: where robots waiting for their placement are parked in the search world (out of everything's way)
 _PARKED = (0.0, 0.0, -50.0)
@@ -98,8 +98,26 @@ def mounting_surface(world: Any, scene: Any, robot: str, surface: Optional[str],
     return MountingSurface(surface, float(hi[2]), tuple(float(v) for v in region), surface)
 
 
+def scene_with_base(scene: Any, robot: str, T: Any) -> Any:
+    """``scene`` (a parsed :class:`~py_trees_manipulation.scene.spec.SceneSpec`) with ``robot``'s base at
+    ``T`` ((4, 4), world), as ``--set 'scene.robots.N.base_pose=...'`` puts it."""
+    robots = tuple(dataclasses.replace(r, base_pose=np.array(T, dtype=float), base_auto=None) if r.name == robot else r
+                   for r in scene.robots)
+    return dataclasses.replace(scene, robots=robots)
+
+
+def task_accept(task_check: Any, scene: Any, robot: str) -> Optional[Callable[[Any], Optional[str]]]:
+    """The base search's ``accept`` (:func:`~.base_search.find_base`) for ``robot`` from a whole-task
+    test ``task_check(scene) -> None or why`` (:func:`py_trees_manipulation.trees.plan_check.whole_task_test`):
+    the test run with the robot's base at the candidate pose (every other robot where ``scene`` has
+    it); None without a test (``task_check`` None or False)."""
+    if not callable(task_check) or scene is None:
+        return None
+    return lambda T: task_check(scene_with_base(scene, robot, T))
+
+
 def place_robots(scene: Any, requests: Optional[Sequence[ReachRequest]] = None, seed: int = 0,
-                 models: Optional[dict] = None) -> tuple[Any, dict[str, BasePlacement]]:
+                 models: Optional[dict] = None, task_check: Any = None) -> tuple[Any, dict[str, BasePlacement]]:
     """Resolve every ``base_pose: auto`` of a parsed scene.
 
     Args:
@@ -108,6 +126,12 @@ def place_robots(scene: Any, requests: Optional[Sequence[ReachRequest]] = None, 
             :func:`~py_trees_manipulation.behaviors.reach.requests_from_tree`); None or empty: everything the scene has.
         seed: seeds the search's IK.
         models: robot name -> model (default: each robot's description).
+        task_check: the whole-task test (``task_check(scene) -> None or why``,
+            :func:`py_trees_manipulation.trees.plan_check.whole_task_test`): a base that reaches the
+            targets but from which the task's dry run fails (a grasp ``ChooseGrasp`` refuses, a motion
+            the planner refuses) is passed over, so the run from the pose chosen passes the same
+            checks as ``ptm validate --plan`` (applied to the last robot placed, once every other
+            robot's base is known).
 
     Returns:
         ``(scene with explicit base poses, {robot: BasePlacement})``. A robot no base suits gets the
@@ -141,7 +165,10 @@ def place_robots(scene: Any, requests: Optional[Sequence[ReachRequest]] = None, 
             world.set_base_pq(spec.name, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))
             surface = mounting_surface(world, scene, spec.name, spec.base_auto.surface, mine)
             world.set_base_pq(spec.name, _PARKED, (0.0, 0.0, 0.0, 1.0))
-            placement = find_base_relaxing(world, spec.name, targets, surface, seed=seed, restore=False)
+            placed = dataclasses.replace(scene, robots=tuple(robots))
+            pending = any(r.base_auto is not None for r in robots[i + 1:])   # placed after this one
+            placement = find_base_relaxing(world, spec.name, targets, surface, seed=seed, restore=False,
+                                           accept=None if pending else task_accept(task_check, placed, spec.name))
             placements[spec.name] = placement
             if placement.pose is not None:
                 set_base_frame(world, spec.name, placement.pose)

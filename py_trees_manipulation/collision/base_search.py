@@ -222,7 +222,8 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
               seed: int = 0, start: Optional[Sequence[float]] = None, max_candidates: int = 60,
               time_budget_s: float = 60.0, restore: bool = True, position_tolerance_m: float = SEARCH_TOLERANCE_M,
               held_padding_m: float = SEARCH_HELD_PADDING_M, joint_margin_rad: float = SEARCH_JOINT_MARGIN_RAD,
-              progress: Optional[Callable[[int, str], None]] = None) -> BasePlacement:
+              progress: Optional[Callable[[int, str], None]] = None,
+              accept: Optional[Callable[[Pose], Optional[str]]] = None) -> BasePlacement:
     """Search a base pose on ``surface`` from which every target is reachable (see the module docs).
 
     Args:
@@ -236,6 +237,11 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
         position_tolerance_m: IK position error accepted at a sample (less than the check's 5 mm,
             so that the pose found works with a margin).
         progress: ``progress(candidates, text)`` after each candidate checked.
+        accept: the whole-task test (``ptm validate --plan`` with the robot's base at the pose,
+            :func:`py_trees_manipulation.trees.plan_check.whole_task_test`): ``accept(T)`` -> None when
+            the whole task passes from base pose ``T`` ((4, 4), world), else why not. A base that
+            reaches every target but fails it is not chosen (the search goes on), so the pose found,
+            applied, passes the same test (None: the targets decide).
 
     Returns:
         :class:`BasePlacement`: ``ok`` with the pose found, or not ``ok`` with ``failure`` naming the
@@ -295,6 +301,7 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
     overlap: list[str] = []        # why candidates within reach were not clear (first few)
     found, first_found = 0, None
     quick_failed: dict[int, int] = {}
+    refused: list[tuple[Pose, str]] = []   # bases that reach every target but fail the whole-task test
     try:
         for cost, rho, k, p, yaw in cands:
             if checked >= max_candidates or screened >= 8 * max_candidates or time.perf_counter() - t0 > time_budget_s:
@@ -335,6 +342,12 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
                     break
             world.set_robot_state(robot, q_start)
             done = [x for x in results if x is not None]
+            if ok and accept is not None:
+                why = accept(T)
+                world.set_robot_state(robot, q_start)
+                if why is not None:
+                    refused.append((T, why))
+                    continue
             n_ok = sum(x.ok for x in done)
             # among bases that reach everything the best conditioned wins (the fewest samples
             # reached decides between the others)
@@ -372,6 +385,13 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
     if best is not None and best[0]:
         return BasePlacement(robot, True, best[3], surface, best[4], "", checked, dt)
     where = "on the floor" if surface.name == "floor" else f"on {surface.name!r}"
+    if refused:
+        # the most telling refusal: one of the task's steps, before a start in collision
+        T_r, why = next((r for r in refused if "in collision at its initial_configuration" not in r[1]
+                         and "stands in collision" not in r[1]), refused[0])
+        reason = (f"no base position {where} passes the whole task ({checked} candidates checked): "
+                  f"{len(refused)} reach every target, and from one, at {_fmt(T_r[:3, 3])}, {why}")
+        return BasePlacement(robot, False, None, surface, [], reason, checked, time.perf_counter() - t0)
     if best is None:
         if not cands:
             # name the target out of reach from every position: the one that misses by the most at best
@@ -426,6 +446,17 @@ def find_base_relaxing(world: CollisionWorld, robot: str, targets: Callable[[boo
     checked = steps = 0
     last: Optional[BasePlacement] = None
     out_of_time = False
+    accept = kwargs.get("accept")
+    if accept is not None:   # the steps visit the same bases again: each is tested once
+        tested: dict[tuple, Optional[str]] = {}
+
+        def once(T: Pose) -> Optional[str]:
+            key = tuple(np.round(np.asarray(T, dtype=float)[:3, :].ravel(), 6))
+            if key not in tested:
+                tested[key] = accept(T)
+            return tested[key]
+
+        kwargs = {**kwargs, "accept": once}
     for what, tol, held, margin, probe, count in RELAX_STEPS:
         step_kw = {"max_candidates": count, **kwargs}
         if total_budget_s is not None:

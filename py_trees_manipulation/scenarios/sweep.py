@@ -321,6 +321,7 @@ def _sim_backend(task: Any, seed: int) -> Any:
     after :data:`RESETS_PER_SIMULATOR` resets it builds a new one, so its memory stays flat over
     thousands of runs."""
     from ..sim import SimBackend
+    from ..trees.runner import lazy_task_check
 
     base = task.scene_dir or os.path.dirname(os.path.abspath(task.file))
     robots = (task.scene or {}).get("robots") or ()
@@ -332,15 +333,17 @@ def _sim_backend(task: Any, seed: int) -> Any:
 
         close_worker_sim()
         return SimBackend(task.scene, seed=seed, base_dir=base, visual_shapes=False,
-                          reach_requests=requests_from_tree(task.tree))
+                          reach_requests=requests_from_tree(task.tree), task_check=lazy_task_check(task, seed))
     key = _scene_key(task)
     old = _WORKER_SIM.get("backend")
     if old is not None:
         if _WORKER_SIM.get("key") == key and _WORKER_SIM["resets"] < RESETS_PER_SIMULATOR and old.reset(seed):
             _WORKER_SIM["resets"] += 1
+            old.task_check = lazy_task_check(task, seed)   # this run's tree (the key is the scene's)
             return old
         close_worker_sim()
-    backend = SimBackend(task.scene, seed=seed, base_dir=base, visual_shapes=False, reusable=True)
+    backend = SimBackend(task.scene, seed=seed, base_dir=base, visual_shapes=False, reusable=True,
+                         task_check=lazy_task_check(task, seed))
     _WORKER_SIM.update(key=key, backend=backend, resets=0)
     return backend
 

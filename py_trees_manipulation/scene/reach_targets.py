@@ -317,7 +317,8 @@ def drawer_target(spec: Any, pull_m: Optional[float] = None, pregrasp_m: float =
 
 
 def grasp_target(obj: Any, pose: Pose, pregrasp_m: Optional[float] = None, place: Optional[Pose] = None,
-                 supports: Sequence[str] = (), lift_m: float = DEFAULT_LIFT_M) -> ReachTarget:
+                 supports: Sequence[str] = (), lift_m: float = DEFAULT_LIFT_M,
+                 grasps: Optional[Sequence[Any]] = None) -> ReachTarget:
     """The grasps of a scene object (an :class:`~.scene.ObjectSpec`) at ``pose`` ((4, 4), world):
     one alternative per grasp, pregrasp then grasp; none when its grasp set is empty.
 
@@ -326,12 +327,13 @@ def grasp_target(obj: Any, pose: Pose, pregrasp_m: Optional[float] = None, place
     grasp, the lift ``lift_m`` straight up with the object held (attached to the hand, the
     ``supports`` bodies it may touch leaving them), above the place (a free motion: its configuration
     only), lowered straight onto it, released (the object left there) and the retreat ``lift_m``
-    straight up."""
+    straight up. ``grasps``: only these (:class:`~py_trees_manipulation.geometry.grasps.Grasp` s: the
+    ones a ``ChooseGrasp`` would consider); default: the object's whole grasp set."""
     from ..geometry.grasps import grasps_for_object
 
     paths = []
     name = obj.name
-    for g in grasps_for_object(obj):
+    for g in (grasps_for_object(obj) if grasps is None else grasps):
         T = g.in_world(pose)
         pre = g.pregrasp_in_world(pose, pregrasp_m)
         path = [ReachSample(f"the pregrasp of {g.name}", pre, objects=((name, pose),)),

@@ -101,6 +101,10 @@ class SimBackend(_SceneLoading, _RunMetrics, ClosedOnDelete):
         reach_requests: what the task must reach (:class:`~.reach_targets.ReachRequest`, from the
             tree's ``CheckReachability`` nodes), for robots with ``base_pose: auto``
             (:mod:`.base_placement`); None: everything the scene has.
+        task_check: the task's whole-task test (``task_check(scene) -> None or why``: ``ptm validate
+            --plan``'s checks, :func:`py_trees_manipulation.trees.plan_check.whole_task_test`): a base
+            ``base_pose: auto`` chooses, and a base a behaviour's reach failure suggests, must pass it
+            (kept as :attr:`task_check`); None: the reach targets decide.
 
     Raises:
         SceneError: invalid scene.
@@ -130,16 +134,20 @@ class SimBackend(_SceneLoading, _RunMetrics, ClosedOnDelete):
 
     def __init__(self, scene: Union[dict, SceneSpec, None], gui: bool = False, seed: Optional[int] = None,
                  realtime: bool = False, base_dir: Optional[str] = None, visual_shapes: bool = True,
-                 reusable: bool = False, reach_requests: Optional[Sequence[Any]] = None):
+                 reusable: bool = False, reach_requests: Optional[Sequence[Any]] = None,
+                 task_check: Optional[Callable[[Any], Optional[str]]] = None):
         load_builtin_extensions()  # when this module was imported on its own
         self.scene: SceneSpec = parse_scene(scene if scene is not None else {}, base_dir=base_dir)
         self.seed = self.scene.seed if seed is None else int(seed)
         self.base_placements: dict[str, Any] = {}
+        #: the whole-task test a suggested base must pass (see the ``task_check`` argument)
+        self.task_check = task_check
         self.preflight_failure: Optional[str] = None
         if any(r.base_auto is not None for r in self.scene.robots):
             from ..collision.base_placement import place_robots
 
-            self.scene, self.base_placements = place_robots(self.scene, reach_requests, seed=self.seed)
+            self.scene, self.base_placements = place_robots(self.scene, reach_requests, seed=self.seed,
+                                                            task_check=task_check)
             failed = [p for p in self.base_placements.values() if not p.ok]
             if failed:
                 self.preflight_failure = "; ".join(f"base_pose auto of {p.robot!r}: {p.failure}" for p in failed)

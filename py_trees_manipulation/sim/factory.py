@@ -19,4 +19,5 @@ def make_backend(request: Any) -> Any:
 
     return SimBackend(task.scene, gui=getattr(options, "gui", False), seed=getattr(options, "seed", None),
                       realtime=getattr(options, "realtime", False), base_dir=request.base_dir,
-                      visual_shapes=request.visual_shapes, reach_requests=list(request.reach_requests))
+                      visual_shapes=request.visual_shapes, reach_requests=list(request.reach_requests),
+                      task_check=getattr(request, "task_check", None))

@@ -44,6 +44,8 @@ class BackendRequest:
         visual_shapes: an observer draws the scene (load visual meshes).
         lookup: behaviour type name -> its class (``SIM_ONLY``, ``NEEDS_COLLISION_WORLD``,
             ``ACTION``, ``RESOURCE``), for a backend that refuses a tree it cannot run.
+        task_check: the task's whole-task test (:func:`~.plan_check.whole_task_test`), which a base
+            chosen by ``base_pose: auto`` or suggested by a reach failure must pass; None: none.
     """
 
     task: Any
@@ -52,6 +54,7 @@ class BackendRequest:
     reach_requests: list = field(default_factory=list)
     visual_shapes: bool = False
     lookup: Callable[[str], Optional[type]] = lambda name: None
+    task_check: Optional[Callable[[Any], Optional[str]]] = None
 
 
 def available() -> dict[str, str]:

@@ -46,7 +46,7 @@ from ..behaviors import registry
 from ..located.errors import Problem
 from .spec import TaskSpec
 
-__all__ = ["plan_check", "plan_check_in_backend", "PlanProblem", "DryRun"]
+__all__ = ["plan_check", "plan_check_in_backend", "PlanProblem", "DryRun", "whole_task_test"]
 
 
 @dataclass(frozen=True)
@@ -83,10 +83,11 @@ def plan_check(task: TaskSpec, seed: Optional[int] = None,
                         or os.path.dirname(os.path.abspath(task.file)))
     seed = int(scene.seed if seed is None else seed)
     problems: list[PlanProblem] = []
+    test = whole_task_test(task, seed)
     if any(getattr(r, "base_auto", None) is not None for r in scene.robots):
         if progress:
             progress("placing the robots (base_pose: auto)")
-        scene, placements = place_robots(scene, requests_from_tree(task.tree), seed=seed)
+        scene, placements = place_robots(scene, requests_from_tree(task.tree), seed=seed, task_check=test)
         for name, p in placements.items():
             if not p.ok:
                 problems.append(PlanProblem(task.tree.loc, f"base_pose: auto: {p.failure}"))
@@ -96,10 +97,42 @@ def plan_check(task: TaskSpec, seed: Optional[int] = None,
         place = task_place_problems(task, world, scene)
         problems += place
         if not place:   # the run refuses a task place before its first tick: no node gets to run
-            problems += check_nodes(task, world, scene, seed, progress)
+            problems += check_nodes(task, world, scene, seed, progress, task_check=test)
     finally:
         world.close()
     return problems
+
+
+#: how much more than the scene's padding the whole-task test keeps (:func:`whole_task_test`), metres
+SUGGEST_PADDING_MARGIN_M = 0.002
+
+
+def whole_task_test(task: TaskSpec, seed: Optional[int] = None) -> Callable[[Any], Optional[str]]:
+    """The whole-task test every base suggestion and ``base_pose: auto`` pass before they are offered
+    (issue 33 item 2): ``test(scene)``, ``scene`` a parsed scene of ``task`` with every robot's base
+    explicit (a candidate base put in), returns None when ``ptm validate --plan``'s checks all pass in
+    it (each robot's start, the task's place, the tree's dry run with every node's planning check:
+    the grasp choice, the reach, the regrasp plan, every motion followed), else the first problem
+    (``"FILE:LINE:COL: what"``). It builds its own collision world; no base is suggested inside it.
+    So a suggested base, applied with ``--set``, passes ``ptm validate --plan`` by construction. The
+    dry run's motions keep :data:`SUGGEST_PADDING_MARGIN_M` more than the scene's padding: a base from
+    which a motion only grazes the padding (which the run, planning again from where the arm really
+    is, may refuse) is not offered."""
+    from ..collision.world import CollisionWorld
+
+    def test(scene: Any) -> Optional[str]:
+        s = int(getattr(scene, "seed", 0) if seed is None else seed)
+        world = CollisionWorld.from_scene(scene)
+        world.padding_m += SUGGEST_PADDING_MARGIN_M
+        try:
+            problems = start_state_problems(task, world, scene)
+            problems = problems or task_place_problems(task, world, scene)
+            problems = problems or check_nodes(task, world, scene, s, task_check=False)
+        finally:
+            world.close()
+        return str(problems[0]) if problems else None
+
+    return test
 
 
 def start_state_problems(task: TaskSpec, world: Any, scene: Any) -> list[PlanProblem]:
@@ -178,7 +211,7 @@ def plan_check_in_backend(task: TaskSpec, backend: Any, seed: int = 0) -> list[P
 
     def check(world: Any) -> list[PlanProblem]:
         world.kept_plans = None
-        problems = check_nodes(task, world, scene, seed, kept=kept, dt=dt)
+        problems = check_nodes(task, world, scene, seed, kept=kept, dt=dt, task_check=whole_task_test(task, seed))
         world.kept_plans = kept   # the run's motions follow them (collision.kept_plans)
         return problems
 
@@ -223,7 +256,7 @@ def robot_of(node: Any, key: str, world: Any) -> Optional[str]:
 
 def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
                 progress: Optional[Callable[[str], None]] = None, kept: Any = None,
-                dt: Optional[float] = None) -> list[PlanProblem]:
+                dt: Optional[float] = None, task_check: Any = None) -> list[PlanProblem]:
     """Every node's ``plan_problems`` check in ``world`` (module docstring), in tick order, the tree
     ticked once against the collision world (:class:`DryRun`): the arm motions planned from where the
     motions before them leave the arm, as the run plans them, grasps attaching what the fingers close
@@ -234,7 +267,11 @@ def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
     world is put back as it was at the end. ``kept``: a
     :class:`~py_trees_manipulation.collision.kept_plans.KeptPlans` that receives every motion planned,
     for the run to follow; ``dt``: the run's trajectory sample period, seconds (default: the
-    planner's)."""
+    planner's).
+
+    ``task_check``: the whole-task test (:func:`whole_task_test`) a check's base suggestion must pass
+    (given to the checks that take it); False: no base is suggested (inside that test); None: the
+    checks' own searches, not verified."""
     problems: list[PlanProblem] = []
     dry = DryRun(world, scene, task.blackboard or {}, kept=kept, dt=dt, written=task.scene)
     try:
@@ -254,6 +291,8 @@ def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
                     progress(f"{node.type} '{name}'")
                 accepts = inspect.signature(check).parameters
                 kw: dict[str, Any] = {"blackboard": dry.blackboard} if "blackboard" in accepts else {}
+                if "task_check" in accepts:
+                    kw["task_check"] = task_check
                 outputs: dict[str, Any] = {}
                 if "outputs" in accepts and nominal:
                     kw["outputs"] = outputs
@@ -263,12 +302,49 @@ def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
                 except Exception as e:  # a check that cannot run on this scene says so, never a traceback
                     found.append(("", f"{node.type}: cannot be checked ahead: {type(e).__name__}: {e}", ""))
                 dry.write_outputs(node, outputs)
+            if found and callable(task_check) and node.type in DryRun.ACTIONS and not problems:
+                fix = motion_base_fix(world, scene, node, dry, seed, task_check)
+                if fix:
+                    found = [(key, message, hint or fix) for key, message, hint in found]
             for key, message, hint in found:   # key: the node's parameter, or a place in the file (a Loc)
                 loc = node.param_locs.get(key, node.loc) if isinstance(key, str) else key
                 problems.append(PlanProblem(loc, message, hint, node.type, name))
     finally:
         dry.restore()
     return problems
+
+
+def motion_base_fix(world: Any, scene: Any, node: Any, dry: "DryRun", seed: int,
+                    task_check: Callable[[Any], Optional[str]]) -> str:
+    """For an arm motion the dry run refuses (out of reach, a joint limit, the arm in the way of the
+    scene): a base pose of its robot from which the whole task passes ``task_check``
+    (:func:`whole_task_test`), as ``CheckReachability`` names one, or "" when none is found. The
+    candidates come from the base search (:func:`~py_trees_manipulation.collision.base_search.find_base`)
+    with the TCP targets of the robot's motions so far, the refused one last, as the targets, on the
+    surface the robot stands on; each is kept only if the whole task passes from it. When none does,
+    the text says why (``"and no base position ... passes the whole task: ..."``)."""
+    from ..behaviors.reach import SUGGEST_BUDGET_S, base_suggestion
+    from ..collision.base_placement import surface_under, task_accept
+    from ..collision.base_search import find_base_relaxing
+    from ..scene.reach_targets import ReachSample, ReachTarget
+
+    robot = dry._robot(node)
+    goals = dry.goals.get(robot or "", [])
+    names = [r.name for r in getattr(scene, "robots", ())]
+    if robot is None or robot not in names or not goals:
+        return ""
+    touch = tuple(o.name for o in getattr(scene, "objects", ()))
+    path = tuple(ReachSample(f"the target of motion {k + 1} of {robot}", T, touch=touch, free=True)
+                 for k, T in enumerate(goals))
+    target = ReachTarget(f"the targets of {robot}'s motions", (path,), kind="motion")
+    saved = world.save_state()
+    try:
+        placement = find_base_relaxing(world, robot, lambda probe: [target], surface_under(world, scene, robot),
+                                       seed=seed, total_budget_s=SUGGEST_BUDGET_S,
+                                       accept=task_accept(task_check, scene, robot))
+    finally:
+        world.restore_state(saved)
+    return base_suggestion(placement, names.index(robot), "the whole task passes ptm validate --plan")
 
 
 #: composites and decorators whose children all run on the nominal path, in order (a Selector's
@@ -364,6 +440,9 @@ class DryRun:
                                      if world.attached(r) is not None}
         self.holds_handle: dict[str, str] = {}  # robot -> the door or cabinet whose handle it holds
         self.unknown = False                    # the world is no longer known (see _lose)
+        #: robot -> the TCP targets ((4, 4), world) of its motions so far, the refused one last (a
+        #: base search for a motion out of reach ranks bases by them)
+        self.goals: dict[str, list] = {}
         self.changed = False                    # a world change was followed (a grasp, a place, a door)
         self._saved = world.save_state()
 
@@ -453,6 +532,8 @@ class DryRun:
             return self._lose(robot)
         except (ValueError, KeyError, TypeError) as e:
             return self._lose(robot, [("", f"{node.type}: cannot build its goal: {e.args[0] if e.args else e}", "")])
+        if req.kind in ("pose", "cartesian") and req.target is not None:
+            self.goals.setdefault(robot, []).append(req.target)
         if progress:
             held = self.held.get(robot)
             progress(f"{node.type} '{node.name or node.type}' (followed: planned from where the motions before it "

@@ -91,8 +91,20 @@ def make_backend(task: TaskSpec, options: RunOptions) -> Any:
     request = BackendRequest(task=task, options=options,
                              base_dir=task.scene_dir or os.path.dirname(os.path.abspath(task.file)),
                              reach_requests=requests_from_tree(task.tree) if task.scene else [],
-                             visual_shapes=needs_visual_shapes(options.observers), lookup=registry.lookup)
+                             visual_shapes=needs_visual_shapes(options.observers), lookup=registry.lookup,
+                             task_check=lazy_task_check(task, options.seed) if task.scene else None)
     return make(options.backend, request)
+
+
+def lazy_task_check(task: TaskSpec, seed: Optional[int] = None) -> Any:
+    """:func:`~.plan_check.whole_task_test` for ``task``, imported when first called (a run that
+    suggests no base never loads the dry run)."""
+    def test(scene: Any) -> Optional[str]:
+        from .plan_check import whole_task_test
+
+        return whole_task_test(task, seed)(scene)
+
+    return test
 
 
 def _failing_node(root: py_trees.behaviour.Behaviour) -> Optional[py_trees.behaviour.Behaviour]:
