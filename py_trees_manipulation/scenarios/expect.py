@@ -19,6 +19,10 @@ Format (every key optional)::
         object_dropped: false         # plain values compare equal (numbers within 1e-9)
         target_object: {equals: box}
       object_max_lift_m: ">= 0.1"     # a key that is not one of the above is a metric too
+      or_refused: validates           # or a FAILURE before the object moved that names a base pose
+                                      #   (--set 'scene.robots.N.base_pose=...') from which the task
+                                      #   passes `ptm validate --plan` (runs: and the run meets the
+                                      #   rest of this section); the other keys then apply to SUCCESS
 
 Comparisons as text: ``OP NUMBER`` with OP one of ``>= > <= < == !=``, ``X +- TOL`` (or
 ``X ± TOL``) and ``LO .. HI`` (inclusive). Units come from the metric's name suffix
@@ -42,7 +46,12 @@ from ..located.errors import Loc, Problem, TreeLoadError, did_you_mean
 
 #: run statuses the runner reports (``summary["status"]``)
 STATUSES = ("SUCCESS", "FAILURE", "TIMEOUT", "ERROR", "INVALID", "INTERRUPTED")
-RESERVED_KEYS = ("status", "time_budget_s", "failed_behaviour", "error", "metrics")
+RESERVED_KEYS = ("status", "time_budget_s", "failed_behaviour", "error", "metrics", "or_refused")
+#: what ``or_refused`` asks of the suggested base: it passes ``ptm validate --plan`` (validates), and the
+#: run from it meets the expectation (runs)
+OR_REFUSED = ("validates", "runs")
+#: a base pose a refusal suggests, as it prints it
+SUGGESTED_BASE = re.compile(r"--set '(scene\.robots\.(\d+)\.base_pose=(\{[^']*\}))'")
 FAILED_BEHAVIOUR_KEYS = ("name", "type", "feedback")
 OPS = (">=", "<=", "==", "!=", ">", "<")
 #: default tolerance of a plain-number equality (``metric: 3``), absolute and relative
@@ -223,6 +232,9 @@ class Expectation:
         metrics: metric assertions in file order.
         locs: where ``status``, ``time_budget_s`` and ``failed_behaviour`` are written.
         file: the file the section came from.
+        or_refused: ``"validates"`` / ``"runs"``: a FAILURE that is a refusal before the object moved
+            naming a base pose is accepted too (:meth:`refusal_failures`; the base itself is checked
+            by :func:`~py_trees_manipulation.scenarios.scenario.verify_suggested_base`); None: not.
     """
 
     status: Optional[str] = "SUCCESS"
@@ -233,6 +245,32 @@ class Expectation:
     locs: dict[str, Loc] = field(default_factory=dict)
     file: str = "<expect>"
     loc: Optional[Loc] = None
+    or_refused: Optional[str] = None
+
+    def refused(self, summary: dict[str, Any]) -> bool:
+        """The run is the refusal ``or_refused`` accepts instead of the rest of the section: a FAILURE."""
+        return self.or_refused is not None and summary.get("status") == "FAILURE"
+
+    def refusal_failures(self, summary: dict[str, Any]) -> list[Failure]:
+        """For a refused run (:meth:`refused`): it must name a base pose (its failed behaviour's
+        feedback or its error) and not have moved the task's object (``object_max_lift_m`` under 1 cm,
+        not dropped)."""
+        out: list[Failure] = []
+        loc = self._loc("or_refused")
+        fb = summary.get("failed_behaviour") or {}
+        text = f"{fb.get('feedback') or ''} {summary.get('error') or ''}"
+        if not SUGGESTED_BASE.search(text):
+            who = f"{fb.get('type')} '{fb.get('name')}'" if fb else "the run"
+            out.append(Failure("or_refused", "a refusal naming a base pose (--set 'scene.robots.N.base_pose=...')",
+                               f"{who}: {text.strip()!r}", loc))
+        m = summary.get("metrics") or {}
+        lift = m.get("object_max_lift_m", m.get("object_lift_m"))
+        if _is_number(lift) and float(lift) > 0.01:
+            out.append(Failure("or_refused", "a refusal before the object moved (object_max_lift_m <= 0.01 m)",
+                               _fmt(lift, "m"), loc))
+        if m.get("object_dropped") is True:
+            out.append(Failure("or_refused", "a refusal before the object moved (object_dropped false)", "true", loc))
+        return out
 
     @property
     def given(self) -> bool:
@@ -249,6 +287,8 @@ class Expectation:
             summary: the runner's summary (``status``, ``sim_time_s``, ``metrics``,
                 ``failed_behaviour``, ``error``).
         """
+        if self.refused(summary):
+            return self.refusal_failures(summary)
         out: list[Failure] = []
         status = summary.get("status")
         if self.status is not None and status != self.status:
@@ -495,6 +535,13 @@ def parse_expect(data: Any, file: str = "<expect>", loc: Optional[Loc] = None,
                 exp.error = str(value)
             except re.error as e:
                 problems.append(Problem(_value_loc(data, key, top), f"error is not a valid regex: {e}"))
+        elif key == "or_refused":
+            exp.locs["or_refused"] = keyloc(data, key)
+            if value in OR_REFUSED:
+                exp.or_refused = str(value)
+            elif value not in (None, False):
+                problems.append(Problem(_value_loc(data, key, top), f"or_refused must be one of {', '.join(OR_REFUSED)}, "
+                                        f"got {value!r}", "e.g. 'or_refused: validates'"))
         elif key == "metrics":
             if value is None:
                 continue

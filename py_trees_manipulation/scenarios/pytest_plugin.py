@@ -19,6 +19,7 @@ log of every item as properties.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -148,6 +149,8 @@ class ScenarioItem(pytest.Item):
             ("sim_time_s", str(s.get("sim_time_s"))),
             ("wall_time_s", str(s.get("wall_time_s"))),
         ])
+        if s.get("suggested_base"):   # or_refused: the refusal's base, and what it passed
+            self.user_properties.append(("suggested_base", json.dumps(s["suggested_base"], default=str)))
         if result.log_path:
             self.user_properties.append(("run_log", result.log_path))
         if not result.passed:

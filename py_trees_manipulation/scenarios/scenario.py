@@ -481,7 +481,62 @@ def run_scenario(task: TaskSpec, expectation: Expectation, *, seed: Optional[int
     summary.pop("_exception", None)
     if written and not os.path.exists(written):
         written = None
-    return ScenarioResult(summary, expectation.check(summary), written)
+    failures = expectation.check(summary)
+    if expectation.refused(summary) and not failures:
+        failures = verify_suggested_base(task, expectation, summary, seed=seed, tick_hz=tick_hz)
+    return ScenarioResult(summary, failures, written)
+
+
+def with_suggested_base(task: TaskSpec, text: str) -> Optional[TaskSpec]:
+    """``task`` with the base pose a refusal's ``text`` suggests applied, as its printed ``--set
+    'scene.robots.N.base_pose={...}'`` applies it; None when the text names none."""
+    import dataclasses
+
+    import yaml
+
+    from .expect import SUGGESTED_BASE
+
+    m = SUGGESTED_BASE.search(text or "")
+    if m is None or not task.scene:
+        return None
+    scene = copy.deepcopy(task.scene)
+    scene["robots"][int(m.group(2))]["base_pose"] = yaml.safe_load(m.group(3))
+    return dataclasses.replace(task, scene=scene)
+
+
+def verify_suggested_base(task: TaskSpec, expectation: Expectation, summary: dict[str, Any], *,
+                          seed: Optional[int] = None, tick_hz: float = 30.0) -> list[Failure]:
+    """``or_refused`` (issue 33 item 2): the base pose the refused run names, applied to the task, must
+    pass ``ptm validate --plan`` (:func:`~py_trees_manipulation.trees.plan_check.plan_check`) and, with
+    ``or_refused: runs``, the run from it must meet the rest of the expectation. Records
+    ``summary["suggested_base"]`` (the ``--set``, and what it passed); returns the failures."""
+    import dataclasses
+
+    from ..trees.plan_check import plan_check
+    from .expect import SUGGESTED_BASE
+
+    fb = summary.get("failed_behaviour") or {}
+    text = f"{fb.get('feedback') or ''} {summary.get('error') or ''}"
+    fixed = with_suggested_base(task, text)
+    loc = expectation.locs.get("or_refused", expectation.loc or Loc(expectation.file, 1, 1))
+    if fixed is None:
+        return [Failure("or_refused", "a refusal naming a base pose", repr(text.strip()), loc)]
+    override = SUGGESTED_BASE.search(text).group(1)  # type: ignore[union-attr]
+    record: dict[str, Any] = {"set": override}
+    summary["suggested_base"] = record
+    problems = plan_check(fixed, seed=seed)
+    record["validates"] = not problems
+    if problems:
+        return [Failure("or_refused", f"the suggested base ({override}), applied, passes ptm validate --plan",
+                        str(problems[0]), loc)]
+    if expectation.or_refused != "runs":
+        return []
+    again = run_scenario(fixed, dataclasses.replace(expectation, or_refused=None), seed=seed, tick_hz=tick_hz)
+    record["status"] = again.summary.get("status")
+    record["metrics"] = again.summary.get("metrics")
+    return [dataclasses.replace(f, subject=f"or_refused: with the suggested base, {f.subject}",
+                                detail=(f"{f.detail}; " if f.detail else "") + f"({override})")
+            for f in again.failures]
 
 
 def format_report(result: ScenarioResult, title: str) -> str:

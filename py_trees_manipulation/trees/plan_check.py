@@ -130,7 +130,13 @@ def whole_task_test(task: TaskSpec, seed: Optional[int] = None) -> Callable[[Any
             problems = problems or check_nodes(task, world, scene, s, task_check=False)
         finally:
             world.close()
-        return str(problems[0]) if problems else None
+        if not problems:
+            return None
+        text = str(problems[0])
+        if "padding" in text:
+            text += (f" (a suggested base is tested with {SUGGEST_PADDING_MARGIN_M * 1000:g} mm more than "
+                     "scene.motion_planning.padding_m)")
+        return text
 
     return test
 

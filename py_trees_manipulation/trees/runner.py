@@ -107,6 +107,30 @@ def lazy_task_check(task: TaskSpec, seed: Optional[int] = None) -> Any:
     return test
 
 
+#: the arm motions whose refusal before moving (out of reach) gets a base suggestion from the dry run
+_MOTIONS = ("MoveToPose", "MoveCartesian", "MoveJoints")
+
+
+def _motion_refusal_fix(task: TaskSpec, backend: Any, culprit: Any, status: str, options: RunOptions) -> str:
+    """For an arm motion the run refused before it moved because its target is out of reach (no base
+    suggested yet): the fix ``ptm validate --plan`` gives at that node (:func:`~.plan_check.plan_check`,
+    the dry run's base whole-task-checked: :func:`~.plan_check.motion_base_fix`), or "". Only in the
+    simulator (its collision world is the task file's)."""
+    spec = getattr(culprit, "spec", None)
+    text = culprit.feedback_message or ""
+    if (status != "FAILURE" or spec is None or spec.type not in _MOTIONS or "out of reach" not in text
+            or "base_pose=" in text or getattr(backend, "name", "") != "sim" or not task.scene):
+        return ""
+    from .plan_check import plan_check
+
+    try:
+        problems = plan_check(task, seed=options.seed)
+    except Exception:  # the fix is a help: the run's own verdict stands without it
+        return ""
+    same = next((p for p in problems if p.node_name == (spec.name or spec.type) and p.node_type == spec.type), None)
+    return same.hint if same is not None and same.hint and "base" in same.hint else ""
+
+
 def _failing_node(root: py_trees.behaviour.Behaviour) -> Optional[py_trees.behaviour.Behaviour]:
     """The deepest FAILURE node last visited: the one whose feedback explains the failure."""
     found = None
@@ -336,6 +360,10 @@ def run_task(task: TaskSpec, options: Optional[RunOptions] = None, backend: Any 
                     culprit = tree.root.tip()  # what was still running
                 if culprit is not None:
                     summary["failed_behaviour"] = _node_info(culprit)
+                    fix = _motion_refusal_fix(task, backend, culprit, status_name, options)
+                    if fix:
+                        summary["failed_behaviour"]["feedback"] = f"{culprit.feedback_message}; {fix}"
+                        culprit.feedback_message = summary["failed_behaviour"]["feedback"]
                     # stopped by the backend (FAILURE) or by the run's time limit (TIMEOUT): say so
                     reason = summary.get("error") if status_name in ("FAILURE", "TIMEOUT") else None
                     if reason and reason not in (culprit.feedback_message or ""):

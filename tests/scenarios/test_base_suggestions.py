@@ -9,6 +9,7 @@ import os
 import re
 
 import numpy as np
+import pytest
 
 from py_trees_manipulation.trees.loader import load_task
 from py_trees_manipulation.trees.plan_check import plan_check, whole_task_test
@@ -42,6 +43,7 @@ def test_whole_task_test_sees_a_grasp_the_reach_targets_do_not():
     assert test(moved) is None
 
 
+@pytest.mark.extended   # a few runs and searches: pytest -m extended
 def test_a_pick_and_place_out_of_reach_suggests_a_base_from_which_validate_and_the_run_pass():
     """The place 0.85 m out and 0.3 m to the right: ChooseGrasp's refusal names a base; applied, the
     file passes ptm validate --plan and the run places the box there (SUCCESS, on the table, within
@@ -72,6 +74,7 @@ def test_the_runs_refusal_suggests_the_base_validate_suggests():
     assert plan_check(load_task(path, sets + [suggested(failed)])) == []
 
 
+@pytest.mark.extended   # a few runs and searches: pytest -m extended
 def test_base_pose_auto_chooses_a_base_the_grasp_choice_accepts():
     """base_pose: auto for pick_from_clutter with the place moved: the base chosen passes the whole
     task (ChooseGrasp with its 45 deg approach limit included), and so does the file with the pose
@@ -95,6 +98,7 @@ def test_base_pose_auto_chooses_a_base_the_grasp_choice_accepts():
     assert np.allclose(placed.robots[0].base_pose, p.pose)
 
 
+@pytest.mark.extended   # a few runs and searches: pytest -m extended
 def test_a_motion_out_of_reach_names_a_base_or_says_none_passes():
     """A handover between two iiwas (the left iiwa cannot reach the box from the Panda's place): the
     pregrasp MoveToPose is refused before moving, and the refusal either names a base from which the

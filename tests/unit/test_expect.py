@@ -260,3 +260,44 @@ def test_reference_scenario_with_set_and_relocated_errors(tmp_path):
     bad.write_text("task: nosuch.yaml\n")
     with pytest.raises(TreeLoadError, match="task file 'nosuch.yaml' not found.*did you mean 'task.yaml'"):
         load_scenario(str(bad))
+
+
+def test_or_refused_accepts_a_refusal_that_names_a_base_and_moved_nothing():
+    """``or_refused`` (issue 33 item 2): SUCCESS must meet the section; a FAILURE must instead name a base
+    pose (the printed --set) and not have moved the object; anything else fails (the base's own check,
+    ptm validate --plan from it, is scenario.verify_suggested_base)."""
+    exp = _expect("expect:\n  or_refused: validates\n  metrics: {place_error_m: '< 0.03'}\n")
+    assert exp.or_refused == "validates"
+    assert exp.check(_summary(metrics={"place_error_m": 0.01})) == []
+    bad = exp.check(_summary(metrics={"place_error_m": 0.2}))
+    assert [f.subject for f in bad] == ["metrics.place_error_m"]
+    fix = ("no feasible grasp of mug: ...; a grasp reaches it from a base at (0.80, 0.00, 0.63) facing -130 deg: "
+           "--set 'scene.robots.0.base_pose={position: [0.8042, 0.0021, 0.626], rpy_deg: [0, 0, -130]}' (or base_pose: auto)")
+    refused = _summary("FAILURE", metrics={"object_max_lift_m": 0.0, "place_error_m": 0.4},
+                       failed={"name": "grasp/choose", "type": "ChooseGrasp", "feedback": fix})
+    assert exp.refused(refused) and exp.check(refused) == []
+    silent = _summary("FAILURE", metrics={"object_max_lift_m": 0.0},
+                      failed={"name": "lift", "type": "MoveCartesian", "feedback": "mug slipped"})
+    (f,) = exp.check(silent)
+    assert f.subject == "or_refused" and "naming a base pose" in f.expected
+    moved = _summary("FAILURE", metrics={"object_max_lift_m": 0.12},
+                     failed={"name": "x", "type": "ChooseGrasp", "feedback": fix})
+    (f,) = exp.check(moved)
+    assert "before the object moved" in f.expected and f.actual == "0.12 m"
+    with pytest.raises(TreeLoadError, match="or_refused must be one of validates, runs"):
+        _expect("expect:\n  or_refused: maybe\n")
+
+
+def test_the_suggested_base_is_applied_as_its_set_applies_it():
+    import os
+
+    from py_trees_manipulation.scenarios.scenario import with_suggested_base
+    from py_trees_manipulation.trees.loader import load_task
+
+    examples = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
+    task = load_task(os.path.join(examples, "pick_and_place.yaml"))
+    text = "... --set 'scene.robots.0.base_pose={position: [0.8042, 0.0021, 0.626], rpy_deg: [0, 0, -130]}' (or ...)"
+    fixed = with_suggested_base(task, text)
+    assert fixed.scene["robots"][0]["base_pose"] == {"position": [0.8042, 0.0021, 0.626], "rpy_deg": [0, 0, -130]}
+    assert task.scene["robots"][0]["base_pose"] == {"position": [0, 0, 0.626]}   # the task itself unchanged
+    assert with_suggested_base(task, "no base named") is None
