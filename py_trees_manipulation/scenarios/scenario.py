@@ -492,15 +492,13 @@ def with_suggested_base(task: TaskSpec, text: str) -> Optional[TaskSpec]:
     'scene.robots.N.base_pose={...}'`` applies it; None when the text names none."""
     import dataclasses
 
-    import yaml
-
     from .expect import SUGGESTED_BASE
 
     m = SUGGESTED_BASE.search(text or "")
     if m is None or not task.scene:
         return None
     scene = copy.deepcopy(task.scene)
-    scene["robots"][int(m.group(2))]["base_pose"] = yaml.safe_load(m.group(3))
+    scene["robots"][int(m.group(2))]["base_pose"] = json.loads(json.dumps(locyaml.loads(m.group(3), "--set")))
     return dataclasses.replace(task, scene=scene)
 
 

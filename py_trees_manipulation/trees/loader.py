@@ -31,6 +31,7 @@ from ..behaviors import registry
 from ..behaviors.params import Param, ParamError
 from ..located import locyaml
 from .dataflow import check_data_flow
+from .mechanism_goals import mechanism_goal_problems
 from ..located.errors import Loc, Problem, TreeLoadError, did_you_mean
 from ..located.locyaml import LocDict, LocList, loc_of
 from .nodes import COMPOSITES, DECORATORS
@@ -172,8 +173,6 @@ def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *
     if tree is not None and scene_spec is not None:
         _check_scene_references(tree, scene_spec, ctx, blackboard)
         _check_reach(tree, scene_spec, ctx)
-        from .mechanism_goals import mechanism_goal_problems
-
         mechanism_goal_problems(tree, scene_spec, ctx.add)
     if tree is not None and check_blackboard and not ctx.problems:
         def bb_loc(key: str) -> Loc:

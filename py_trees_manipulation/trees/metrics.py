@@ -43,7 +43,10 @@ RUN_METRICS: tuple[MetricDoc, ...] = (
     MetricDoc(('max_carried_kg',),
               "largest load any hand held up: the vertical force its wrist force-torque joint reads (its own "
               "weight taken off), averaged over 0.5 s, over g; past the arm's rated payload minus its gripper "
-              "(+20 %, at least 0.1 kg) a run whose tree succeeds fails (sim/payload.py)",
+              "(+20 %, at least 0.1 kg) a run whose tree succeeds fails (sim/payload.py); while another hand holds "
+              "the same object (a handover), what the wrist reads beyond an object the arm may lift is the hands "
+              "pulling against each other: up to 10 N (libfranka's default collision threshold) it is said in the "
+              "events, not an overload; beyond, the failure says so (lightening the object does not help)",
               'kg', 'simulator, robots with a rated payload'),
     MetricDoc(('object_dropped',),
               'the target **fell**: it left every robot without being set down and came down more '

@@ -166,6 +166,11 @@ def _place_preflight(backend: Any) -> tuple[Optional[str], Optional[str]]:
     return f"scene.task.place_position: {check.message(task.target_object, task.place_position)}", None
 
 
+#: how far from ``scene.task.place_position`` a placed object may rest for a run to succeed, m (the
+#: examples' ObjectNear takes 0.03 m; a place misses by a few mm; 5 cm is not where the user meant)
+PLACE_TOLERANCE_M = 0.05
+
+
 def _place_outcome_failure(backend: Any, support: Optional[str]) -> Optional[str]:
     """After the tree succeeded: the task's target object must not have been dropped (``object_dropped``:
     it fell after leaving the gripper without being set down, whatever the tree checked), and the
@@ -185,6 +190,11 @@ def _place_outcome_failure(backend: Any, support: Optional[str]) -> Optional[str
                 "set down (metric object_dropped; the run's events say from where)")
     if support is None:
         return None
+    err = m.get("place_error_m")
+    if isinstance(err, (int, float)) and err > PLACE_TOLERANCE_M:
+        return (f"the tree succeeded but {obj!r} rests {err:.3f} m from scene.task.place_position, more than "
+                f"{PLACE_TOLERANCE_M:g} m (metric place_error_m): the tree put it elsewhere; the task's place and "
+                "the tree's must be the same (in the examples parameters.place_position sets both)")
     if on is not None and on != support:
         return (f"the tree succeeded but {obj!r} rests on {on!r}, not on {support!r}, the support under "
                 "scene.task.place_position (metric placed_on)")

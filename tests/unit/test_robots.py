@@ -307,9 +307,9 @@ def test_ptm_robots_lists_and_shows_models_without_importing_pybullet():
     out = _ptm("robots")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0].split()[:5] == ["model", "joints", "reach", "opening", "grip"]
-    assert re.match(r"franka_panda +7 +0\.95 m +0-80 mm +70 N \(max 140 N\)", lines[1])
-    assert re.match(r"kuka_iiwa_wsg50 +7 +1\.09 m +0-104 mm +80 N \(max 80 N\)", lines[2])
+    assert lines[0].split()[:6] == ["model", "joints", "reach", "payload", "opening", "grip"]
+    assert re.match(r"franka_panda +7 +0\.95 m +3 kg \(lifts 2\.27 kg\) +0-80 mm +70 N \(max 140 N\)", lines[1])
+    assert re.match(r"kuka_iiwa_wsg50 +7 +1\.09 m +7 kg \(lifts 5\.80 kg\) +0-104 mm +80 N \(max 80 N\)", lines[2])
     out = _ptm("robots", "kuka_iiwa_wsg50", "--json")
     info = json.loads(out.stdout)
     assert info["arm"][0]["joint"] == "lbr_iiwa_joint_1" and info["named_configurations"]["ready"][1] == -0.2226
