@@ -155,7 +155,9 @@ def test_a_task_that_cannot_be_done_fails_before_the_first_goal_is_sent(standin,
     assert not [ln for ln in s.lines if ln.startswith("goal ")]     # nothing was sent to the robot
 
 
-@pytest.mark.parametrize("task, final", [("examples/regrasp.yaml", "holds_side"), ("examples/flip_box.yaml", "execute")])
+@pytest.mark.parametrize("task, final", [
+    pytest.param("examples/regrasp.yaml", "holds_side", marks=pytest.mark.extended),   # pytest -m extended (.ci/run)
+    ("examples/flip_box.yaml", "execute")])
 def test_regrasp_tasks_over_rosbridge_succeed_as_in_the_sim(standin, tmp_path, task, final):
     """Issue 37 item 5: the regrasp planning services are the same on both backends. Over the
     stand-in, the grasp state comes from what a robot measures (object pose, TCP pose, gripper gap),

@@ -30,6 +30,7 @@ def test_a_regrasp_after_the_followed_grasp_is_planned_from_the_grasp_held(monke
     assert planned == [start]
 
 
+@pytest.mark.extended   # its base search runs to its 30 s cap: pytest -m extended (.ci/run)
 def test_a_regrasp_the_held_grasp_cannot_reach_is_refused_before_moving():
     """The regrasp example with its goal handle (box/side) 1.2 m off the box, out of reach from every
     placement: the plan from the held top grasp is refused at PlanRegrasp's line, where before the
