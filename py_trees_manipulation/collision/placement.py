@@ -93,6 +93,8 @@ class _Probe:
         self.pose0 = pb.getBasePositionAndOrientation(self.body, physicsClientId=self.c)
         self.robots = {world.bodies[r] for r in world.robots if r in world.bodies}
         self.others = [b for n, b in world.bodies.items() if b != self.body and b not in self.robots]
+        #: the body under the object's centre at the last :meth:`support` (-1: none), for an overhang's message
+        self.centre_body = -1
 
     def restore(self) -> None:
         pb.resetBasePositionAndOrientation(self.body, *self.pose0, physicsClientId=self.c)
@@ -141,7 +143,7 @@ class _Probe:
         finally:
             pb.resetBasePositionAndOrientation(probe, [0, 0, -100], [0, 0, 0, 1], physicsClientId=self.c)
         best, best_gap = found[0]
-        self.centre_body = best   # what is under the centre (for the message of an overhang)
+        self.centre_body = best
         bodies, gaps = {b for b, _ in found}, [g for _, g in found]
         if best >= 0 and len(bodies) == 1 and max(gaps) - min(gaps) <= SUPPORT_GAP_M:
             return best, min(gaps)   # one surface under all of it (too high when the gap is large)
@@ -236,7 +238,7 @@ def check_place(world: Any, obj: str, place_pose: Pose, search: bool = True) -> 
                     check.support = name if check.suggestion is not None else ""
             return check
         if body < 0 or gap > SUPPORT_GAP_M:
-            under = getattr(probe, "centre_body", -1)
+            under = probe.centre_body
             if under >= 0:   # something under its centre, not under all of its footprint (trial 4)
                 what = (f"stands only partly on {names.get(under, f'body {under}')!r}: part of its footprint "
                         "is over nothing or over a lower surface (an overhang): it would tip when let go")

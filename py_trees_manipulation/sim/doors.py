@@ -492,12 +492,12 @@ class DoorsExtension:
 
     def grip_advice(self, arm: SimArm) -> str:
         """The fix for a grasp that slid off a handle: grip harder while the gripper can, else (it
-        squeezes its force limit already) a slower motion or a lighter mechanism."""
+        squeezes its force limit already) a stronger gripper or a lighter mechanism."""
         g = self.backend.grippers.get(arm.name)
-        limit = float(getattr(getattr(g, "model", None), "max_grip_force_n", 0.0) or 0.0)
-        command = getattr(g, "_command", None)     # (targets, finger force N, speed): the force asked for
-        grip = float(command[1]) if command else 0.0
-        if limit > 0 and grip >= 0.95 * limit:
+        if g is None:
+            return "grip it harder (GripperCommand max_effort) or grasp it where it does not slide"
+        limit = float(g.model.max_grip_force_n)
+        if limit > 0 and g.commanded_force_n >= 0.95 * limit:
             return (f"the gripper already squeezes its {limit:g} N limit (GripperCommand max_effort is clamped to "
                     "it): it cannot hold this handle against the mechanism's resistance; a gripper with more force, "
                     "or a lighter mechanism")

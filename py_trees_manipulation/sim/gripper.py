@@ -233,6 +233,11 @@ class SimGripper(_SimResource):
             return force_n
         return max(0.0, force_n * (1.0 - self.follower_lag_m / FOLLOWER_LAG_M))
 
+    @property
+    def commanded_force_n(self) -> float:
+        """The finger force of the last position command (``command_gap``), N (0 before any)."""
+        return float(self._command[1]) if self._command is not None else 0.0
+
     def gap_m(self) -> float:
         """Finger gap, metres."""
         return self.robot.gap_of(*self.robot.finger_positions())
