@@ -170,6 +170,7 @@ class SimBackend(_SceneLoading, _RunMetrics, ClosedOnDelete):
         self._step_fns: list[Callable[[], None]] = []
         self._dirty = True
         self._monitor_every = 0
+        self._loaded_grippers: set[str] = set()
         #: other work that holds the clock until it is answered (a geometric query of the
         #: ``motion_planning`` extension): objects with ``wait(timeout) -> bool`` and ``resolve()``,
         #: which removes itself from this list
@@ -217,6 +218,21 @@ class SimBackend(_SceneLoading, _RunMetrics, ClosedOnDelete):
                 lst.remove(fn)
                 self._dirty = True
         return remove
+
+    def gripper_loaded(self, gripper: Any, loaded: bool) -> None:
+        """A tracked linkage gripper began (``loaded``) or stopped squeezing something: while any
+        does, the constraint solver runs :data:`~.gripper.LOADED_SOLVER_ITERATIONS` iterations per
+        step (at least; the scene's ``solver_iterations`` when higher), else the scene's (see
+        that constant for why)."""
+        from .gripper import LOADED_SOLVER_ITERATIONS
+
+        before = bool(self._loaded_grippers)
+        (self._loaded_grippers.add if loaded else self._loaded_grippers.discard)(gripper.name)
+        if bool(self._loaded_grippers) != before:
+            n = self.scene.solver_iterations
+            if self._loaded_grippers:
+                n = max(n, LOADED_SOLVER_ITERATIONS)
+            pb.setPhysicsEngineParameter(numSolverIterations=n, physicsClientId=self.client)
 
     def _rebuild_step_fns(self) -> list[Callable[[], None]]:
         fns: list[Callable[[], None]] = []
@@ -383,6 +399,10 @@ class SimBackend(_SceneLoading, _RunMetrics, ClosedOnDelete):
         self._incoming = []
         for g in self.grippers.values():
             g.controller = None
+            g.loaded = False
+        if self._loaded_grippers:
+            self._loaded_grippers.clear()
+            pb.setPhysicsEngineParameter(numSolverIterations=self.scene.solver_iterations, physicsClientId=c)
         # the objects go (last loaded first, so that loading them again in scene order hands out
         # the same body ids), the rest of the world goes back to its state after loading
         for name, body in reversed(list(self._objects.items())):

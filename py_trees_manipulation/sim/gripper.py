@@ -29,6 +29,19 @@ TRACKED_MIMIC_GAIN = 0.5
 #: (its chain's own weight, about 0.8 N of pad force on the xArm, must not open it)
 FOLLOWER_LAG_M = 0.001
 FOLLOWER_MIN_FORCE_N = 2.0
+#: PyBullet constraint-solver iterations per step while a tracked linkage squeezes something (its
+#: other pad presses harder than :data:`LOADED_ON_N`; back to the scene's ``solver_iterations``
+#: under :data:`LOADED_OFF_N`). The gear train is one stiff chain: the driver's motor, the pad, the
+#: object, the other pad and its actuated joint, and each finger's <mimic> joints, all solved
+#: together by projected Gauss-Seidel, whose iterations converge along such a chain only slowly. At
+#: the scene default (50) the chain does not converge when a load comes on (the arm's acceleration
+#: under a hanging can): the driver opened 0.1 mm with its motor under its limit, the pads lost
+#: 12.5 -> 9.7 N in 40 ms and the 0.6-1.2 kg slip_servo cans slid out at the lift (xArm 6, issue 33
+#: item 5); at 200 the chain holds as a real gear train does (a lead screw, as in the Robotiq 2F-85's
+#: transmission, does not back-drive). Bullet stops iterating once the residual is small, so an
+#: idle or free-moving gripper costs nothing more; a squeezing one about 1.5-2x per step.
+LOADED_SOLVER_ITERATIONS = 200
+LOADED_ON_N, LOADED_OFF_N = 3.0, 1.5
 
 
 # ------------------------------------------------------------------------------------------------
@@ -161,6 +174,9 @@ class SimGripper(_SimResource):
         self._mimic_leaders: list[int] = []
         #: a tracked linkage: how far the other pad trails its place, m (see :meth:`share_force`)
         self.follower_lag_m = 0.0
+        #: a tracked linkage squeezes something (its other pad pushes harder than LOADED_ON_N): the
+        #: backend solves the physics with LOADED_SOLVER_ITERATIONS (:meth:`SimBackend.gripper_loaded`)
+        self.loaded = False
         self._force_limit_n = float(robot.model.default_grip_force_n)   # the gripper's force limit now, N
         self._applied_force = 0.0   # the driver's finger force limit last applied (position motors), N
         self._follower_slot = -1
@@ -209,12 +225,20 @@ class SimGripper(_SimResource):
         gd = self.model.gripper
         lever = gd.drive_force_slopes(self.robot.finger_positions(), pad=1 - int(gd.driver_pad or 0))[0] / mult
         pushed = min(1.0, max(0.0, (load - 0.9) / 0.1))
+        limit = max(self._force_limit_n, FOLLOWER_MIN_FORCE_N)
+        pad_force = load * limit          # the other pad's push, N (its motor's torque over its lever)
+        if pad_force > LOADED_ON_N and not self.loaded:
+            self.loaded = True
+            self.backend.gripper_loaded(self, True)
+        elif pad_force < LOADED_OFF_N and self.loaded:
+            self.loaded = False
+            self.backend.gripper_loaded(self, False)
         self.follower_lag_m = pushed * max(0.0, lever * (actual - target))   # + : the pad more open than its place
         if self._command is not None and not self._torque_mode:
             force = self._command[1]
             if abs(self.share_force(force) - self._applied_force) > 0.01 * max(force, 1.0):
                 self._apply_position_command()
-        return max(self._force_limit_n, FOLLOWER_MIN_FORCE_N) * abs(lever)
+        return limit * abs(lever)
 
     def share_force(self, force_n: float) -> float:
         """The finger force the actuated joints may push with when the gripper's force limit is

@@ -60,7 +60,9 @@ class _RunMetrics:
             object): ``target_object``; ``object_lift_m`` (final base z minus its z after settling,
             world frame, m); ``object_max_lift_m`` (sampled at 100 Hz, m); ``object_dropped`` (it fell
             after leaving the gripper without being set down, or slipped out of it: :mod:`.outcome`;
-            a place on any support at any height is not a drop); ``object_tilt_deg`` (angle between
+            a place on any support at any height is not a drop); ``object_slid_in_hand_m`` (the largest
+            distance its centre moved in the gripping robot's TCP frame since its grip began, m;
+            ``object_slid_in_hand`` says how much, where and when); ``object_tilt_deg`` (angle between
             its initial and final z axes, degrees: a box knocked over reads about 90); with
             ``task.place_position``: ``place_error_m`` (distance of the final base position to it,
             world frame, m), ``placed_on`` (what carries it at the end) and ``object_at_rest``.
@@ -90,7 +92,10 @@ class _RunMetrics:
             "object_tilt_deg": round(tilt, 3),
             "object_max_lift_m": round(float(max(self._max_lift, lift)), 6),
             "object_dropped": bool(outcome.dropped or outcome.still_falling()),
+            "object_slid_in_hand_m": round(outcome.slid_in_hand_m, 6),
         })
+        if outcome.slid_text:
+            out["object_slid_in_hand"] = outcome.slid_text
         if self.scene.task.place_position is not None:
             err = np.linalg.norm(pose[:3, 3] - np.array(self.scene.task.place_position))
             out["place_error_m"] = round(float(err), 6)

@@ -14,6 +14,13 @@ touches (a robot's links, or anything else: its *support*), its height and its v
   ``"nothing"``, or ``"held by ROBOT"`` when only a robot touches it.
 - **At rest** (``object_at_rest``): linear speed below :data:`REST_MPS` and angular speed below
   :data:`REST_RADPS` now.
+- **Slid in the hand** (``object_slid_in_hand_m``): while a robot grips the object (two or more of
+  its links touch it), the largest distance its centre moved in that robot's TCP frame from where
+  it was when the grip began (a new grip begins after the object touched no robot: a release and a
+  regrasp start again). A grasp that held reads a few millimetres (the pads' compliance, a slip the
+  slip servo caught at the lift's start); a can that slid down the pads reads centimetres, whatever
+  the tree checked (issue 33 item 5: slip_servo runs were SUCCESS with the can 2-3.5 cm down the
+  pads). The run's verdict reads it (``trees/runner.py``, ``SLID_IN_HAND_M``).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pybullet as pb
 
 #: a free object (touching nothing) that comes down more than this has fallen (m)
@@ -43,6 +51,11 @@ class TargetOutcome:
         self.drop_text = ""
         self._free_from: float = math.nan   # height where the current free flight began (m), nan: not free
         self._touched_robot = False
+        self._arm_robots = {a.robot.body: a.robot for a in sim.arms.values()}
+        self._grip_ref: Any = None   # (robot body, object centre in its TCP frame) when the grip began
+        #: the largest slide in the hand over the run (m) and where it was read
+        self.slid_in_hand_m = 0.0
+        self.slid_text = ""
 
     def _contacts(self) -> tuple[list[Any], list[Any]]:
         pts = pb.getContactPoints(bodyA=self.body, physicsClientId=self.sim.client)
@@ -57,6 +70,7 @@ class TargetOutcome:
         if robot:
             self._touched_robot = True
             self._free_from = math.nan
+            self._sample_grip(robot)
             v = pb.getBaseVelocity(self.body, physicsClientId=c)[0][2]
             if v < -SLIDE_MPS and not self.dropped:
                 link = robot[0]
@@ -65,6 +79,7 @@ class TargetOutcome:
                 if lv - v > SLIDE_MPS:
                     self._drop(f"slipped out of the gripper ({v:.2f} m/s down, the fingers {lv:.2f} m/s)")
             return
+        self._grip_ref = None      # touching no robot: a later grip is a new one
         if other:
             if not math.isnan(self._free_from) and self._free_from - z > DROP_M:
                 self._drop(f"fell {self._free_from - z:.3f} m after it left the gripper")
@@ -74,6 +89,27 @@ class TargetOutcome:
             self._free_from = z
         elif self._free_from - z > DROP_M and self._touched_robot:
             self._drop(f"fell more than {DROP_M:g} m after it left the gripper")
+
+    def _sample_grip(self, robot_contacts: list[Any]) -> None:
+        """The object's slide in the hand of the robot gripping it (two or more of its links touch
+        it): its centre in that robot's TCP frame against where it was when the grip began."""
+        links: dict[int, set[int]] = {}
+        for p in robot_contacts:
+            links.setdefault(p[2], set()).add(p[4])
+        body = next((b for b, ls in links.items() if len(ls) >= 2 and b in self._arm_robots), None)
+        if body is None:
+            return
+        tcp = self._arm_robots[body].tcp_pose()
+        p = pb.getBasePositionAndOrientation(self.body, physicsClientId=self.sim.client)[0]
+        local = tcp[:3, :3].T @ (np.asarray(p) - tcp[:3, 3])
+        if self._grip_ref is None or self._grip_ref[0] != body:
+            self._grip_ref = (body, local)
+            return
+        d = float(np.linalg.norm(local - self._grip_ref[1]))
+        if d > self.slid_in_hand_m:
+            self.slid_in_hand_m = d
+            self.slid_text = (f"{d:.3f} m in the hand of {self.robots[body]} at t = {self.sim.now():.2f} s "
+                              f"({1000 * (local - self._grip_ref[1])[2]:+.0f} mm along the TCP's z)")
 
     def _drop(self, text: str) -> None:
         if not self.dropped:

@@ -54,6 +54,12 @@ RUN_METRICS: tuple[MetricDoc, ...] = (
               '(slipped out), or is still falling at the end (`sim/outcome.py`). A place on any '
               'support at any height (a second, lower table) is not a drop',
               'true/false', 'simulator'),
+    MetricDoc(('object_slid_in_hand_m', 'object_slid_in_hand'),
+              "largest distance the target's centre moved in the gripping robot's TCP frame since its grip "
+              'began (two or more of its links touching it; a release and a regrasp start again), sampled at '
+              '100 Hz; a run whose tree succeeds while it is over 1.5 cm fails (the object slid down the pads, '
+              'whatever the tree checked); how much, where and when (`sim/outcome.py`)',
+              'm, text', 'simulator'),
     MetricDoc(('object_tilt_deg',),
               "angle between the target's z axis after settling and at the end (a box knocked over reads about 90)",
               'deg', 'simulator'),

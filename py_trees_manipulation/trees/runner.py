@@ -171,9 +171,17 @@ def _place_preflight(backend: Any) -> tuple[Optional[str], Optional[str]]:
 PLACE_TOLERANCE_M = 0.05
 
 
+#: how far the target may slide in the hand, from where it was gripped, for a run to succeed, m (metric
+#: object_slid_in_hand_m, sim/outcome.py). The slip servo's designed slip at the lift's start moves a can
+#: a few millimetres (examples/slip_servo.yaml on the three stock robots, 0.4-1.2 kg:
+#: benchmarks/sweep_slip_servo.py); a can left 2-3.5 cm down the pads was a SUCCESS before (issue 33 item 5)
+SLID_IN_HAND_M = 0.015
+
+
 def _place_outcome_failure(backend: Any, support: Optional[str]) -> Optional[str]:
     """After the tree succeeded: the task's target object must not have been dropped (``object_dropped``:
-    it fell after leaving the gripper without being set down, whatever the tree checked), and the
+    it fell after leaving the gripper without being set down, whatever the tree checked), nor slid in the
+    hand more than :data:`SLID_IN_HAND_M` from where it was gripped (``object_slid_in_hand_m``), and the
     target object of a place task must rest on the support its place position has (``placed_on``)
     and be at rest; else why not."""
     check = getattr(backend, "payload_problem", None)   # the simulator's (sim/payload.py); not on hardware
@@ -188,6 +196,11 @@ def _place_outcome_failure(backend: Any, support: Optional[str]) -> Optional[str
     if m.get("object_dropped") is True:
         return (f"the tree succeeded but {obj!r} was dropped: it fell after it left the gripper instead of being "
                 "set down (metric object_dropped; the run's events say from where)")
+    slid = m.get("object_slid_in_hand_m")
+    if isinstance(slid, (int, float)) and slid > SLID_IN_HAND_M:
+        return (f"the tree succeeded but {obj!r} slid in the hand: {m.get('object_slid_in_hand') or f'{slid:.3f} m'}, "
+                f"more than {SLID_IN_HAND_M:g} m (metric object_slid_in_hand_m): the grasp did not hold it where it "
+                "was gripped; grip it harder (a higher force or fingertip_force_limit), or lift it slower")
     if support is None:
         return None
     err = m.get("place_error_m")
@@ -488,7 +501,7 @@ def write_summary(summary: dict[str, Any], path: str) -> None:
 #: metrics the verdict line shows before the others (at most ten are shown; ``--summary`` has all):
 #: the figures the examples table (README, docs/examples.md) names for each example
 HEADLINE_METRICS = frozenset({
-    "target_object", "object_lift_m", "place_error_m", "object_tilt_deg", "object_dropped", "crushed",
+    "target_object", "object_lift_m", "place_error_m", "object_tilt_deg", "object_dropped", "object_slid_in_hand_m", "crushed",
     "max_fingertip_force_n", "slip_events_missed", "grip_margin", "pad_force_imbalance_n",
     "grasp_fix_attaches", "door_angle_deg", "drawer_opening_m", "grasp_changes", "goal_reached",
     "min_clearance_m", "place_impact_n", "chosen_grasp", "placed_on",
