@@ -22,7 +22,7 @@ The evaluation itself is :func:`py_trees_manipulation.collision.grasp_choice.cho
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 import py_trees
@@ -71,6 +71,23 @@ def object_grasp_set(scene: Any, obj: str, names: Optional[list[str]] = None) ->
 def _describe_choice(choice: Any) -> str:
     c = choice.chosen
     return f"{c.grasp.name}: joint distance {c.joint_distance_rad:.2f} rad ({choice.summary()})"
+
+
+def grip_force_key(origins: Optional[dict[str, Any]], given: bool) -> Callable[[int], str]:
+    """How a user sets ChooseGrasp's grip to ``n`` newtons (issue 33, D): the included file's
+    parameter that gives ``grip_force_n`` and where (``origins``: the node's ``param_origins``), or
+    the node's own ``grip_force_n`` (``given``: the file writes it; else it is added, and the closing
+    ``GripperCommand``'s ``max_effort`` must match)."""
+    origin = (origins or {}).get("grip_force_n")
+
+    def text(n: int) -> str:
+        if origin is not None:
+            return origin.fix(n)
+        if given:
+            return f"set grip_force_n: {n}"
+        return f"set ChooseGrasp's grip_force_n: {n} and the closing GripperCommand's max_effort: {n}"
+
+    return text
 
 
 class ChooseGrasp(ManipulationBehaviour):
@@ -160,9 +177,12 @@ class ChooseGrasp(ManipulationBehaviour):
         self._robot = ""
 
     @classmethod
-    def scene_problems(cls, params: dict[str, Any], scene: Any) -> list[tuple[str, str, str]]:
+    def scene_problems(cls, params: dict[str, Any], scene: Any,
+                       origins: Optional[dict[str, Any]] = None) -> list[tuple[str, str, str]]:
         """Load-time checks against the scene: ``(parameter, problem, hint)`` for an object without
-        grasps or a ``grasps`` name the object has not (literal values only)."""
+        grasps or a ``grasps`` name the object has not (literal values only), an object heavier than
+        the arm's payload, a grip that cannot hold it (naming the key that sets the grip:
+        ``origins``, the node's :attr:`~py_trees_manipulation.trees.spec.NodeSpec.param_origins`)."""
         from ..geometry.grasps import NoGraspsError
 
         obj = params.get("object")
@@ -182,7 +202,8 @@ class ChooseGrasp(ManipulationBehaviour):
             return [("object", f"{cls.__name__}.object: {heavy}", "")]
         force = params.get("grip_force_n")
         if force is None or isinstance(force, (int, float)):
-            weak = grip_problem(scene, obj, arm if isinstance(arm, str) else None, force)
+            weak = grip_problem(scene, obj, arm if isinstance(arm, str) else None, force,
+                                set_force=grip_force_key(origins, force is not None))
             if weak:
                 return [("grip_force_n" if force is not None else "object", f"{cls.__name__}: {weak}", "")]
         return []
@@ -309,7 +330,10 @@ class ChooseGrasp(ManipulationBehaviour):
             return
         from ..scene.spec import grip_problem
 
-        weak = grip_problem(svc.scene, obj, robot, self.param("grip_force_n")) \
+        spec = getattr(self, "spec", None)
+        weak = grip_problem(svc.scene, obj, robot, self.param("grip_force_n"),
+                            set_force=grip_force_key(getattr(spec, "param_origins", None),
+                                                     "grip_force_n" in getattr(spec, "params", {}))) \
             if getattr(svc, "scene", None) is not None else None
         if weak:  # the same refusal as ptm validate's, before the arm moves
             self._error = weak

@@ -929,7 +929,8 @@ def _description_of(r: RobotSpec) -> Optional[RobotDescription]:
 
 
 def grip_problem(scene: SceneSpec, obj: str, robot: Optional[str] = None,
-                 grip_force_n: Optional[float] = None) -> Optional[str]:
+                 grip_force_n: Optional[float] = None,
+                 set_force: Optional[Callable[[int], str]] = None) -> Optional[str]:
     """Why a two-finger friction grip of ``grip_force_n`` per pad (default: the gripper's
     ``default_force_n``) cannot hold object ``obj`` even at rest: each pad must press
     ``m g / (2 mu)`` (``mu`` the object's lateral friction times the finger pads', as Bullet combines
@@ -939,7 +940,11 @@ def grip_problem(scene: SceneSpec, obj: str, robot: Optional[str] = None,
 
     Without ``grip_force_n``, a ``tactile:`` section whose controller sets ``fingertip_force_limit``
     bounds the grip too: the PR2 holds (SlipServo, Grab) never squeeze harder (the run's
-    ``grip_force_limit_n``), so an object that needs more is refused before the arm moves (issue 33)."""
+    ``grip_force_limit_n``), so an object that needs more is refused before the arm moves (issue 33).
+
+    ``set_force(newtons)``: how the user sets the grip to that value (the key, where it is written:
+    ``"set grip_force_n: 85"``, or the included file's parameter that gives it), appended to the
+    fix with the value that works (issue 33, D)."""
     found = _robot_and_object(scene, obj, robot)
     if found is None:
         return None
@@ -969,10 +974,16 @@ def grip_problem(scene: SceneSpec, obj: str, robot: Optional[str] = None,
     needed = mass * GRAVITY_MPS2 / (2.0 * mu) if mu > 0 else math.inf
     if grip >= needed:
         return None
-    verb = "raise it to" if what.startswith("the tactile") else "grip with"
+    tactile_grip = what.startswith("the tactile")
+    verb = "raise it to" if tactile_grip else "grip with"
+    works = int(round(needed * 1.3))   # 1.3 x what holds it at rest: the value that works
+    if tactile_grip:
+        how = f": set scene.tactile.controller.fingertip_force_limit: {works}"
+    else:
+        how = f": {set_force(works)}" if set_force is not None else ""
     fix_text = (f"{verb} at least "
-                f"{needed * 1.3:.0f} N (1.3 x, for the lift's acceleration; the gripper's "
-                f"limit is {limit:.0f} N)" if needed * 1.3 <= limit else
+                f"{works} N (1.3 x, for the lift's acceleration; the gripper's "
+                f"limit is {limit:.0f} N){how}" if needed * 1.3 <= limit else
                 f"no grip of this gripper holds it (its limit is {limit:.0f} N)")
     return (f"{what} cannot hold {obj!r} ({mass:.2f} kg) by friction: each pad must press "
             f"{needed:.1f} N (m g / (2 mu), mu {mu:.2f} = its lateral_friction {float(mu_obj):g} x the fingers' "

@@ -35,7 +35,7 @@ from .mechanism_goals import mechanism_goal_problems
 from ..located.errors import Loc, Problem, TreeLoadError, did_you_mean
 from ..located.locyaml import LocDict, LocList, loc_of
 from .nodes import COMPOSITES, DECORATORS
-from .spec import IncludeInfo, NodeSpec, TaskSpec
+from .spec import IncludeInfo, NodeSpec, ParamOrigin, TaskSpec
 
 class _Missing:
     """Value of a required parameter that was not given (already reported)."""
@@ -473,7 +473,10 @@ def _check_scene_references(tree: NodeSpec, scene: Any, ctx: _Ctx, blackboard: A
         # a behaviour's own checks against the scene (ChooseGrasp: the object's grasp set)
         check = getattr(cls, "scene_problems", None)
         if callable(check):
-            kw = {"blackboard": blackboard or {}} if "blackboard" in inspect.signature(check).parameters else {}
+            accepts = inspect.signature(check).parameters
+            kw: dict[str, Any] = {"blackboard": blackboard or {}} if "blackboard" in accepts else {}
+            if "origins" in accepts:
+                kw["origins"] = node.param_origins
             for key, message, hint in check(node.params, scene, **kw):
                 ctx.add(node.param_locs.get(key, node.loc), message, hint)
 
@@ -750,6 +753,11 @@ def _parse_include(data: LocDict, ctx: _Ctx, prefix: str) -> Optional[NodeSpec]:
             ctx.names[full] = data.value_loc("name")
         node.name = full  # the include's name names its root
     if node is not None:
+        declared = sub.get("parameters") if isinstance(sub.get("parameters"), dict) else {}
+        for n in node.walk():   # where each parameter taken whole from this file's parameters is set
+            for k, (kind, p) in n.param_sources.items():
+                if kind == "value" and k not in n.param_origins and p in params:
+                    n.param_origins[k] = ParamOrigin(p, display, declared.get(p), given_locs.get(p, iloc), p in with_)
         given_sources = {k: ctx.param_sources[(id(with_), k)] for k in with_ if (id(with_), k) in ctx.param_sources}
         node.includes.append(IncludeInfo(display, name, {k: v for k, v in params.items() if v is not _MISSING},
                                          given_sources, loc=iloc, given_locs=given_locs))

@@ -30,6 +30,34 @@ class IncludeInfo:
 
 
 @dataclass
+class ParamOrigin:
+    """Where a node's parameter is set when the node takes it whole from its included file's
+    parameter (``grip_force_n: "${max_effort_n}"`` in ``subtrees/grasp_from_above.yaml``): the key a
+    user changes to change it.
+
+    Attributes:
+        name: the included file's parameter (``max_effort_n``).
+        file: the included file, as displayed (``examples/subtrees/grasp_from_above.yaml``).
+        default: its default there (None: none).
+        at: where to give it: its ``with:`` entry when the include gives it, else the ``include:``.
+        given: whether the include's ``with:`` gives it.
+    """
+
+    name: str
+    file: str
+    default: Any = None
+    at: Optional[Loc] = None
+    given: bool = False
+
+    def fix(self, value: Any) -> str:
+        """How to set it to ``value``: ``"set max_effort_n: 85 in the include's with: at FILE:LINE:COL"``."""
+        if self.given:
+            return f"set {self.name}: {value} in the include's with: at {self.at}"
+        return (f"set the included {self.file}'s parameter {self.name} (default {self.default}): add "
+                f"with: {{{self.name}: {value}}} to the include at {self.at}")
+
+
+@dataclass
 class NodeSpec:
     """One node of the tree.
 
@@ -45,6 +73,8 @@ class NodeSpec:
         param_sources: parameters whose whole value came from the enclosing include's parameter:
             ``{param: ("value", name)}`` for ``"${name}"``, ``{param: ("pointer", name)}`` for
             ``"{${name}}"`` (the XML export writes them as SubTree ports).
+        param_origins: for those of ``param_sources`` given as ``"${name}"``, where the user sets
+            them (:class:`ParamOrigin`): a message about the parameter names that key.
     """
 
     type: str
@@ -56,6 +86,7 @@ class NodeSpec:
     param_locs: dict[str, Loc] = field(default_factory=dict)
     includes: list["IncludeInfo"] = field(default_factory=list)
     param_sources: dict[str, tuple[str, str]] = field(default_factory=dict)
+    param_origins: dict[str, ParamOrigin] = field(default_factory=dict)
 
     def walk(self):
         yield self

@@ -2,6 +2,7 @@
 press m g / (2 mu), mu the object's lateral friction times the finger pads' (as Bullet combines them)."""
 
 import math
+import re
 
 import pytest
 
@@ -65,3 +66,61 @@ def test_a_tactile_fingertip_force_limit_bounds_the_grip():
     assert grip_problem(tactile_scene(1.9, limit=25.0), "can") is None           # a higher limit holds it at rest
     assert grip_problem(tactile_scene(1.8), "can") is None                       # 19.6 N per pad: held at rest
     assert grip_problem(tactile_scene(1.9), "can", None, 30.0) is None           # a given grip force is what it is
+
+
+EXAMPLES = __import__("os").path.join(__import__("os").path.dirname(__file__), "..", "..", "examples")
+
+
+def _load_error(overrides, text=None):
+    import os
+
+    from py_trees_manipulation.located import locyaml
+    from py_trees_manipulation.located.errors import TreeLoadError
+    from py_trees_manipulation.trees.loader import load_task, load_task_data
+
+    path = os.path.join(EXAMPLES, "pick_and_lift.yaml")
+    with pytest.raises(TreeLoadError) as e:
+        if text is None:
+            load_task(path, overrides)
+        else:
+            load_task_data(locyaml.loads(text, path), path, overrides)
+    return str(e.value)
+
+
+def test_the_refusal_names_the_included_files_parameter_that_sets_the_grip():
+    """issue 33, D: in examples/pick_and_lift.yaml the grip is grasp_from_above.yaml's max_effort_n
+    (ChooseGrasp's grip_force_n and the close's max_effort both take it): the fix names that key, where
+    to give it (the include's line) and the value, not ChooseGrasp's own parameter."""
+    text = _load_error(["scene.objects.0.mass_kg=2.0", "scene.objects.0.lateral_friction=0.1"])
+    assert "grasp_from_above.yaml:31:11: ChooseGrasp: a 40 N grip cannot hold 'mug' (2.00 kg)" in text
+    assert re.search(r"grip with at least 85 N \(1\.3 x, for the lift's acceleration; the gripper's limit is 140 N\): "
+                     r"set the included \S*examples/subtrees/grasp_from_above\.yaml's parameter max_effort_n \(default "
+                     r"40\): add with: \{max_effort_n: 85\} to the include at \S*examples/pick_and_lift\.yaml:34:18, "
+                     r"raise the friction", text), text
+
+
+def test_a_with_value_that_is_too_weak_is_named_where_it_is_given():
+    import os
+
+    with open(os.path.join(EXAMPLES, "pick_and_lift.yaml")) as f:
+        source = f.read()
+    given = source.replace('lift_m: "${lift_m}"}', 'lift_m: "${lift_m}", max_effort_n: 50}')
+    assert given != source
+    text = _load_error(["scene.objects.0.mass_kg=2.0", "scene.objects.0.lateral_friction=0.1"], given)
+    assert "a 50 N grip cannot hold 'mug'" in text
+    assert "grip with at least 85 N" in text and "set max_effort_n: 85 in the include's with: at " in text
+    assert "pick_and_lift.yaml:36:" in text   # the with: line
+
+
+def test_a_literal_grip_force_names_the_nodes_own_key():
+    text = grip_problem(scene(), "box", None, 40.0,
+                        set_force=__import__("py_trees_manipulation.behaviors.grasping",
+                                             fromlist=["grip_force_key"]).grip_force_key({}, True))
+    assert text.endswith("grip with at least 85 N (1.3 x, for the lift's acceleration; the gripper's limit is 140 N): "
+                         "set grip_force_n: 85, raise the friction, or weld it with GraspFix")
+
+
+def test_the_tactile_limit_names_its_scene_key():
+    text = grip_problem(tactile_scene(1.9), "can")
+    assert "raise it to at least 27 N (1.3 x, for the lift's acceleration; the gripper's limit is 140 N): set " \
+           "scene.tactile.controller.fingertip_force_limit: 27" in text
