@@ -13,7 +13,13 @@ constraint: the object's face on a contact surface, the object in no collision):
 
 On failure, :class:`PlaceCheck` names what is in the way (with the distance) or that nothing supports
 the object, and the nearest free spot on the same support (rings 2 cm apart around the place, at
-its height and orientation): the fix. The world is left as it was found.
+its height and orientation): the fix. Room for the object is not room for the hand that sets it
+down: given the whole-task test (``accept``: ``ptm validate --plan`` with the place moved there,
+:func:`py_trees_manipulation.trees.plan_check.place_accept`), a free spot is offered only if the
+task passes from it (the grasp that can place it there, the approach, the carry with the object
+attached, the lower, the release and the retreat, all collision-checked), as a base suggestion is
+(:func:`~.base_search.find_base`'s ``accept``). The candidates are a grid fixed by the place as
+written (rings around it), so the same scene gives the same spot. The world is left as it was found.
 """
 
 from __future__ import annotations
@@ -21,8 +27,9 @@ from __future__ import annotations
 from ..bullet import _quiet_import  # noqa: F401  (first: pybullet's import banner)
 
 import math
-from dataclasses import dataclass
-from typing import Any, Optional
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
 
 import numpy as np
 import pybullet as pb
@@ -37,6 +44,9 @@ CLEARANCE_M = 0.002
 PENETRATION_M = 0.003
 #: the search for a free spot: rings this far apart, out to this radius (m)
 RING_STEP_M, SEARCH_RADIUS_M = 0.02, 0.6
+#: with a whole-task test (``accept``), at most this many free spots are tested, for at most this
+#: much wall time (s): each test is a dry run of the task (0.07-0.5 s on the examples)
+ACCEPT_MAX_TESTS, ACCEPT_BUDGET_S = 150, 20.0
 
 
 @dataclass
@@ -48,7 +58,13 @@ class PlaceCheck:
         support: the body that would carry it ("" when none).
         reason: why not, in words ("" when ok).
         blocker: the body in the way ("" when none or unsupported).
-        suggestion: the nearest free place position on the same support (world x, y, z, m), or None.
+        suggestion: the nearest free place position on the same support (world x, y, z, m), or None;
+            with a whole-task test, the nearest from which the task passes.
+        refused: the free spots nearer than ``suggestion`` (or all tested, when none passed) that the
+            whole-task test refused: ``(position, why)``, nearest first.
+        tested: whether the suggestion was whole-task tested (an ``accept`` was given).
+        stopped: why the search for a spot that passes stopped early ("" when it did not).
+        fix: how to apply the suggestion (``--set 'parameters.place_position=[...]'``), "" when not known.
     """
 
     ok: bool
@@ -56,6 +72,10 @@ class PlaceCheck:
     reason: str = ""
     blocker: str = ""
     suggestion: Optional[tuple[float, float, float]] = None
+    refused: list = field(default_factory=list)
+    tested: bool = False
+    stopped: str = ""
+    fix: str = ""
 
     def message(self, obj: str, position: Any) -> str:
         """``"the place [0.450, 0.200, 0.629] of 'mug' is taken: ... ; the nearest free spot on 'table' is ..."``."""
@@ -63,11 +83,30 @@ class PlaceCheck:
         text = f"the place {_xyz(p)} of {obj!r} {self.reason}"
         if self.suggestion is not None:
             text += (f"; the nearest free spot on {self.support or 'a support'!r} is {_xyz(self.suggestion)} "
-                     f"({float(np.linalg.norm(np.asarray(self.suggestion) - p)):.3f} m away): place it there")
+                     f"({float(np.linalg.norm(np.asarray(self.suggestion) - p)):.3f} m away)"
+                     + (" and the whole task passes from it (ptm validate --plan)" if self.tested else "")
+                     + ": place it there" + (f" with {self.fix}" if self.fix else ""))
+            if self.refused:
+                spot, why = self.refused[0]
+                n = len(self.refused)
+                text += (f" ({n} nearer spot{'s have' if n > 1 else ' has'} room for {obj!r} but not for the task; "
+                         f"the nearest, {_xyz(spot)}: {_short(why)})")
+        elif self.refused:
+            spot, why = self.refused[0]
+            text += (f"; {len(self.refused)} free spot{'s' if len(self.refused) > 1 else ''} near it with room for "
+                     f"the object {'were' if len(self.refused) > 1 else 'was'} tested and the whole task fails from "
+                     f"each (the nearest, {_xyz(spot)}: {_short(why)})"
+                     + (f"; {self.stopped}" if self.stopped else "") + ": move what is in the way, or choose a place")
         elif not self.ok:
             text += ("; no free spot within 0.6 m of it on the same support" if self.support
                      else "; no free spot within 0.6 m of it at this height")
         return text
+
+
+def _short(why: str, limit: int = 240) -> str:
+    """A whole-task test's reason, shortened for a refusal's parenthesis (the file's location kept)."""
+    why = " ".join(str(why).split())
+    return why if len(why) <= limit else why[:limit - 3].rstrip() + "..."
 
 
 def _xyz(p: Any) -> str:
@@ -189,25 +228,36 @@ class _Probe:
         return self.in_the_way(position, orn, body)[0] is None
 
 
-def check_task_place(world: Any, task: Any) -> Optional[PlaceCheck]:
+def check_task_place(world: Any, task: Any, accept: Optional[Accept] = None) -> Optional[PlaceCheck]:
     """The scene's ``task`` section (:class:`~py_trees_manipulation.scene.spec.TaskSpec`-like:
     ``target_object``, ``place_position`` [x, y, z] world frame, metres, ``placed``) checked in
     ``world``: the target at the place position, its orientation as it stands now
     (:func:`check_place`). None when the task asks for no place (no target, no place position,
     or ``placed: false``). Raises KeyError for a target the world does not hold. The run's check
-    before the first tick and ``ptm validate --plan`` both call it."""
+    before the first tick and ``ptm validate --plan`` both call it; ``accept``: as :func:`check_place`'s."""
     if (task is None or getattr(task, "place_position", None) is None or getattr(task, "target_object", None) is None
             or not getattr(task, "placed", True)):
         return None
     pose = np.array(world.object_pose(task.target_object), dtype=float)
     pose[:3, 3] = np.asarray(task.place_position, dtype=float)
-    return check_place(world, task.target_object, pose)
+    return check_place(world, task.target_object, pose, accept=accept)
 
 
-def check_place(world: Any, obj: str, place_pose: Pose, search: bool = True) -> PlaceCheck:
+#: a whole-task test of a spot: ``accept((x, y, z))`` -> None when the task passes with its place
+#: there, else why not
+Accept = Callable[[tuple], Optional[str]]
+
+
+def check_place(world: Any, obj: str, place_pose: Pose, search: bool = True,
+                accept: Optional[Accept] = None) -> PlaceCheck:
     """Is there room for ``obj`` at ``place_pose`` ((4, 4) pose of its base, world frame), on a
     support? See the module docs. The object's copy in ``world`` (a
     :class:`~py_trees_manipulation.collision.world.CollisionWorld`) is moved and put back.
+
+    ``accept``: the whole-task test of a spot (``accept((x, y, z))`` -> None or why not, world
+    frame, m; it must not depend on ``world``'s state): a free spot is suggested only if it passes
+    (at most :data:`ACCEPT_MAX_TESTS` tested, for :data:`ACCEPT_BUDGET_S`); those refused are
+    listed (:attr:`PlaceCheck.refused`). None: room for the object decides.
 
     Raises:
         KeyError: ``obj`` is not a body of the world.
@@ -221,66 +271,110 @@ def check_place(world: Any, obj: str, place_pose: Pose, search: bool = True) -> 
     orn = quat_xyzw_from_wxyz(q)
     probe = _Probe(world, obj)
     names = world.names
+    spots = _Spots(probe, orn, accept)
     try:
-        body, gap = probe.support(p, orn)
-        if body >= 0 and math.isfinite(gap) and gap > SUPPORT_GAP_M:
-            # a surface under the whole footprint, below the gap: the place is too high, not unsupported
-            name = names.get(body, f"body {body}")
-            check = PlaceCheck(False, "", f"is {gap:.3f} m above {name!r}, the surface under it (at most "
-                                          f"{SUPPORT_GAP_M:g} m): the object would be let go in the air; lower the "
-                                          "place")
-            if search:
-                lowered = p - np.array([0.0, 0.0, gap])
-                if probe.free(lowered, orn, body):
-                    check.suggestion, check.support = (float(lowered[0]), float(lowered[1]), float(lowered[2])), name
-                else:
-                    check.suggestion = _nearest(probe, lowered, orn, body, names)
-                    check.support = name if check.suggestion is not None else ""
-            return check
-        if body < 0 or gap > SUPPORT_GAP_M:
-            under = probe.centre_body
-            if under >= 0:   # something under its centre, not under all of its footprint (trial 4)
-                what = (f"stands only partly on {names.get(under, f'body {under}')!r}: part of its footprint "
-                        "is over nothing or over a lower surface (an overhang): it would tip when let go")
-            else:
-                what = "has nothing under it to stand on: the object would be let go in the air"
-            check = PlaceCheck(False, "", what)
-            if search:
-                check.suggestion = _nearest(probe, p, orn, None, names)
-                if check.suggestion is not None:
-                    check.support = names.get(probe.support(np.asarray(check.suggestion), orn)[0], "")
-            return check
-        support = names.get(body, f"body {body}")
-        blocker, d = probe.in_the_way(p, orn, body)
-        if blocker is None:
-            return PlaceCheck(True, support)
-        who = names.get(blocker, f"body {blocker}")
-        how = (f"{-d * 1000:.0f} mm inside it" if d < 0 else f"{d * 1000:.0f} mm from it")
-        if blocker == body:
-            reason = (f"is inside its support {who!r} ({-d * 1000:.0f} mm deep, more than "
-                      f"{PENETRATION_M * 1000:g} mm): raise the place")
-        else:
-            reason = (f"is taken: {who!r} is in the way (the object there would be {how}; it keeps "
-                      f"{CLEARANCE_M * 1000:g} mm from everything but its support {support!r})")
-        check = PlaceCheck(False, support, reason, who)
-        if search:
-            raised = p + np.array([0.0, 0.0, -d]) if blocker == body else None   # on its support, not in it
-            if raised is not None and probe.free(raised, orn, body):
-                check.suggestion = (float(raised[0]), float(raised[1]), float(raised[2]))
-            else:
-                check.suggestion = _nearest(probe, p if raised is None else raised, orn, body, names)
+        check = _check(probe, spots, p, orn, names, search)
+        if accept is not None and search and not check.ok:
+            check.tested, check.refused, check.stopped = True, spots.refused, spots.stopped
         return check
     finally:
         probe.restore()
 
 
-def _nearest(probe: _Probe, p: np.ndarray, orn: Any, support: Optional[int], names: dict) -> Optional[tuple[float, float, float]]:
-    for k in range(1, int(round(SEARCH_RADIUS_M / RING_STEP_M)) + 1):
-        r = k * RING_STEP_M
-        n = max(8, int(math.ceil(2 * math.pi * r / RING_STEP_M)))
-        for i in range(n):
-            a = 2 * math.pi * i / n
-            cand = p + np.array([r * math.cos(a), r * math.sin(a), 0.0])
-            if probe.free(cand, orn, support):
-                return (float(cand[0]), float(cand[1]), float(cand[2]))
-    return None
+def _check(probe: _Probe, spots: "_Spots", p: np.ndarray, orn: Any, names: dict, search: bool) -> PlaceCheck:
+    body, gap = probe.support(p, orn)
+    if body >= 0 and math.isfinite(gap) and gap > SUPPORT_GAP_M:
+        # a surface under the whole footprint, below the gap: the place is too high, not unsupported
+        name = names.get(body, f"body {body}")
+        check = PlaceCheck(False, "", f"is {gap:.3f} m above {name!r}, the surface under it (at most "
+                                      f"{SUPPORT_GAP_M:g} m): the object would be let go in the air; lower the "
+                                      "place")
+        if search:
+            lowered = p - np.array([0.0, 0.0, gap])
+            check.suggestion = spots.offer(lowered, body) or spots.nearest(lowered, body)
+            check.support = name if check.suggestion is not None else ""
+        return check
+    if body < 0 or gap > SUPPORT_GAP_M:
+        under = probe.centre_body
+        if under >= 0:   # something under its centre, not under all of its footprint (trial 4)
+            what = (f"stands only partly on {names.get(under, f'body {under}')!r}: part of its footprint "
+                    "is over nothing or over a lower surface (an overhang): it would tip when let go")
+        else:
+            what = "has nothing under it to stand on: the object would be let go in the air"
+        check = PlaceCheck(False, "", what)
+        if search:
+            check.suggestion = spots.nearest(p, None)
+            if check.suggestion is not None:
+                check.support = names.get(probe.support(np.asarray(check.suggestion), orn)[0], "")
+        return check
+    support = names.get(body, f"body {body}")
+    blocker, d = probe.in_the_way(p, orn, body)
+    if blocker is None:
+        return PlaceCheck(True, support)
+    who = names.get(blocker, f"body {blocker}")
+    how = (f"{-d * 1000:.0f} mm inside it" if d < 0 else f"{d * 1000:.0f} mm from it")
+    if blocker == body:
+        reason = (f"is inside its support {who!r} ({-d * 1000:.0f} mm deep, more than "
+                  f"{PENETRATION_M * 1000:g} mm): raise the place")
+    else:
+        reason = (f"is taken: {who!r} is in the way (the object there would be {how}; it keeps "
+                  f"{CLEARANCE_M * 1000:g} mm from everything but its support {support!r})")
+    check = PlaceCheck(False, support, reason, who)
+    if search:
+        raised = p + np.array([0.0, 0.0, -d]) if blocker == body else None   # on its support, not in it
+        check.suggestion = ((spots.offer(raised, body) if raised is not None else None)
+                            or spots.nearest(p if raised is None else raised, body))
+    return check
+
+
+class _Spots:
+    """The search for a spot to suggest: free (room for the object on the support) and, with a
+    whole-task test, passing it. Candidates are rounded to the millimetre, as printed: the spot the
+    user applies is the spot tested."""
+
+    def __init__(self, probe: _Probe, orn: Any, accept: Optional[Accept]):
+        self.probe, self.orn, self.accept = probe, orn, accept
+        self.refused: list[tuple[tuple[float, float, float], str]] = []
+        self.tests, self.t0, self.stopped = 0, time.perf_counter(), ""
+
+    def exhausted(self) -> bool:
+        if self.accept is None:
+            return False
+        if self.tests >= ACCEPT_MAX_TESTS:
+            self.stopped = f"the search stopped after {self.tests} spots tested"
+        elif time.perf_counter() - self.t0 > ACCEPT_BUDGET_S:
+            self.stopped = f"the search stopped after its {ACCEPT_BUDGET_S:g} s budget ({self.tests} spots tested)"
+        return bool(self.stopped)
+
+    def offer(self, cand: np.ndarray, support: Optional[int]) -> Optional[tuple[float, float, float]]:
+        """The spot at ``cand`` (rounded to mm) when it is free and passes the test, else None."""
+        cand = np.round(np.asarray(cand, dtype=float), 3)
+        if not self.probe.free(cand, self.orn, support):
+            return None
+        spot = (float(cand[0]), float(cand[1]), float(cand[2]))
+        if self.accept is None:
+            return spot
+        if self.exhausted():
+            return None
+        self.probe.restore()   # the world as found while the task is tested in its own
+        why = self.accept(spot)
+        self.tests += 1
+        if why is None:
+            return spot
+        self.refused.append((spot, why))
+        return None
+
+    def nearest(self, p: np.ndarray, support: Optional[int]) -> Optional[tuple[float, float, float]]:
+        """The nearest spot :meth:`offer` takes on rings :data:`RING_STEP_M` apart around ``p`` (a grid
+        fixed by ``p``), out to :data:`SEARCH_RADIUS_M`; None when none (or the budget ran out)."""
+        for k in range(1, int(round(SEARCH_RADIUS_M / RING_STEP_M)) + 1):
+            r = k * RING_STEP_M
+            n = max(8, int(math.ceil(2 * math.pi * r / RING_STEP_M)))
+            for i in range(n):
+                if self.exhausted():
+                    return None
+                a = 2 * math.pi * i / n
+                spot = self.offer(p + np.array([r * math.cos(a), r * math.sin(a), 0.0]), support)
+                if spot is not None:
+                    return spot
+        return None

@@ -52,6 +52,9 @@ RESERVED_KEYS = ("status", "time_budget_s", "failed_behaviour", "error", "metric
 OR_REFUSED = ("validates", "runs")
 #: a base pose a refusal suggests, as it prints it
 SUGGESTED_BASE = re.compile(r"--set '(scene\.robots\.(\d+)\.base_pose=(\{[^']*\}))'")
+#: a place spot a refusal suggests (issue 33, B4), as it prints it: the first ``--set`` of the fix
+SUGGESTED_PLACE = re.compile(r"place it there with --set '((?:parameters\.\w+|scene\.task\.place_position)="
+                             r"(\[[^\]']*\]))'")
 FAILED_BEHAVIOUR_KEYS = ("name", "type", "feedback")
 OPS = (">=", "<=", "==", "!=", ">", "<")
 #: default tolerance of a plain-number equality (``metric: 3``), absolute and relative
@@ -233,8 +236,9 @@ class Expectation:
         locs: where ``status``, ``time_budget_s`` and ``failed_behaviour`` are written.
         file: the file the section came from.
         or_refused: ``"validates"`` / ``"runs"``: a FAILURE that is a refusal before the object moved
-            naming a base pose is accepted too (:meth:`refusal_failures`; the base itself is checked
-            by :func:`~py_trees_manipulation.scenarios.scenario.verify_suggested_base`); None: not.
+            naming a base pose or a place spot is accepted too (:meth:`refusal_failures`; the base or
+            the spot itself is checked by
+            :func:`~py_trees_manipulation.scenarios.scenario.verify_suggested_base`); None: not.
     """
 
     status: Optional[str] = "SUCCESS"
@@ -259,9 +263,10 @@ class Expectation:
         loc = self._loc("or_refused")
         fb = summary.get("failed_behaviour") or {}
         text = f"{fb.get('feedback') or ''} {summary.get('error') or ''}"
-        if not SUGGESTED_BASE.search(text):
+        if not SUGGESTED_BASE.search(text) and not SUGGESTED_PLACE.search(text):
             who = f"{fb.get('type')} '{fb.get('name')}'" if fb else "the run"
-            out.append(Failure("or_refused", "a refusal naming a base pose (--set 'scene.robots.N.base_pose=...')",
+            out.append(Failure("or_refused", "a refusal naming a base pose (--set 'scene.robots.N.base_pose=...') "
+                               "or a place (place it there with --set 'parameters.NAME=[x, y, z]')",
                                f"{who}: {text.strip()!r}", loc))
         m = summary.get("metrics") or {}
         lift = m.get("object_max_lift_m", m.get("object_lift_m"))

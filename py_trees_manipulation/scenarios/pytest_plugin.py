@@ -149,8 +149,9 @@ class ScenarioItem(pytest.Item):
             ("sim_time_s", str(s.get("sim_time_s"))),
             ("wall_time_s", str(s.get("wall_time_s"))),
         ])
-        if s.get("suggested_base"):   # or_refused: the refusal's base, and what it passed
-            self.user_properties.append(("suggested_base", json.dumps(s["suggested_base"], default=str)))
+        for key in ("suggested_base", "suggested_place"):   # or_refused: the refusal's fix, and what it passed
+            if s.get(key):
+                self.user_properties.append((key, json.dumps(s[key], default=str)))
         if result.log_path:
             self.user_properties.append(("run_log", result.log_path))
         if not result.passed:

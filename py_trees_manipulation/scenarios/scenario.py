@@ -502,37 +502,53 @@ def with_suggested_base(task: TaskSpec, text: str) -> Optional[TaskSpec]:
     return dataclasses.replace(task, scene=scene)
 
 
+def with_suggested_place(task: TaskSpec, text: str) -> Optional[TaskSpec]:
+    """``task`` with the place spot a refusal's ``text`` suggests applied (its printed ``place it there
+    with --set 'parameters.place_position=[x, y, z]'``: the place moved wherever the file gives it,
+    :func:`~py_trees_manipulation.trees.plan_check.with_place`); None when the text names none."""
+    from ..trees.plan_check import with_place
+    from .expect import SUGGESTED_PLACE
+
+    m = SUGGESTED_PLACE.search(text or "")
+    if m is None or not task.scene or not (task.scene.get("task") or {}).get("place_position"):
+        return None
+    return with_place(task, json.loads(m.group(2)))
+
+
 def verify_suggested_base(task: TaskSpec, expectation: Expectation, summary: dict[str, Any], *,
                           seed: Optional[int] = None, tick_hz: float = 30.0) -> list[Failure]:
-    """``or_refused`` (issue 33 item 2): the base pose the refused run names, applied to the task, must
-    pass ``ptm validate --plan`` (:func:`~py_trees_manipulation.trees.plan_check.plan_check`) and, with
-    ``or_refused: runs``, the run from it must meet the rest of the expectation. Records
-    ``summary["suggested_base"]`` (the ``--set``, and what it passed); returns the failures."""
+    """``or_refused`` (issue 33 item 2, B4): the base pose, or the place spot, the refused run names,
+    applied to the task, must pass ``ptm validate --plan``
+    (:func:`~py_trees_manipulation.trees.plan_check.plan_check`) and, with ``or_refused: runs``, the
+    run from it must meet the rest of the expectation. Records ``summary["suggested_base"]`` or
+    ``summary["suggested_place"]`` (the ``--set``, and what it passed); returns the failures."""
     import dataclasses
 
     from ..trees.plan_check import plan_check
-    from .expect import SUGGESTED_BASE
+    from .expect import SUGGESTED_BASE, SUGGESTED_PLACE
 
     fb = summary.get("failed_behaviour") or {}
     text = f"{fb.get('feedback') or ''} {summary.get('error') or ''}"
-    fixed = with_suggested_base(task, text)
-    loc = expectation.locs.get("or_refused", expectation.loc or Loc(expectation.file, 1, 1))
+    fixed, what, found = with_suggested_base(task, text), "base", SUGGESTED_BASE.search(text)
     if fixed is None:
-        return [Failure("or_refused", "a refusal naming a base pose", repr(text.strip()), loc)]
-    override = SUGGESTED_BASE.search(text).group(1)  # type: ignore[union-attr]
+        fixed, what, found = with_suggested_place(task, text), "place", SUGGESTED_PLACE.search(text)
+    loc = expectation.locs.get("or_refused", expectation.loc or Loc(expectation.file, 1, 1))
+    if fixed is None or found is None:
+        return [Failure("or_refused", "a refusal naming a base pose or a place", repr(text.strip()), loc)]
+    override = found.group(1)
     record: dict[str, Any] = {"set": override}
-    summary["suggested_base"] = record
+    summary[f"suggested_{what}"] = record
     problems = plan_check(fixed, seed=seed)
     record["validates"] = not problems
     if problems:
-        return [Failure("or_refused", f"the suggested base ({override}), applied, passes ptm validate --plan",
+        return [Failure("or_refused", f"the suggested {what} ({override}), applied, passes ptm validate --plan",
                         str(problems[0]), loc)]
     if expectation.or_refused != "runs":
         return []
     again = run_scenario(fixed, dataclasses.replace(expectation, or_refused=None), seed=seed, tick_hz=tick_hz)
     record["status"] = again.summary.get("status")
     record["metrics"] = again.summary.get("metrics")
-    return [dataclasses.replace(f, subject=f"or_refused: with the suggested base, {f.subject}",
+    return [dataclasses.replace(f, subject=f"or_refused: with the suggested {what}, {f.subject}",
                                 detail=(f"{f.detail}; " if f.detail else "") + f"({override})")
             for f in again.failures]
 

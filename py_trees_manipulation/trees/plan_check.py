@@ -46,7 +46,8 @@ from ..behaviors import registry
 from ..located.errors import Problem
 from .spec import TaskSpec
 
-__all__ = ["plan_check", "plan_check_in_backend", "PlanProblem", "DryRun", "whole_task_test"]
+__all__ = ["plan_check", "plan_check_in_backend", "PlanProblem", "DryRun", "whole_task_test", "place_accept",
+           "with_place", "place_override", "task_place_as_written"]
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,9 @@ def plan_check(task: TaskSpec, seed: Optional[int] = None,
     world = CollisionWorld.from_scene(scene)
     try:
         problems += start_state_problems(task, world, scene)
-        place = task_place_problems(task, world, scene)
+        if progress and getattr(getattr(scene, "task", None), "place_position", None) is not None:
+            progress("the task's place")
+        place = task_place_problems(task, world, scene, seed)
         problems += place
         if not place:   # the run refuses a task place before its first tick: no node gets to run
             problems += check_nodes(task, world, scene, seed, progress, task_check=test)
@@ -121,24 +124,33 @@ def whole_task_test(task: TaskSpec, seed: Optional[int] = None) -> Callable[[Any
     from ..collision.world import CollisionWorld
 
     def test(scene: Any) -> Optional[str]:
-        s = int(getattr(scene, "seed", 0) if seed is None else seed)
         world = CollisionWorld.from_scene(scene)
         world.padding_m += SUGGEST_PADDING_MARGIN_M
         try:
-            problems = start_state_problems(task, world, scene)
-            problems = problems or task_place_problems(task, world, scene)
-            problems = problems or check_nodes(task, world, scene, s, task_check=False)
+            return _whole_task_problem(task, world, scene, seed, "base")
         finally:
             world.close()
-        if not problems:
-            return None
-        text = str(problems[0])
-        if "padding" in text:
-            text += (f" (a suggested base is tested with {SUGGEST_PADDING_MARGIN_M * 1000:g} mm more than "
-                     "scene.motion_planning.padding_m)")
-        return text
 
     return test
+
+
+def _whole_task_problem(task: TaskSpec, world: Any, scene: Any, seed: Optional[int], what: str) -> Optional[str]:
+    """:func:`whole_task_test`'s verdict in ``world`` (built from ``scene``): None, or the first
+    problem. ``what`` is suggested: "base" (``world``'s padding raised by
+    :data:`SUGGEST_PADDING_MARGIN_M`) or "spot" (strict: :attr:`DryRun.strict`)."""
+    s = int(getattr(scene, "seed", 0) if seed is None else seed)
+    problems = start_state_problems(task, world, scene)
+    problems = problems or task_place_problems(task, world, scene, suggest=False)
+    # a spot is offered only if every motion keeps the padding: a lower that grazes a box beside the
+    # place, passed to the run in a check (the arm's posture there is the run's), is not suggested
+    problems = problems or check_nodes(task, world, scene, s, task_check=False, strict=(what == "spot"))
+    if not problems:
+        return None
+    text = str(problems[0])
+    if "padding" in text and what == "base":
+        text += (f" (a suggested base is tested with {SUGGEST_PADDING_MARGIN_M * 1000:g} mm more than "
+                 "scene.motion_planning.padding_m)")
+    return text
 
 
 def start_state_problems(task: TaskSpec, world: Any, scene: Any) -> list[PlanProblem]:
@@ -179,22 +191,149 @@ def start_state_problems(task: TaskSpec, world: Any, scene: Any) -> list[PlanPro
     return out
 
 
-def task_place_problems(task: TaskSpec, world: Any, scene: Any) -> list[PlanProblem]:
+def task_place_problems(task: TaskSpec, world: Any, scene: Any, seed: Optional[int] = None,
+                        suggest: bool = True) -> list[PlanProblem]:
     """The scene's ``task.place_position`` for its target object: a support under it and room for
     the object (:func:`~py_trees_manipulation.collision.placement.check_task_place`), the check a
-    run makes before its first tick, at the key's line in the file."""
+    run makes before its first tick, at the key's line in the file. A place refused suggests the
+    nearest free spot from which the whole task passes (:func:`place_accept`, B4 of issue 33), with
+    the ``--set`` that applies it (:func:`place_override`); ``suggest=False`` (inside the whole-task
+    test): the nearest free spot, not tested. The spot is searched with the scene's own seed (its
+    IK seeds), whatever ``seed`` the check or the run is given: a property of the scene as written,
+    so that ``ptm validate --plan`` and ``ptm run --seed N`` (whose seed varies the pose noise)
+    suggest the same spot (C3 of issue 33)."""
     from ..collision.placement import check_task_place
 
     t = getattr(scene, "task", None)
+    accept = place_accept(task, scene, None) if suggest and t is not None else None
     try:
-        check = check_task_place(world, t)
+        check = check_task_place(world, t, accept=accept)
     except (KeyError, ValueError):
         return []
+    finally:
+        if accept is not None:
+            accept.close()
     if check is None or check.ok:
         return []
+    if check.suggestion is not None and check.tested:
+        check.fix = place_override(task, check.suggestion)
     section = (task.scene or {}).get("task")
     loc = section.value_loc("place_position") if hasattr(section, "value_loc") else task.tree.loc
     return [PlanProblem(loc, f"scene.task.place_position: {check.message(t.target_object, t.place_position)}")]
+
+
+def task_place_as_written(task: TaskSpec, scene: Any, seed: Optional[int] = None) -> list[PlanProblem]:
+    """:func:`task_place_problems` in a collision world built from ``scene`` as written (the parsed
+    scene, robots placed; no pose noise): the place's verdict and its suggested spot as ``ptm
+    validate --plan`` gives them, for a run to give the same (C3 of issue 33: a run's objects carry
+    the scene's pose noise, and spots searched in its world moved by a ring with it)."""
+    from ..collision.world import CollisionWorld
+
+    world = CollisionWorld.from_scene(scene)
+    try:
+        return task_place_problems(task, world, scene, seed)
+    finally:
+        world.close()
+
+
+def _same_xyz(value: Any, xyz: Any) -> bool:
+    if not isinstance(value, (list, tuple)) or len(value) != 3:
+        return False
+    try:
+        return all(abs(float(a) - float(b)) <= 1e-9 for a, b in zip(value, xyz))
+    except (TypeError, ValueError):
+        return False
+
+
+def _replace_xyz(value: Any, old: Any, new: list, found: list, path: tuple = ()) -> Any:
+    """``value`` (plain data) with every [x, y, z] equal to ``old`` replaced by ``new``; the paths of
+    the replaced values appended to ``found``."""
+    if _same_xyz(value, old):
+        found.append(path)
+        return list(new)
+    if isinstance(value, dict):
+        return {k: _replace_xyz(v, old, new, found, path + (k,)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_xyz(v, old, new, found, path + (i,)) for i, v in enumerate(value)]
+    return value
+
+
+def with_place(task: TaskSpec, position: Any) -> TaskSpec:
+    """``task`` with its ``scene.task.place_position`` moved to ``position`` ([x, y, z], world, m)
+    everywhere the file gives it: the scene's task, the blackboard and the tree's parameters (the
+    ``place_pose`` the grasp must reach and the lower sets down at, an ``ObjectNear``), as ``--set
+    parameters.place_position=...`` moves it in a file that takes it from a parameter (every example).
+    The scene's bodies are left where they are (a place written on top of one keeps it)."""
+    import copy
+    import dataclasses
+
+    old = list(((task.scene or {}).get("task") or {}).get("place_position") or [])
+    new = [float(v) for v in position]
+    found: list = []
+    scene = copy.deepcopy(task.scene)
+    scene["task"] = dict(scene["task"], place_position=new)
+    blackboard = _replace_xyz(copy.deepcopy(task.blackboard or {}), old, new, found)
+    tree = copy.deepcopy(task.tree)
+    for node in tree.walk():
+        node.params = _replace_xyz(node.params, old, new, found)
+    params = _replace_xyz(dict(task.parameters or {}), old, new, found)
+    return dataclasses.replace(task, scene=scene, blackboard=blackboard, tree=tree, parameters=params)
+
+
+def place_override(task: TaskSpec, position: Any) -> str:
+    """The ``--set`` that moves the task's place to ``position``: the file's parameter that gives
+    ``scene.task.place_position`` (``--set 'parameters.place_position=[0.45, -0.22, 0.686]'``), else
+    the key itself, with the other places the tree gives the same position named."""
+    old = ((task.scene or {}).get("task") or {}).get("place_position")
+    xyz = "[" + ", ".join(f"{round(float(v), 3) + 0.0:g}" for v in position) + "]"
+    for name, value in (task.parameters or {}).items():
+        if _same_xyz(value, old):
+            return f"--set 'parameters.{name}={xyz}'"
+    found: list = []
+    _replace_xyz(task.blackboard or {}, old, [], found)
+    others = ["blackboard." + ".".join(str(k) for k in f) for f in found]
+    for node in task.tree.walk():
+        hits: list = []
+        _replace_xyz(node.params, old, [], hits)
+        others += [f"tree.{node.name or node.type}." + ".".join(str(k) for k in f) for f in hits]
+    return (f"--set 'scene.task.place_position={xyz}'"
+            + "".join(f" --set '{o}={xyz}'" for o in others))
+
+
+class place_accept:
+    """The whole-task test of a spot for the task's place (B4 of issue 33): ``accept((x, y, z))``
+    -> None when ``ptm validate --plan`` passes with the place moved there (:func:`with_place`: the
+    scene's task, the tree's place pose and checks), else the first problem. It is
+    :func:`whole_task_test`'s verdict (each robot's start, the place's room, the dry run with every
+    node's check: the grasp that can also put the object down there, the carry with it attached, the
+    lower, the release, the retreat), strict: at the scene's padding (the run's choices of grasp and
+    IK), every motion keeping it, none left to the run as marginal (:attr:`DryRun.strict`); so a
+    spot a refusal offers, applied, passes ``ptm validate --plan``, with no motion in the padding.
+    The spots are tested in one collision world built from ``scene`` (the parsed scene, robots
+    placed), put back after each; :meth:`close` frees it."""
+
+    def __init__(self, task: TaskSpec, scene: Any, seed: Optional[int] = None):
+        self.task, self.scene, self.seed = task, scene, seed
+        self._world: Any = None
+
+    def __call__(self, spot: tuple) -> Optional[str]:
+        import dataclasses
+
+        from ..collision.world import CollisionWorld
+
+        if self._world is None:
+            # at the scene's padding, strict (every motion keeps it, none left to the run): a margin
+            # on the padding would change the choices (the grasp, the IK) from the run's, which then
+            # takes one the test never saw
+            self._world = CollisionWorld.from_scene(self.scene)
+        moved = with_place(self.task, spot)
+        scene = dataclasses.replace(self.scene, task=dataclasses.replace(self.scene.task, place_position=tuple(spot)))
+        return _whole_task_problem(moved, self._world, scene, self.seed, "spot")
+
+    def close(self) -> None:
+        if self._world is not None:
+            self._world.close()
+            self._world = None
 
 
 def plan_check_in_backend(task: TaskSpec, backend: Any, seed: int = 0) -> list[PlanProblem]:
@@ -251,6 +390,19 @@ def changes_world(node: Any, world: Any = None) -> bool:
     return True
 
 
+def _gap_on_nothing(node: Any, world: Any, robot: str) -> bool:
+    """A ``GripperCommand`` to a literal gap (metres) within the gripper's opening, not expecting
+    an object (``expect_object`` false): with nothing between the fingers it changes nothing but the
+    fingers' gap."""
+    if node is None or node.type != "GripperCommand" or node.params.get("expect_object"):
+        return False
+    position = node.params.get("position")
+    if not isinstance(position, (int, float)) or isinstance(position, bool):
+        return False
+    lo, hi = (float(v) for v in world.robots[robot].model.gripper.opening_m)
+    return lo <= float(position) <= hi
+
+
 def robot_of(node: Any, key: str, world: Any) -> Optional[str]:
     """The robot a node's ``arm`` or ``gripper`` parameter (``key``) names in ``world``: the literal
     name, or the world's only robot when the node names none; None when it cannot be told ahead."""
@@ -262,7 +414,7 @@ def robot_of(node: Any, key: str, world: Any) -> Optional[str]:
 
 def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
                 progress: Optional[Callable[[str], None]] = None, kept: Any = None,
-                dt: Optional[float] = None, task_check: Any = None) -> list[PlanProblem]:
+                dt: Optional[float] = None, task_check: Any = None, strict: bool = False) -> list[PlanProblem]:
     """Every node's ``plan_problems`` check in ``world`` (module docstring), in tick order, the tree
     ticked once against the collision world (:class:`DryRun`): the arm motions planned from where the
     motions before them leave the arm, as the run plans them, grasps attaching what the fingers close
@@ -277,9 +429,10 @@ def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
 
     ``task_check``: the whole-task test (:func:`whole_task_test`) a check's base suggestion must pass
     (given to the checks that take it); False: no base is suggested (inside that test); None: the
-    checks' own searches, not verified."""
+    checks' own searches, not verified. ``strict``: a motion refused at the padding after a world
+    change is a problem even when it passes with less (:attr:`DryRun.strict`)."""
     problems: list[PlanProblem] = []
-    dry = DryRun(world, scene, task.blackboard or {}, kept=kept, dt=dt, written=task.scene)
+    dry = DryRun(world, scene, task.blackboard or {}, kept=kept, dt=dt, written=task.scene, strict=strict)
     try:
         for node, nominal in _tick_order(task.tree):
             if node.category != "behaviour":
@@ -433,8 +586,11 @@ class DryRun:
     ACTIONS = {"MoveJoints": "move_joints", "MoveToPose": "move_to_pose", "MoveCartesian": "move_cartesian"}
 
     def __init__(self, world: Any, scene: Any, blackboard: dict, kept: Any = None, dt: Optional[float] = None,
-                 written: Any = None):
+                 written: Any = None, strict: bool = False):
         self.world, self.scene = world, scene
+        #: a motion within the padding after a world change is a problem, not left to the run
+        #: (:meth:`_passes_with_less_padding`): the test of a spot a refusal offers (issue 33, B4)
+        self.strict = strict
         self.kept, self.dt = kept, dt   # the plans kept for the run; its trajectory sample period
         self.written = written          # the file's scene section (its places, for a problem at a scene key)
         self.twists: dict[str, tuple[Any, float]] = {}   # door -> (the last TwistHandle of its lever, the lever before)
@@ -473,7 +629,7 @@ class DryRun:
                 self._forget_outputs(node)   # unknown: the motions reading them are not followed
             return []
         world_change = changes_world(node, self.world)
-        if kind == "GripperCommand" and not world_change:
+        if kind == "GripperCommand" and (not world_change or self._widens(node)):
             return self._open(node, nominal)
         if world_change:
             return self._change(node, nominal, progress)
@@ -547,7 +703,7 @@ class DryRun:
         try:
             plan = ArmMotionPlanner(self.world, robot).plan(req)
         except MotionPlanningError as e:
-            if self.changed and self._passes_with_less_padding(req, robot):
+            if self.changed and not self.strict and self._passes_with_less_padding(req, robot):
                 if progress:
                     progress(f"({node.type} '{node.name or node.type}' comes within "
                              f"{self.world.padding_m * 1000 * (1 - MARGINAL_PADDING):.0f} mm of the padding after the "
@@ -640,6 +796,13 @@ class DryRun:
             return []   # closing again on what it holds
         w = self.world
         name = w.object_at_tcp(robot, HOLD_PROBE_M)
+        if name is None and _gap_on_nothing(node, w, robot):
+            # a literal gap short of the widest with nothing at the TCP and no object expected (the
+            # iiwa's WSG 50 opened to 0.08 of its 0.104 m before a grasp): the fingers go to it, the
+            # world is as it was (the run's fingers close on nothing too)
+            r = w.robots[robot]
+            w.set_robot_state(robot, r.joint_positions(), fingers=r.finger_targets(float(node.params["position"])))
+            return []
         if name is None or (want is not None and name != want) or any(h[0] == name for h in self.held.values()):
             return None   # nothing, not the object asked for, or one another hand holds (a handover)
         if name in w.objects:
@@ -663,6 +826,16 @@ class DryRun:
             self.holds_handle[robot] = name
             return []
         return None
+
+    def _widens(self, node: Any) -> bool:
+        """A ``GripperCommand`` to a literal gap wider than the fingers hold an object at: it lets the
+        object go, however far short of the widest opening it stops (the WSG 50's 0.08 of 0.104 m)."""
+        robot = robot_of(node, "gripper", self.world)
+        position = node.params.get("position")
+        if robot is None or robot not in self.held or isinstance(position, bool) or not isinstance(position, (int, float)):
+            return False
+        r = self.world.robots[robot]
+        return float(position) > float(r.gap_of(*r.finger_positions())) + 1e-3
 
     def _open(self, node: Any, nominal: bool) -> Optional[list[tuple[str, str, str]]]:
         """The gripper opens: what it held stays where it is now; the fingers open. None when what a

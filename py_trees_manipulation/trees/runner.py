@@ -140,30 +140,60 @@ def _failing_node(root: py_trees.behaviour.Behaviour) -> Optional[py_trees.behav
     return found
 
 
-def _place_preflight(backend: Any) -> tuple[Optional[str], Optional[str]]:
+def _place_preflight(backend: Any, task: Optional[TaskSpec] = None,
+                     seed: Optional[int] = None) -> tuple[Optional[str], Optional[str]]:
     """Before the first tick: the scene's ``task.place_position`` for its target object checked in the
     backend's collision world (:func:`~py_trees_manipulation.collision.placement.check_place`): a
     support under it and room for the object. Returns (why the place cannot work, or None; the
-    support it would rest on, or None when there is no place or no collision world)."""
+    support it would rest on, or None when there is no place or no collision world).
+
+    A refused place suggests a spot from which the whole task passes (issue 33, B4). In the
+    simulator the refusal, spot included, is ``ptm validate --plan``'s, computed from the scene as
+    written (:func:`~.plan_check.task_place_as_written`: C3, the run's objects carry the scene's pose
+    noise, which moved the spot searched in its world by a ring), so a user who follows either
+    gets the same spot; elsewhere (hardware: the perceived objects) the spot is searched in the
+    backend's world, each tested by the whole task (:func:`~.plan_check.place_accept`)."""
     from ..backend import planning_service
 
     scene = getattr(backend, "scene", None)
-    task = getattr(scene, "task", None)
+    spec = getattr(scene, "task", None)
     svc = planning_service(backend)
     call = getattr(svc, "call_in_world", None)
-    if task is None or not callable(call):
+    if spec is None or not callable(call):
         return None, None
     from ..collision.placement import check_task_place
 
     try:
-        check = call(lambda world: check_task_place(world, task))
+        check = call(lambda world: check_task_place(world, spec, accept=None))
     except (KeyError, ValueError, RuntimeError):
         return None, None
     if check is None:
         return None, None
     if check.ok:
         return None, check.support
-    return f"scene.task.place_position: {check.message(task.target_object, task.place_position)}", None
+    if task is None or not task.scene:
+        return f"scene.task.place_position: {check.message(spec.target_object, spec.place_position)}", None
+    from .plan_check import place_accept, place_override, task_place_as_written
+
+    try:
+        if getattr(backend, "name", "") == "sim":
+            written = task_place_as_written(task, scene, seed)
+            if written:
+                return written[0].message, None
+            note = (" (with the run's pose noise, seed "
+                    f"{seed if seed is not None else getattr(scene, 'seed', 0)}: as written the place is free)")
+        else:
+            note = ""
+        accept = place_accept(task, scene, None)
+        try:
+            check = call(lambda world: check_task_place(world, spec, accept=accept))
+        finally:
+            accept.close()
+        if check.suggestion is not None:
+            check.fix = place_override(task, check.suggestion)
+    except Exception:  # the suggestion is a help: the refusal stands without it (no spot untested)
+        check.suggestion, check.refused, note = None, [], ""
+    return f"scene.task.place_position: {check.message(spec.target_object, spec.place_position)}{note}", None
 
 
 #: how far from ``scene.task.place_position`` a placed object may rest for a run to succeed, m (the
@@ -322,7 +352,7 @@ def run_task(task: TaskSpec, options: Optional[RunOptions] = None, backend: Any 
                                                "location": str(p.loc)}
         place_support: Optional[str] = None
         if not preflight:
-            preflight, place_support = _place_preflight(backend)
+            preflight, place_support = _place_preflight(backend, task, summary.get("seed"))
         if preflight:
             status_name, exit_code = "FAILURE", EXIT_FAILURE
             summary["error"] = str(preflight)
