@@ -21,6 +21,7 @@ from ..control.tactile import NUM_CELLS, PAD_CELLS
 from ..msgs.gripper_sensor import PR2GripperSensorRTState
 from .gripper import SimGripper
 from .tactile_pads import PadCells
+from .wrist_mode import MountMode, gripper_links
 
 RT = PR2GripperSensorRTState
 
@@ -91,6 +92,12 @@ class GripperTactile:
         self._state = RT.DISABLED
         self._frame_count = 0
         self._v_prev: Optional[tuple[float, float, float]] = None
+        # the hand's mount mode (module docstring "Palm accelerometer"): the gripper's links (the palm
+        # and every link below it) and their mass, kg
+        self._hand_links = gripper_links(self.body, self.hand_link, self.client)
+        self._hand_mass = sum(pb.getDynamicsInfo(self.body, j, physicsClientId=self.client)[0] for j in self._hand_links)
+        self._mount: Optional[MountMode] = (MountMode(self.cfg.wrist_mode_hz, self.cfg.wrist_mode_damping_ratio, ext.backend.dt)
+                                            if self.cfg.wrist_mode_hz > 0 else None)
         self._slip_flag = False
         self._slip_at_limit = False
         self._gt_slipping = False
@@ -420,10 +427,33 @@ class GripperTactile:
             ax = ay = az = 0.0
         else:
             ax, ay, az = (v[0] - prev[0]) / dt, (v[1] - prev[1]) / dt, (v[2] - prev[2]) / dt
+        if self._mount is not None:
+            if prev is None:
+                self._mount.arm(self._hand_contact_force(), self._hand_mass + sum(
+                    pb.getDynamicsInfo(b, -1, physicsClientId=self.client)[0] for b in self.gripped))
+            else:
+                wx, wy, wz = self._mount.step(self._hand_contact_force())
+                ax, ay, az = ax + wx, ay + wy, az + wz
         fx, fy, fz = ax - g[0], ay - g[1], az - g[2]
         R = pb.getMatrixFromQuaternion(st[5])
         return (R[0] * fx + R[3] * fy + R[6] * fz, R[1] * fx + R[4] * fy + R[7] * fz,
                 R[2] * fx + R[5] * fy + R[8] * fz)
+
+    def _hand_contact_force(self) -> tuple[float, float, float]:
+        """The net contact force other bodies put on the gripper's links (palm and fingers), world
+        frame, N: normal force plus both friction components of every contact point. A grip's two
+        pads cancel; what is left is the held object's weight and inertia and whatever pushes on
+        the hand or on what it holds (a table under the held object pushes through it)."""
+        fx = fy = fz = 0.0
+        links = self._hand_links
+        for c in pb.getContactPoints(bodyA=self.body, physicsClientId=self.client):
+            if c[2] == self.body or c[3] not in links:
+                continue
+            n, f1, d1, f2, d2 = c[9], c[10], c[11], c[12], c[13]
+            fx += n * c[7][0] + f1 * d1[0] + f2 * d2[0]
+            fy += n * c[7][1] + f1 * d1[1] + f2 * d2[1]
+            fz += n * c[7][2] + f1 * d1[2] + f2 * d2[2]
+        return fx, fy, fz
 
     def step(self, gripper: SimGripper) -> None:
         """One 1 kHz controller cycle before the physics step (called by the backend).

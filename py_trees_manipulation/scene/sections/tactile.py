@@ -71,6 +71,8 @@ class TactileConfig:
     max_finger_speed_mps: float = 0.1
     finger_contact_stiffness: Optional[float] = None
     finger_contact_damping: Optional[float] = None
+    wrist_mode_hz: float = 30.0
+    wrist_mode_damping_ratio: float = 0.05
     controller: dict[str, Any] = field(default_factory=dict)
     faults: tuple[SensorFault, ...] = ()
 
@@ -92,7 +94,8 @@ _LIMITS = {"frame_period_s": (0.001, 1.0), "sample_period_s": (0.0005, 0.1), "no
            "stick_slip_fraction": (0.0, 1.0),
            "slip_event_speed_mps": (0.0, 10.0), "crush_time_s": (0.0, 10.0), "velocity_gain": (0.0, 1e5),
            "friction_effort": (0.0, 100.0), "max_effort_n": (0.1, 1000.0), "max_finger_speed_mps": (0.001, 10.0),
-           "finger_contact_stiffness": (1.0, 1e9), "finger_contact_damping": (0.0, 1e6)}
+           "finger_contact_stiffness": (1.0, 1e9), "finger_contact_damping": (0.0, 1e6),
+           "wrist_mode_hz": (0.0, 1000.0), "wrist_mode_damping_ratio": (0.0, 1.0)}
 
 
 def parse_tactile(value: Any, path: tuple) -> TactileConfig:
