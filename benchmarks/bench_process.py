@@ -9,13 +9,20 @@
 2. ``ptm --help`` against ``python -c "import numpy, yaml"`` (goal <= 1.0x), and ``ptm validate`` of
    every example for scale.
 
+3. ``--only bytecode``: what the bytecode cache is worth to that ``ptm run``: the same command with
+   the package's modules compiled from source in every process (a copy of the package without
+   ``__pycache__``, run with ``PYTHONDONTWRITEBYTECODE=1``, as this project's sandbox sets it:
+   a checkout whose ``.pyc`` files are missing or older than their sources pays it at every run)
+   against the cached one. A user's install has the cache: ``pip install`` compiles the modules,
+   an editable install writes ``__pycache__`` on the first import. Items 1 and 2 measure that.
+
 Every pair is interleaved ABBA (A B B A A B ...), so a change in the machine's load hits both
 alike; the figures are medians of the per-pair ratios, printed with the 1-minute load average
 before and after. Each command is a fresh process with the environment a user has: Python's
 bytecode cache on (``PYTHONDONTWRITEBYTECODE`` is dropped from the children's environment; one
 warm-up run of each command writes the cache first), no display, cwd the repository.
 
-    python benchmarks/bench_process.py [--pairs 6] [--only run|help]
+    python benchmarks/bench_process.py [--pairs 6] [--only run|help|bytecode]
 
 The in-process figures (``bench_runner.py``: warm interpreter, backend already built) are a
 different quantity: they leave out interpreter start-up, imports and scene loading.
@@ -40,11 +47,11 @@ PTM = [sys.executable, "-c", "import sys; from py_trees_manipulation.cli import 
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "DISPLAY", "WAYLAND_DISPLAY")}
 
 
-def timed(cmd: list[str]) -> tuple[float, float, str]:
+def timed(cmd: list[str], env: dict[str, str] = ENV) -> tuple[float, float, str]:
     """(wall s, CPU s of the child: user + sys, stdout) of one fresh process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, env=ENV, capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in (0,):
@@ -119,15 +126,52 @@ def bench_help(pairs: int) -> None:
     print(f"ptm validate of the {len(files)} examples: {med(walls) * 1000:.0f} ms wall (median of 3)")
 
 
+def bench_bytecode(pairs: int) -> None:
+    import shutil
+    import tempfile
+
+    example = os.path.join("examples", "pick_and_lift.yaml")
+    cached = PTM + ["run", example, "--no-log", "-q"]
+    with tempfile.TemporaryDirectory(prefix="ptm-nocache-") as tmp:
+        shutil.copytree(os.path.join(ROOT, "py_trees_manipulation"), os.path.join(tmp, "py_trees_manipulation"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        # -P: the cwd (the repository) is not put first on sys.path, so the copy is what imports
+        code = ("import sys, py_trees_manipulation as p; assert p.__file__.startswith(%r), p.__file__; "
+                "from py_trees_manipulation.cli import main; sys.exit(main())" % tmp)
+        uncached = [sys.executable, "-P", "-c", code, "run", example, "--no-log", "-q"]
+        env = dict(ENV, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=tmp)
+        timed(cached)
+        l0 = load()
+        rc, ru = [], []
+        for i in range(pairs):
+            for which in ((0, 1) if i % 2 == 0 else (1, 0)):
+                if which == 0:
+                    rc.append(timed(cached))
+                else:
+                    ru.append(timed(uncached, env))
+        l1 = load()
+        if any(os.path.isdir(d) for d, _, _ in os.walk(tmp) if d.endswith("__pycache__")):
+            raise SystemExit("the copy wrote a bytecode cache: the uncached runs were cached")
+    med = statistics.median
+    extra = [u[1] - c[1] for c, u in zip(rc, ru)]
+    print(f"ptm run pick_and_lift --no-log, the package's modules compiled in every process against the bytecode "
+          f"cache, {pairs} ABBA pairs, load {l0} -> {l1}:")
+    print(f"  CPU {med(u[1] for u in ru):.2f} s against {med(c[1] for c in rc):.2f} s: +{med(extra) * 1000:.0f} ms "
+          f"(pairs {min(extra) * 1000:+.0f} to {max(extra) * 1000:+.0f} ms); wall {med(u[0] for u in ru):.2f} s against "
+          f"{med(c[0] for c in rc):.2f} s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=6, help="ABBA pairs per comparison (default 6)")
-    ap.add_argument("--only", choices=["run", "help"], default=None)
+    ap.add_argument("--only", choices=["run", "help", "bytecode"], default=None)
     args = ap.parse_args()
     if args.only in (None, "help"):
         bench_help(max(2, args.pairs))
     if args.only in (None, "run"):
         bench_run(args.pairs)
+    if args.only in (None, "bytecode"):
+        bench_bytecode(max(2, args.pairs // 2))
 
 
 if __name__ == "__main__":

@@ -49,7 +49,11 @@ Prints figures, asserts nothing. Sections (``--only`` picks one):
     ``loadURDF``, ``stepSimulation``, ``calculateInverseKinematics`` and the rest. Then one step's
     physics with the mug held (after each script's run, the arm still), at PyBullet's solver
     residual threshold (shipped by both: the solver stops once converged) and with every one of
-    the 50 iterations forced, which shows whether a dearer step is settings or convergence.
+    the 50 iterations forced, which shows whether a dearer step is settings or convergence; and
+    the framework's world given the bare world's state (joint positions and speeds, the mug's pose
+    and speed, the bare script's motor commands): the same bodies, dynamics and settings (both
+    worlds report the same ``getDynamicsInfo``, constraints and engine parameters), so what is left
+    between the two is the grasp itself (where the fingers hold the mug, the arm's posture).
 
 The 1-minute load average (``os.getloadavg``; the machine is shared) is printed with each
 section, before and after.
@@ -460,6 +464,27 @@ def _held_step_cost(rounds: int) -> dict[str, list[float]]:
             pb.setPhysicsEngineParameter(solverResidualThreshold=0.0, physicsClientId=cid)
             out.setdefault(f"{name}, all 50 iterations forced", []).append(chunk(cid))
             pb.setPhysicsEngineParameter(solverResidualThreshold=default, physicsClientId=cid)
+    # the same bodies and settings, the state differs: the grasp (the hand's yaw on the mug, the
+    # contact points), the arm's posture. The framework's world given the bare world's state (joint
+    # positions and speeds, the mug's pose and speed, the arm's and fingers' motor commands):
+    panda, mug = sim._bodies["panda"], sim._objects["mug"]
+    bare_c, fw_c = clients["bare"], clients["framework"]
+    for j in range(pb.getNumJoints(panda, physicsClientId=fw_c)):
+        st = pb.getJointState(panda, j, physicsClientId=bare_c)
+        pb.resetJointState(panda, j, st[0], st[1], physicsClientId=fw_c)
+    pb.resetBasePositionAndOrientation(mug, *pb.getBasePositionAndOrientation(mug, physicsClientId=bare_c),
+                                       physicsClientId=fw_c)
+    pb.resetBaseVelocity(mug, *pb.getBaseVelocity(mug, physicsClientId=bare_c), physicsClientId=fw_c)
+    robot = sim.arms["panda"].robot
+    q = [pb.getJointState(panda, j, physicsClientId=bare_c)[0] for j in robot.arm_joints]
+    pb.setJointMotorControlArray(panda, robot.arm_joints, pb.POSITION_CONTROL, targetPositions=q,
+                                 forces=[87.0] * 4 + [12.0] * 3, physicsClientId=fw_c)
+    pb.setJointMotorControlArray(panda, robot.finger_joints, pb.POSITION_CONTROL, targetPositions=[0.0, 0.0],
+                                 forces=[40.0, 40.0], physicsClientId=fw_c)
+    chunk(fw_c)
+    for _ in range(rounds):
+        out.setdefault("framework, given the bare world's state", []).append(chunk(fw_c))
+        out.setdefault("bare, again", []).append(chunk(bare_c))
     sim.close()
     pb.disconnect(physicsClientId=kept["bare"])
     return out
