@@ -228,12 +228,15 @@ def requests_from_tree(tree: Any) -> list:
     one per ``CheckReachability`` node, from its parameter values (literal once the file is loaded), as
     :class:`~py_trees_manipulation.scene.reach_targets.ReachRequest` s (``base_pose: auto`` places the
     robot by them)."""
+    nodes = [n for n in tree.walk() if n.type == CheckReachability.__name__] if tree is not None else []
+    if not nodes:   # (most trees: the reach targets' module is not imported)
+        return []
     from . import registry
     from ..scene.reach_targets import CHECK_BEHAVIOUR, request_from_params
 
     cls = registry.lookup(CHECK_BEHAVIOUR)
     out = []
-    for node in tree.walk() if tree is not None else ():
+    for node in nodes:
         if node.type != CHECK_BEHAVIOUR or cls is None:
             continue
         try:
