@@ -374,7 +374,10 @@ class SimGripper(_SimResource):
         """How far each pad is from what it will close on, m (pad order): the least distance
         between the finger link and any body other than the robot in front of its pad (the closest
         points' normal within 45 degrees of the pad's normal), None when nothing is within
-        ``zone_m``, 0 or less when touching (Bullet's signed distance: negative in contact). As the WSG 50's GRASP command is given the part's nominal
+        ``zone_m``, 0 or less when touching (a contact point with a normal force, or Bullet's signed
+        distance, negative in contact). A pad held off its contact by the position motor's
+        ``maxVelocity`` presses only as hard as that speed lets it (PyBullet's motor is a velocity
+        constraint), so a pad counts as touching as soon as it presses. As the WSG 50's GRASP command is given the part's nominal
         width, the simulated gripper reads where the part is from the geometry between its pads."""
         body, c = self._body, self._client
         out: list[Optional[float]] = []
@@ -382,6 +385,10 @@ class SimGripper(_SimResource):
             best: Optional[float] = None
             lo, hi = pb.getAABB(body, link, physicsClientId=c)
             near = pb.getOverlappingObjects([a - zone_m for a in lo], [b + zone_m for b in hi], physicsClientId=c)
+            if near and any(p[9] > 0.0 and p[2] != body
+                            for p in pb.getContactPoints(bodyA=body, linkIndexA=link, physicsClientId=c)):
+                out.append(0.0)   # pressing on something (Bullet keeps a contact a little apart: its margin)
+                continue
             if near:
                 R = pb.getMatrixFromQuaternion(pb.getLinkState(body, link, physicsClientId=c)[5])
                 # the pad's normal in the world (y of the pad frame: from the pad face into the finger)
