@@ -715,10 +715,7 @@ class ArmMotionPlanner:
         profile at ``speed_mps`` with 0.1 s ramps; a waypoint every 20 ms of path, 5 mm and 0.05 rad
         at most, each solved from the previous one (``keep_posture``: the null-space iterations pulled
         toward ``start``, see :meth:`lines`); a segment is slowed down when a joint would exceed its
-        velocity limit. Returns ``(q (n, dof), path fraction (n,), time (n,))``.
-
-        (The simulator's tactile touch-down detection was tuned on exactly this profile: a smoother
-        one, interpolated in the path fraction, delays the palm accelerometer's jolt on touch-down.)"""
+        velocity limit. Returns ``(q (n, dof), path fraction (n,), time (n,))``."""
         from ..geometry.poses import PoseInterpolation as _Interpolation
 
         r = self.loaded
@@ -764,12 +761,12 @@ class ArmMotionPlanner:
 
     @staticmethod
     def _line_trajectory(qs: np.ndarray, times: np.ndarray, dt: float) -> Trajectory:
-        """Joint positions interpolated linearly in time between the IK waypoints every ``dt``;
-        velocities by finite differences (the waypoints are 20 ms or less apart)."""
-        t_dense = np.arange(1, int(math.ceil(times[-1] / dt - 1e-9)) + 1) * dt
-        q = np.stack([np.interp(t_dense, times, qs[:, j]) for j in range(qs.shape[1])], axis=1)
-        qd = np.gradient(q, dt, axis=0) if len(q) > 1 else np.zeros_like(q)
-        return Trajectory(times=t_dense, positions=q, velocities=qd, waypoint_times=times, dt=dt)
+        """The IK waypoints (20 ms or less apart) sampled every ``dt`` along a C1 curve from rest to
+        rest (:func:`~py_trees_manipulation.motion.timing.rest_to_rest_hermite`): the joint
+        velocities never step, so the hand is not jolted at every waypoint."""
+        from ..motion.timing import rest_to_rest_hermite
+
+        return rest_to_rest_hermite(times, qs, dt)
 
     # ---- allowed contacts -----------------------------------------------------------------------------
     def _explicit(self, names: Sequence[str]) -> AllowedContacts:

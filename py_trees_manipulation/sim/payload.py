@@ -33,7 +33,8 @@ MARGIN, MARGIN_KG = 0.2, 0.1
 #: while two hands hold the same object (a handover), what one wrist reads beyond the object's own
 #: weight is the hands pulling against each other, not a payload: up to this force (N) it is not an
 #: overload (libfranka's default nominal Cartesian collision threshold, 10 N: examples_common.cpp
-#: setDefaultBehavior; a real arm's reflex stops it beyond), so a 2.0 kg box handed from the Panda
+#: setDefaultBehavior, setCollisionBehavior's upper_force_thresholds_nominal {10, ...}; 20 N while the
+#: arm accelerates; a real arm's reflex stops it beyond), so a 2.0 kg box handed from the Panda
 #: (2.27 kg) to an xArm whose closing linkage pulls it down 7 N is not refused for its weight
 SHARED_PULL_N = 10.0
 
