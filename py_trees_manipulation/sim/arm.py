@@ -6,7 +6,7 @@ Moved out of :mod:`.backend` (issue 37 item 6); its motion actions are served by
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 import pybullet as pb
@@ -303,15 +303,24 @@ class SimArm(_SimResource):
         return solve_ik(self.shadow, target, seeds, iterations, threshold_m)
 
 
+def links_below(body: int, link: int, client: int) -> frozenset:
+    """Link indices of ``link`` and every link below it (PyBullet numbers a child after its parent)."""
+    below = {link}
+    for j in range(link + 1, pb.getNumJoints(body, physicsClientId=client)):
+        if pb.getJointInfo(body, j, physicsClientId=client)[16] in below:
+            below.add(j)
+    return frozenset(below)
+
+
+def links_mass_kg(body: int, links: Iterable[int], client: int) -> float:
+    """Total mass of ``links`` of ``body``, kg (their URDF inertial masses)."""
+    return float(sum(pb.getDynamicsInfo(body, j, physicsClientId=client)[0] for j in links))
+
+
 def hand_mass_kg(arm: "SimArm") -> float:
     """Mass (kg) carried by the arm's hand joint: the hand link and every link below it."""
     r = arm.robot
-    c = r.client
-    below = {arm._hand_joint}
-    for j in range(arm._hand_joint + 1, pb.getNumJoints(r.body, physicsClientId=c)):
-        if pb.getJointInfo(r.body, j, physicsClientId=c)[16] in below:
-            below.add(j)
-    return float(sum(pb.getDynamicsInfo(r.body, j, physicsClientId=c)[0] for j in below))
+    return links_mass_kg(r.body, links_below(r.body, arm._hand_joint, r.client), r.client)
 
 
 def wrist_force_world(arm: "SimArm", weight: np.ndarray) -> np.ndarray:

@@ -19,9 +19,10 @@ import pybullet as pb
 from ..control.gripper_controller import Pr2GripperController, SensorSample
 from ..control.tactile import NUM_CELLS, PAD_CELLS
 from ..msgs.gripper_sensor import PR2GripperSensorRTState
+from .arm import links_below, links_mass_kg
 from .gripper import SimGripper
 from .tactile_pads import PadCells
-from .wrist_mode import MountMode, gripper_links
+from .wrist_mode import MountMode
 
 RT = PR2GripperSensorRTState
 
@@ -94,8 +95,8 @@ class GripperTactile:
         self._v_prev: Optional[tuple[float, float, float]] = None
         # the hand's mount mode (module docstring "Palm accelerometer"): the gripper's links (the palm
         # and every link below it) and their mass, kg
-        self._hand_links = gripper_links(self.body, self.hand_link, self.client)
-        self._hand_mass = sum(pb.getDynamicsInfo(self.body, j, physicsClientId=self.client)[0] for j in self._hand_links)
+        self._hand_links = links_below(self.body, self.hand_link, self.client)
+        self._hand_mass = links_mass_kg(self.body, self._hand_links, self.client)
         self._mount: Optional[MountMode] = (MountMode(self.cfg.wrist_mode_hz, self.cfg.wrist_mode_damping_ratio, ext.backend.dt)
                                             if self.cfg.wrist_mode_hz > 0 else None)
         self._slip_flag = False
@@ -430,7 +431,7 @@ class GripperTactile:
         if self._mount is not None:
             if prev is None:
                 self._mount.arm(self._hand_contact_force(), self._hand_mass + sum(
-                    pb.getDynamicsInfo(b, -1, physicsClientId=self.client)[0] for b in self.gripped))
+                    links_mass_kg(b, (-1,), self.client) for b in self.gripped))
             else:
                 wx, wy, wz = self._mount.step(self._hand_contact_force())
                 ax, ay, az = ax + wx, ay + wy, az + wz

@@ -13,7 +13,7 @@ PR2GripperEventDetectorCommand).
 
 :class:`MountMode` is that mode: one second-order system per world axis,
 ``m x'' + 2 zeta w m x' + w^2 m x = F(t)``, driven by the net contact force of other bodies on the
-gripper's links (:func:`gripper_links`), discretised exactly for a force held over each physics step
+gripper's links (the palm and every link below it), discretised exactly for a force held over each physics step
 (zero-order hold). Its acceleration ``x''`` is added to the hand's own. ``m`` is the gripper's mass
 (the palm and every link below it, from the URDF) plus what it holds when the detector is armed.
 
@@ -32,24 +32,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pybullet as pb
 
-__all__ = ["MountMode", "gripper_links"]
-
-
-def gripper_links(body: int, palm_link: int, client: int) -> frozenset:
-    """Link indices of ``palm_link`` and every link below it (fingers, pads, a linkage's bars)."""
-    parent = {j: pb.getJointInfo(body, j, physicsClientId=client)[16]
-              for j in range(pb.getNumJoints(body, physicsClientId=client))}
-    links = {palm_link}
-    grown = True
-    while grown:
-        grown = False
-        for j, p in parent.items():
-            if p in links and j not in links:
-                links.add(j)
-                grown = True
-    return frozenset(links)
+__all__ = ["MountMode"]
 
 
 class MountMode:
