@@ -232,7 +232,7 @@ class GripperTactile:
             m = max(m, _pressing(vec[0], frames[0][1]), _pressing(vec[1], frames[1][1]))
         if m > ext.max_fingertip_force:
             ext.max_fingertip_force = m
-        if target_pad[0] > 0.0 and target_pad[1] > 0.0:   # both pads on the target object
+        if target_pad[0] > 0.0 and target_pad[1] > 0.0 and self._held_free():   # both pads on a free target
             self._imbalance_window(target_pad[0] - target_pad[1])
         elif self._imb:
             self._imb.clear()
@@ -289,10 +289,16 @@ class GripperTactile:
             elif now - self._quiet_since >= self.cfg.frame_period_s - 1e-9:
                 self._end_episode()
 
+    def _held_free(self) -> bool:
+        """The target has been lifted and touches nothing but this gripper's robot."""
+        touching = self.ext.target_touching
+        return bool(touching) and all(b == self.body for b in touching)
+
     def _imbalance_window(self, diff: float) -> None:
         """``pad_force_imbalance_n``: |left - right| target pad force averaged over the samples of
         one frame period (the fingertip frames' resolution: a one-step contact-solver impulse
-        during an impact does not count), over runs of samples with both pads on the target."""
+        during an impact does not count), over runs of samples with both pads on the target and
+        the target held free (:meth:`_held_free`)."""
         w = self._imb
         w.append(diff)
         if len(w) > self._imb_len:

@@ -132,8 +132,9 @@ RUN_METRICS: tuple[MetricDoc, ...] = (
               'to the first `Release` that fires after it',
               's', 'tactile emulation, with a target and a `Release`'),
     MetricDoc(('pad_force_imbalance_n',),
-              'largest left-right difference of the pad forces on the target while both pads touch '
-              'it, averaged over one frame period',
+              'largest left-right difference of the pad forces on the target while it is held free '
+              '(lifted, both pads on it, nothing but its gripper\'s robot touching it), averaged over '
+              'one frame period',
               'N', 'tactile emulation, with a target'),
     MetricDoc(('grip_needed_n',),
               'the static grip per pad that holds the target by friction, `m g / (2 mu)` (`mu`: the '
