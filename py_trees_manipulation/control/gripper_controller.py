@@ -86,7 +86,8 @@ Where we differ from the robot (each a documented defect of the original, refere
   slip; an armed event detector drops it, so that a set-down slips as on the robot).
   :attr:`Pr2GripperController.grip_ready` says when the grip has reached it, so that the host may
   hold the arm until it has. While the grip moves to an announced set-point, a pad force moving
-  toward it is not slip, for the slip servo nor for the event detector. The simulator does both for
+  toward it is not slip for the slip servo, and the event detector takes no slip at all until the
+  grip has settled on it (:data:`Pr2GripperController.GRIP_SETTLE_FRAMES`). The simulator does both for
   every arm motion while its gripper holds an object in SlipServo (:mod:`py_trees_manipulation.sim.arm`).
 - ``slip_detected`` is true while the latest pressure frame shows slip ("recently slipped").
 - There is no extra one-cycle sensing delay: ``step`` uses the sample it is given.
@@ -186,7 +187,7 @@ class Pr2GripperController(_RealtimeModes, _ActionLayer):
                                          timeout=p.sensor_timeout, frozen_time=p.sensor_frozen_time)
         self.acceleration = AccelerationObserver(p.accelerometer_rate_hz)
         self.events = EventDetector(p.side_impact_threshold, p.event_slip_force_limit,
-                                    p.slip_min_threshold, p.slip_max_threshold)
+                                    p.slip_min_threshold, p.slip_max_threshold, p.force_lightest - 0.25)
         self._vlp = StreamingFilter(*design_velocity_lowpass(p.velocity_lowpass_hz, 1000.0))
         self.state: int = RT.DISABLED
         self.max_effort = p.max_joint_effort
@@ -211,6 +212,8 @@ class Pr2GripperController(_RealtimeModes, _ActionLayer):
         self.slip_force = 0.0
         self.load_grip = 0.0                # F2: the grip per pad the arm's motions need, N (0: none announced)
         self._load_following = False        # F2: the grip follows a set-point an announced grip moved
+        self._settle_target = 0.0           # the SlipServo set-point the settle count refers to, N
+        self._settle_frames = self.GRIP_SETTLE_FRAMES   # frames the grip has been settled on it
         self._stall_time = 0.0
         self._find_contact_start = 0.0
         self._phase_start = 0.0
@@ -316,13 +319,38 @@ class Pr2GripperController(_RealtimeModes, _ActionLayer):
             self._load_following = self.load_grip > self.slip_force
             self.load_grip = 0.0
 
+    #: pressure frames the weaker pad must stay within ``force_servo_force_tolerance`` of a changed
+    #: SlipServo set-point before the event detector takes slip again (the high-pass's memory of the
+    #: change: a 5 Hz first-order high-pass at 24.4 Hz keeps 0.14 of a step after one frame)
+    GRIP_SETTLE_FRAMES = 3
+
+    def _track_grip_settle(self) -> None:
+        """At each pressure frame: a change of the SlipServo set-point (:attr:`slip_target`: an
+        announced grip raised or dropped, F2, or the servo's own x1.08 step on slip) restarts the
+        count of frames the weaker pad has stayed within the tolerance of it."""
+        if self.state != RT.SLIP_SERVO:
+            self._settle_target, self._settle_frames = 0.0, self.GRIP_SETTLE_FRAMES
+            return
+        target = self.slip_target
+        if abs(target - self._settle_target) > 1e-9:
+            self._settle_target, self._settle_frames = target, 0
+        if self._settle_frames < self.GRIP_SETTLE_FRAMES:
+            error = target - float(min(self.pressure.pad_force_left, self.pressure.pad_force_right))
+            self._settle_frames = self._settle_frames + 1 if abs(error) <= self.params.force_servo_force_tolerance else 0
+
     def _own_grip_change(self) -> float:
-        """F2: +1 while SlipServo raises the grip to an announced grip, -1 while it relaxes from
-        one, 0 otherwise (or once within ``force_servo_force_tolerance`` of its set-point)."""
-        if not self._load_following or self.state != RT.SLIP_SERVO:
+        """While SlipServo moves the grip to a changed set-point (until the weaker pad has stayed
+        within ``force_servo_force_tolerance`` of it for :data:`GRIP_SETTLE_FRAMES` frames): the
+        sign of the change still to make (+1 raising, -1 relaxing; +1 once within the tolerance);
+        0 otherwise. The event detector takes no slip while it is not 0: the pads' transients are
+        the servo's own (it overshoots and rings either way), as the robot's band-pass veto keeps
+        its own slow changes from reading as slip. (A drop of the load grip as Release armed, with
+        the grip 0.2 N under it and still rising, read as slip on the Panda and the block was let
+        go in the air.)"""
+        if self.state != RT.SLIP_SERVO or self._settle_frames >= self.GRIP_SETTLE_FRAMES:
             return 0.0
         error = self.slip_target - float(min(self.pressure.pad_force_left, self.pressure.pad_force_right))
-        return 0.0 if abs(error) <= self.params.force_servo_force_tolerance else float(np.sign(error))
+        return float(np.sign(error)) if abs(error) > self.params.force_servo_force_tolerance else 1.0
 
     @property
     def slip_target(self) -> float:
@@ -594,6 +622,7 @@ class Pr2GripperController(_RealtimeModes, _ActionLayer):
         new_frame = self.pressure.step(dt, sensor.left_pressure, sensor.right_pressure)
         if new_frame:
             self._track_stiffness(x)
+            self._track_grip_settle()
         acc = sensor.palm_acceleration
         if acc is None:
             self.acceleration.pause()
