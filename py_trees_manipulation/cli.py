@@ -31,6 +31,9 @@ COMMAND_MODULES: list[str] = [
 ]
 #: modules adding ``ptm run`` flags and observers
 RUN_EXTENSIONS: list[str] = ["py_trees_manipulation.viewer.cli", "py_trees_manipulation.commands.hardware"]
+#: the subcommands this module defines (and aliases): running one of them, the parser is built
+#: without the :data:`COMMAND_MODULES`' subcommands (neither imported nor registered)
+BUILTIN_COMMANDS = frozenset({"run", "validate", "render", "behaviours", "behaviors", "backends"})
 
 
 def _optional_modules(names: list[str]) -> list[Any]:
@@ -370,7 +373,10 @@ def cmd_backends(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------------------------------------
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
+    """The ``ptm`` parser. ``command``: the subcommand about to run, when known; one of
+    :data:`BUILTIN_COMMANDS` needs no other module's subcommand, so those are left out (a
+    ``ptm run`` starts 6 ms of CPU sooner, issue 35). Default: every subcommand."""
     from .commands import options
     from .commands.subcommands import add_command
 
@@ -445,15 +451,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = add_command(sub, "backends", cmd_backends,
                     "list the installed backends (ptm run --backend NAME)", formatter_class=argparse.RawDescriptionHelpFormatter)
 
-    for mod in _optional_modules(COMMAND_MODULES):
-        reg = getattr(mod, "register", None)
-        if callable(reg):
-            reg(sub)
+    if command not in BUILTIN_COMMANDS:
+        for mod in _optional_modules(COMMAND_MODULES):
+            reg = getattr(mod, "register", None)
+            if callable(reg):
+                reg(sub)
     return parser
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(words[0] if words else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

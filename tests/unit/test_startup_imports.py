@@ -124,10 +124,27 @@ def test_a_run_imports_the_behaviour_families_its_tree_uses():
     """Issue 35: ``ptm run`` of pick_and_lift (motion, world, grasping and basic behaviours) imports
     neither the regrasp planner, the door affordances nor the PR2 gripper-sensor behaviours, and no
     ``importlib.metadata`` (no plugin scan: every name of the tree is built in); an unknown name
-    still gets its "did you mean" from the whole list."""
+    still gets its "did you mean" from the whole list. Nor the modules of the subcommands it is not
+    (``ptm test``, ``ptm schema``, ``ptm robots``): a built-in command's parser leaves them out; its
+    run flags (``--viewer``, ``--robot``) are there."""
     code, modules = _modules_after("run", os.path.join("examples", "pick_and_lift.yaml"), "--no-log", "-q")
     assert code == 0
     assert "py_trees_manipulation.behaviors.motion" in modules
     assert not {"py_trees_manipulation.behaviors.regrasp", "py_trees_manipulation.behaviors.affordances",
                 "py_trees_manipulation.behaviors.gripper_sensor", "py_trees_manipulation.planning.regrasp",
                 "importlib.metadata"} & modules
+    assert not {"py_trees_manipulation.scenarios.cli", "py_trees_manipulation.interop.cli",
+                "py_trees_manipulation.commands.robots"} & modules
+    assert {"py_trees_manipulation.viewer.cli", "py_trees_manipulation.commands.hardware"} <= modules
+
+
+def test_every_subcommand_is_still_in_the_full_parser():
+    """``ptm --help`` (no command yet) lists the other modules' subcommands; ``ptm run --help`` has
+    the run flags they add."""
+    from py_trees_manipulation.cli import build_parser
+
+    names = set(build_parser()._subparsers._group_actions[0].choices)
+    assert {"run", "validate", "view", "report", "serve", "test", "schema", "convert", "robots"} <= names
+    run_only = build_parser("run")._subparsers._group_actions[0].choices
+    assert "robots" not in run_only
+    assert {"--viewer", "--robot"} <= set(run_only["run"]._option_string_actions)
