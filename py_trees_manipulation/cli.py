@@ -488,10 +488,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 signal.signal(signal.SIGINT, sigint_before)
         except (ValueError, OSError, TypeError):  # pragma: no cover - not the main thread
             pass
-        if argv is None:
+        if argv is None and "ompl" not in sys.modules:
             # the interpreter's shutdown collects garbage over every object a run left (NumPy's,
-            # PyBullet's, the tree's...): 40-50 ms of a `ptm run`'s CPU (issue 35). Frozen, they
-            # are left to the exit; atexit handlers and weakref finalizers still run
+            # PyBullet's, the tree's...) several times: 40-50 ms of a `ptm run`'s CPU (issue 35).
+            # Frozen, they are left to the exit (0-10 ms); atexit handlers and weakref finalizers
+            # still run. Not once OMPL is loaded: its bindings keep objects that only the shutdown's
+            # last collections free, and nanobind reports those still alive as leaks
             import gc
 
             gc.freeze()
