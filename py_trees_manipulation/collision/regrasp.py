@@ -783,8 +783,10 @@ def build_placements(world: CollisionWorld, obj: ObjectGeometry, surfaces: Seque
                                  f"surfaces {[s.name for s in surfaces]}")
             if abs(best_gap) > tolerance_m:
                 how = "floats" if best_gap > 0 else "sinks"
+                x, y, z = (float(v) for v in T[:3, 3])
                 raise ValueError(f"{what}: at {_fmt(T[:3, 3])} it does not rest on {best.name}: it {how} "
-                                 f"{abs(best_gap):.3f} m {'above' if best_gap > 0 else 'into'} it")
+                                 f"{abs(best_gap):.3f} m {'above' if best_gap > 0 else 'into'} it; it rests "
+                                 f"there at position [{x:.3f}, {y:.3f}, {z - best_gap:.3f}]")
         return best
 
     if not obj.held:
