@@ -6,7 +6,7 @@ Moved out of :mod:`.backend` (issue 37 item 6); its motion actions are served by
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
 import pybullet as pb
@@ -193,6 +193,10 @@ def peak_load_factor(arm: "SimArm", q: Sequence[Sequence[float]], dt: float, eve
 class SimArm(_SimResource):
     """An arm of a simulated robot: state, kinematics on the shadow robot, 1 kHz position motors.
 
+    Between goals the arm holds still with its position motors (:meth:`hold`), or, while the hand
+    holds something that is fixed to the world (a door's or drawer's handle), compliantly with a
+    torque law (:meth:`hold_compliant`; :mod:`.doors`).
+
     Its motion actions (``move_to_pose``, ``move_joints``, ``move_cartesian``) are served by the
     ``motion_planning`` extension (:mod:`.planning`), which checks and plans them first.
 
@@ -223,6 +227,7 @@ class SimArm(_SimResource):
         #: description's ``wrist_force_latency_s`` (5 ms: 5 samples at 1 kHz)
         self.guard_samples = max(1, int(round(float(getattr(robot.model, "wrist_force_latency_s", 0.005))
                                                * backend.physics_hz)))
+        self._compliant: Optional[Callable[[], None]] = None   # removes the compliant hold's step hook
 
     # ---- state ---------------------------------------------------------------------------------
     def tcp_pose(self) -> Pose:
@@ -265,9 +270,51 @@ class SimArm(_SimResource):
                                      physicsClientId=self.robot.client)
 
     def hold(self, q: Optional[Sequence[float]] = None) -> None:
-        """Hold the arm at ``q`` (radians; default: where it is now) with zero target velocity."""
+        """Hold the arm at ``q`` (radians; default: where it is now) with zero target velocity (its
+        position motors; ends a compliant hold)."""
+        self._end_compliant()
         q = self.robot.joint_positions().tolist() if q is None else [float(v) for v in q]
         self._motor_command(q, [0.0] * len(q))
+
+    def hold_compliant(self, law: Callable[[], None]) -> None:
+        """Hold the arm with a torque law until its next goal starts or :meth:`hold` holds it stiffly.
+
+        ``law()`` runs before every physics step and sets the arm joints' ``TORQUE_CONTROL``
+        commands (PyBullet applies one for a single step); the joints' velocity motors are switched
+        off here. A goal that the arm's server takes and runs (an execution) owns the joints from
+        its first step on; one refused or aborted at once leaves the hold in place.
+
+        Why: position motors make the arm rigid. A rigid arm whose hand grips something fixed to
+        the world (a door's lever, a drawer's bar) closes a rigid loop through the fingers, whose
+        soft pads are its only give: the few tenths of a millimetre that the hand sits off the
+        handle, or any load the loop was under when the motors took over, then press one pad
+        harder than the gripper's force limit (the WSG 50's geared fingers share one squeeze, so
+        a load along their travel adds to one pad what it takes from the other: 93 and 67 N at an
+        80 N limit on examples/open_drawer.yaml). An impedance-controlled arm yields to that load,
+        as a real arm opening a door does (MoveIt Studio's door and drawer affordances run under
+        an admittance controller)."""
+        self._end_compliant()
+        r = self.robot
+        pb.setJointMotorControlArray(r.body, r.arm_joints, pb.VELOCITY_CONTROL, forces=[0.0] * len(r.arm_joints),
+                                     physicsClientId=r.client)
+
+        def step(_backend: Any) -> None:
+            if self._active is not None:   # the next goal's execution owns the joints
+                self._end_compliant()
+                return
+            law()
+
+        self._compliant = self.backend.add_step_hook(step, before=True)
+
+    @property
+    def compliant(self) -> bool:
+        """The arm is held by a torque law (:meth:`hold_compliant`)."""
+        return self._compliant is not None
+
+    def _end_compliant(self) -> None:
+        if self._compliant is not None:
+            remove, self._compliant = self._compliant, None
+            remove()
 
     # ---- kinematics -----------------------------------------------------------------------------
     def forward_kinematics(self, q: Sequence[float]) -> Pose:

@@ -55,6 +55,14 @@ integral term added (a joint trajectory controller's PID: a lever's return sprin
 friction would otherwise leave the TCP a stiffness error short); SUCCEEDED when the TCP is within
 1 mm of the screw's end, or has stopped closing in within ``position_tolerance_m``; ABORTED when it
 is still farther after ``SETTLE_S``.
+
+An arm holds compliantly while its hand is on a door or a drawer (:meth:`DoorsExtension.hold_arms`,
+:meth:`~.arm.SimArm.hold_compliant`): a ``follow_screw`` that ends with the hand on the handle hands
+the arm over to the joint impedance it ended with (the same torques: the handle feels no change;
+after an abort, where the arm is), and an idle arm whose hand closes on a handle holds where it is
+with :data:`GRASP_STIFFNESS_SCALE` of that stiffness, until its next goal starts or the hand lets
+go. Position motors there made the arm rigid, and the rigid loop through the handle pressed one of
+the WSG 50's geared fingers 93 N at its 80 N limit (issue 33 item 4).
 """
 
 from __future__ import annotations
@@ -63,7 +71,7 @@ from ..bullet import _quiet_import  # noqa: F401  (first: pybullet's import bann
 
 import math
 from collections import deque
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import pybullet as pb
@@ -84,6 +92,14 @@ from ..scene.sections.doors import CabinetSpec, DoorSpec, parse_cabinets, parse_
 # ================================================================================================
 # follow_screw
 # ================================================================================================
+#: the stiffness of an idle arm whose hand closes on or holds a door's or drawer's handle
+#: (DoorsExtension.hold_arms), as a fraction of _ScrewFollow's: about 300-600 N/m at the TCP, the
+#: order of the 500 N/m admittance PickNik's door affordances grasp and pull with, so the hand
+#: centres itself on the handle as the fingers close. With the whole screw stiffness (1-2 kN/m)
+#: the Panda's hand, pushed aside by the squeeze on the right-hinged door's lever, sprang back
+#: onto one pad: 116 N at a 100 N limit
+GRASP_STIFFNESS_SCALE = 0.3
+
 class _ScrewFollow(_Execution):
     """Tracks a screw path with bounded joint torques; force and tracking-error guards."""
 
@@ -138,28 +154,34 @@ class _ScrewFollow(_Execution):
         self._best_err, self._stall = math.inf, 0
 
     def _command(self, q: list, qd: list, integrate: bool = False) -> None:
-        """Joint impedance: ``tau = K (q* - q) + D (qd* - qd) + c(q, qd)`` (gravity and Coriolis
-        from ``calculateInverseDynamics``), clipped to ``effort_scale`` times the torque limits.
-        ``integrate`` (the settle phase) adds ``K / INTEGRAL_S`` times the integral of ``q* - q``,
-        itself bounded by half the torque limits. PyBullet applies a TORQUE_CONTROL command for
-        one step: this is called every step."""
-        r = self.arm.robot
-        c = r.client
-        states = pb.getJointStates(r.body, r.movable_joints, physicsClientId=c)
-        pos = [st[0] for st in states]
-        vel = [st[1] for st in states]
-        bias = pb.calculateInverseDynamics(r.body, pos, vel, [0.0] * len(pos), physicsClientId=c)
-        qa = np.array([pos[i] for i in self._arm_idx])
-        va = np.array([vel[i] for i in self._arm_idx])
-        err = np.asarray(q) - qa
-        tau = self.K * err + self.D * (np.asarray(qd) - va) + np.array([bias[i] for i in self._arm_idx])
-        if integrate:
+        """Joint impedance (:func:`impedance_command`) toward ``q``, ``qd``. ``integrate`` (the
+        settle phase) adds ``K / INTEGRAL_S`` times the integral of ``q* - q``, itself bounded by
+        half the torque limits. PyBullet applies a TORQUE_CONTROL command for one step: this is
+        called every step."""
+        def integral(err: np.ndarray) -> np.ndarray:
             dt = 1.0 / self.arm.backend.physics_hz
             self.integral = np.clip(self.integral + self.K * err * (dt / self.INTEGRAL_S),
                                     -0.5 * self.tau_max, 0.5 * self.tau_max)
-            tau = tau + self.integral
-        tau = np.clip(tau, -self.tau_max, self.tau_max)
-        pb.setJointMotorControlArray(r.body, r.arm_joints, pb.TORQUE_CONTROL, forces=tau.tolist(), physicsClientId=c)
+            return self.integral
+        impedance_command(self.arm, self._arm_idx, self.K, self.D, self.tau_max, q, qd,
+                          integral if integrate else None)
+
+    def _hold_on(self, ok: bool) -> None:
+        """The motion is over: the arm holds compliantly while the hand is on a mechanism
+        (:meth:`SimArm.hold_compliant`, :meth:`DoorsExtension.hold_arms`): after a finished motion
+        with the law it ended with (the last point, the settle phase's integral kept: the same
+        torques, so the handle feels no change), after an aborted or stopped one where the arm is
+        (the push it aborted on let go); else stiffly where it is, as before."""
+        if not self.ext.touches_mechanism(self.arm):
+            self.arm.hold()
+            return
+        if ok:
+            q, extra = list(self.q[-1]), self.integral.copy()
+        else:
+            q, extra = self.arm.robot.joint_positions().tolist(), np.zeros(len(self._arm_idx))
+        K, D, tau_max, arm, idx = self.K, self.D, self.tau_max, self.arm, self._arm_idx
+        zero = [0.0] * len(q)
+        self.arm.hold_compliant(lambda: impedance_command(arm, idx, K, D, tau_max, q, zero, lambda _e: extra))
 
     def _measure(self, s_due: float) -> None:
         f = wrist_force_world(self.arm, self.weight)
@@ -293,7 +315,7 @@ class _ScrewFollow(_Execution):
         self._end(False, text)
 
     def _end(self, ok: bool, text: str) -> None:
-        self.arm.hold()  # back to position control where the arm is (torque commands last one step)
+        self._hold_on(ok)  # torque commands last one step: a hold takes over
         res = self._result()
         if ok:
             self.handle.set_succeeded(res, text)
@@ -308,8 +330,32 @@ class _ScrewFollow(_Execution):
             wrist_force_n=self.force_n, tracking_error_m=self.err_m))
 
     def stop(self) -> Any:
-        self.arm.hold()
+        self._hold_on(False)
         return self._result()
+
+
+def impedance_command(arm: SimArm, arm_idx: Sequence[int], K: np.ndarray, D: np.ndarray, tau_max: np.ndarray,
+                      q: Sequence[float], qd: Sequence[float],
+                      extra: Optional[Callable[[np.ndarray], np.ndarray]] = None) -> None:
+    """One step of joint impedance for ``arm``: ``tau = K (q* - q) + D (qd* - qd) + c(q, qd)``
+    (gravity and Coriolis from ``calculateInverseDynamics``), plus ``extra(q* - q)`` when given
+    (an integral term, N m), clipped to ``tau_max`` (N m) and sent as TORQUE_CONTROL commands (the
+    velocity motors must be off). ``arm_idx``: the arm joints' indices among the robot's movable
+    joints; ``K`` (N m/rad), ``D`` (N m s/rad) from :func:`impedance_gains`."""
+    r = arm.robot
+    c = r.client
+    states = pb.getJointStates(r.body, r.movable_joints, physicsClientId=c)
+    pos = [st[0] for st in states]
+    vel = [st[1] for st in states]
+    bias = pb.calculateInverseDynamics(r.body, pos, vel, [0.0] * len(pos), physicsClientId=c)
+    qa = np.array([pos[i] for i in arm_idx])
+    va = np.array([vel[i] for i in arm_idx])
+    err = np.asarray(q) - qa
+    tau = K * err + D * (np.asarray(qd) - va) + np.array([bias[i] for i in arm_idx])
+    if extra is not None:
+        tau = tau + extra(err)
+    tau = np.clip(tau, -tau_max, tau_max)
+    pb.setJointMotorControlArray(r.body, r.arm_joints, pb.TORQUE_CONTROL, forces=tau.tolist(), physicsClientId=c)
 
 
 def impedance_gains(arm: SimArm, arm_idx: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -421,6 +467,40 @@ class DoorsExtension:
     def _step(self, backend: SimBackend) -> None:
         for o in self._objects:
             o.step()
+        self.hold_arms()
+
+    def touches_mechanism(self, arm: SimArm) -> bool:
+        """Any link of ``arm``'s robot touches a door or a drawer cabinet (a contact point now)."""
+        body, c = arm.robot.body, arm.robot.client
+        return any(pb.getContactPoints(bodyA=body, bodyB=o.body_id, physicsClientId=c) for o in self._objects)
+
+    def hold_arms(self) -> None:
+        """Before every physics step: an idle arm (no goal running) whose robot touches a door or a
+        drawer (a hand closing on or holding its handle) holds compliantly where it is, with the
+        joint impedance of ``follow_screw`` at :data:`GRASP_STIFFNESS_SCALE` of its stiffness
+        (:meth:`SimArm.hold_compliant` says why); one that holds compliantly and touches none any
+        more (the hand let go) holds stiffly where it is."""
+        for arm in self.backend.arms.values():
+            if arm._active is not None:
+                continue
+            touching = self.touches_mechanism(arm)
+            if arm.compliant and not touching:
+                arm.hold()
+            elif touching and not arm.compliant:
+                r = arm.robot
+                idx = [r.movable_joints.index(j) for j in r.arm_joints]
+                K, D = impedance_gains(arm, idx)
+                K = K * GRASP_STIFFNESS_SCALE
+                tau_max = np.asarray(r.effort_limits, dtype=float)
+                q = r.joint_positions().tolist()
+                zero = [0.0] * len(q)
+
+                def law(arm: SimArm = arm, idx: list = idx, K: np.ndarray = K, D: np.ndarray = D,
+                        tau_max: np.ndarray = tau_max, q: list = q, zero: list = zero) -> None:
+                    impedance_command(arm, idx, K, D, tau_max, q, zero)
+
+                arm.hold_compliant(law)
+                law()   # this step too (the hold's own hook runs from the next one)
 
     def end_stop_text(self) -> str:
         """Why a door or drawer resists, when the simulator knows it is held: ``"drawer 'cabinet' is
