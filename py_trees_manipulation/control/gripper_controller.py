@@ -56,6 +56,10 @@ Where we differ from the robot (each a documented defect of the original, refere
   force up on its own approach). On the robot every increase blinds the slip test for that long,
   so a sustained slip raises the force by one x1.08 step per second or less, too slow to catch a
   heavier object before it slides out; here about one step per 0.15-0.35 s.
+- B16 also: a pad pressed past the SlipServo set-point by more than the servo could overshoot it
+  (``force_servo_force_tolerance``, or the set-point's last step) and still rising slips whatever
+  its band-pass (``slip_bp_pressed_waiver``): the can wedging between the WSG's pads at a shake
+  reversal (13.4 -> 20 N in a frame over 14.5 N) slipped unfelt behind the veto (issue 33 item 5).
 - B12: SlipServo's "empty" close needs the mean pad force under 0.95 N for
   ``gripper_empty_time`` (0.1 s; robot: at once, so a 1.2 N hold that dips for one frame as the
   lift starts is closed on at -100 N), and closes with at most ``fingertip_force_limit`` when set.
@@ -214,6 +218,7 @@ class Pr2GripperController(_RealtimeModes, _ActionLayer):
         self._load_following = False        # F2: the grip follows a set-point an announced grip moved
         self._settle_target = 0.0           # the SlipServo set-point the settle count refers to, N
         self._settle_frames = self.GRIP_SETTLE_FRAMES   # frames the grip has been settled on it
+        self.setpoint_step = 0.0            # N, the SlipServo set-point's last change (its servo may overshoot by it)
         self._stall_time = 0.0
         self._find_contact_start = 0.0
         self._phase_start = 0.0
@@ -330,9 +335,12 @@ class Pr2GripperController(_RealtimeModes, _ActionLayer):
         count of frames the weaker pad has stayed within the tolerance of it."""
         if self.state != RT.SLIP_SERVO:
             self._settle_target, self._settle_frames = 0.0, self.GRIP_SETTLE_FRAMES
+            self.setpoint_step = 0.0
             return
         target = self.slip_target
         if abs(target - self._settle_target) > 1e-9:
+            # (entering SlipServo: the step from the force it starts from)
+            self.setpoint_step = abs(target - (self._settle_target or self.servo_force))
             self._settle_target, self._settle_frames = target, 0
         if self._settle_frames < self.GRIP_SETTLE_FRAMES:
             error = target - float(min(self.pressure.pad_force_left, self.pressure.pad_force_right))

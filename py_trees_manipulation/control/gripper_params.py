@@ -58,6 +58,10 @@ class ControllerParams:
         slip_force_increase: factor per slipping pressure frame (1.08; robot 1.002 per ms, B13).
         slip_bp_memory_waiver: once the grip has reached the raised set-point, a positive, decaying
             band-passed force does not veto slip (True; robot False, B16).
+        slip_bp_pressed_waiver: a pad pressed past the SlipServo set-point by more than the
+            servo could overshoot it (``force_servo_force_tolerance``, or the set-point's last
+            change), and still rising, slips whatever its band-passed force: the band-pass veto is
+            there for the servo's own changes (True; robot False, B16).
         load_anticipation: the slip servo's set-point rises to the grip the arm's coming motion
             needs (:meth:`~.gripper_controller.Pr2GripperController.anticipate_grip`) (True; not on
             the robot, F2).
@@ -120,6 +124,7 @@ class ControllerParams:
     force_servo_loop_gain: float = 0.5
     slip_force_increase: float = 1.08
     slip_bp_memory_waiver: bool = True
+    slip_bp_pressed_waiver: bool = True
     load_anticipation: bool = True
     slip_motion_limit: float = 0.007
     slip_force_limit: float = 0.18

@@ -362,6 +362,25 @@ def test_sustained_slip_raises_the_force_step_after_step(waiver):
                                                # rises, then one 1.1 s later (2 before F1's slower hold approach)
 
 
+@pytest.mark.parametrize("waiver", [True, False])
+def test_a_pad_pressed_past_the_set_point_slips_whatever_its_band_pass(waiver):
+    """Issue 33 item 5: the can wedges between the pads at a shake reversal and slips, the pads
+    jumping from the set-point to 20 N in a frame (iiwa, 1.0 kg: 13.4 -> 19.8 / 20.6 N over 14.5 N).
+    The band-pass veto (|Fbp| < 0.18 N), there for the servo's own slow changes, hid it (|Fbp| 4.4 N);
+    a rise the servo never makes (a pad past the set-point by more than the force tolerance, still
+    rising) is slip (slip_bp_pressed_waiver; the robot misses it, B16)."""
+    ctl, plant = setup(k=3000.0, params=ControllerParams.panda(slip_bp_pressed_waiver=waiver))
+    hold(ctl, plant, 8.0)
+    ctl.slip_servo()
+    run(ctl, plant, 1.5)
+    assert not ctl.slip_detected and ctl.slip_force == pytest.approx(8.0)
+    plant.w += 0.002                           # wedged 2 mm wider: +6 N on both pads at once
+    run(ctl, plant, 0.1, until=lambda: ctl.pressure.new_frame)   # the frame that shows it
+    assert ctl.pressure.pad_force.min() > 13.0
+    assert ctl.slip_detected is waiver         # felt in that frame (the robot: not while Fbp is large)
+    assert (ctl.slip_force > 8.0) is waiver    # x1.08 per slipping frame
+
+
 @pytest.mark.parametrize("need", [9.0, 11.0])
 def test_an_announced_grip_is_reached_before_the_load_comes_and_is_not_felt_as_slip(need):
     """F2 (issue 33 item 5): the arm announces the grip its coming motion needs (a lift at
