@@ -82,6 +82,17 @@ RUN_METRICS: tuple[MetricDoc, ...] = (
     MetricDoc(('planned_motions',),
               'arm motions checked or planned',
               'count', 'motion planning'),
+    MetricDoc(('motions_from_check',),
+              'arm motions that followed the plan the check before the run made for them (the same IK '
+              'solution, path and timing: docs/reachability.md)',
+              'count', 'a run with `--plan-first` (the default on hardware)'),
+    MetricDoc(('motions_replanned',),
+              'arm motions whose kept plan no longer fitted (start, goal, held object or mechanism moved) '
+              'and that were planned again as they started; each says why in its feedback',
+              'count', 'a run with `--plan-first` (the default on hardware)'),
+    MetricDoc(('planning_saved_s',),
+              'planning time the followed plans saved the run, less the time spent looking them up',
+              's (wall)', 'a run with `--plan-first` (the default on hardware)'),
     MetricDoc(('min_clearance_m',),
               "smallest distance between the moving robot's links (or its held object) and any other "
               'body, measured every 10 ms of every executed motion, the contacts each motion allows '

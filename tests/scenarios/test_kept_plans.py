@@ -66,6 +66,12 @@ def test_the_run_follows_the_waypoints_the_check_planned(pick_and_lift):
         np.testing.assert_allclose(_waypoints(summary), q_checked, atol=1e-6, err_msg=node)
     metrics = result.summary["metrics"]
     assert (metrics["motions_from_check"], metrics["motions_replanned"]) == (4, 0)
+    # the kept-plan figures have their rows on the task file page's metric table, as every metric a run
+    # reports (tests/conftest.py checks that for the scenario runs, which plan each motion as it starts)
+    with open(os.path.join(os.path.dirname(EXAMPLES), "docs", "task_file.md"), encoding="utf-8") as f:
+        table = f.read().split("### Metrics", 1)[1].split("\n## ", 1)[0]
+    for key in metrics:
+        assert f"| `{key}`" in table or f", `{key}`" in table, key
 
 
 def test_a_start_that_moved_after_the_check_is_planned_again_and_says_why(pick_and_lift):
