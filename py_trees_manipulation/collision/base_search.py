@@ -401,9 +401,13 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
                         for x, y in _ring_points(centre, reach, surface))
                 miss.append(m)
             i = int(np.argmax(miss))
-            if miss[i] > 0:
+            if miss[i] >= 0.0005:
                 reason = (f"no base position {where} reaches {targets[i].name}: from the best of {considered} "
-                          f"positions it stays {miss[i]:.2f} m beyond what the arm can reach")
+                          f"positions it stays {miss[i] * 1000:.0f} mm beyond what the arm can reach")
+            elif miss[i] > 0:
+                reason = (f"no base position {where} reaches {targets[i].name}: from the best of {considered} "
+                          f"positions it lies at the very edge of what the arm can reach (under 1 mm beyond), "
+                          f"with no room to move")
             else:
                 reason = (f"no base position {where} has every target within reach at once "
                           f"({', '.join(t.name for t in targets)}; {considered} positions considered)")
