@@ -349,12 +349,14 @@ class ChooseGrasp(ManipulationBehaviour):
 
         def query(world: Any, cancelled: Any) -> Any:
             from ..collision.grasp_choice import choose_grasp
-            from ..collision.placement import check_place
 
-            for place in places:  # a place that is taken or unsupported: no grasp can make it right
-                verdict = check_place(world, obj, place)
-                if not verdict.ok:
-                    return None, verdict.message(obj, place[:3, 3]), None, None
+            if places:  # a place that is taken or unsupported: no grasp can make it right
+                from ..collision.placement import check_place
+
+                for place in places:
+                    verdict = check_place(world, obj, place)
+                    if not verdict.ok:
+                        return None, verdict.message(obj, place[:3, 3]), None, None
             choice = choose_grasp(world, robot, obj, object_pose, grasps, cancelled=cancelled, **kw)
             placement = None
             if suggest and choice.chosen is None and any(c.rejection in SUGGEST_FOR for c in choice.candidates):

@@ -33,12 +33,39 @@ def register_extension(name: str, factory: Callable[..., Any], section: Optional
 #: (they import it to register themselves)
 BUILTIN_EXTENSIONS = ("grasp_fix", "doors", "tactile_sensor", "planning")
 
+#: built-in extensions built only for a scene with their section: module -> (extension name, scene
+#: section). :func:`load_builtin_extensions` registers each under its name with a factory that
+#: imports the module when a scene has the section (the module then registers its own factory in
+#: its place), so a run whose scene has no ``grasp_fix:`` does not import the GraspFix extension
+#: and its grip criterion (issue 35: a run imports what it uses)
+ON_SECTION = {"grasp_fix": ("grasp_fix", "grasp_fix")}
+
+
+def _import_on_build(module: str, name: str) -> Callable[..., Any]:
+    def factory(backend: Any, section: Any) -> Any:
+        import importlib
+
+        importlib.import_module(module)   # registers the module's own factory under ``name``
+        real = _EXTENSIONS[name][1]
+        if real is factory:
+            raise RuntimeError(f"{module} did not register the simulator extension {name!r}")
+        return real(backend, section)
+    return factory
+
 
 def load_builtin_extensions() -> None:
-    """Import the modules of :data:`BUILTIN_EXTENSIONS` (each registers with
-    :func:`register_extension`). Idempotent."""
+    """Register the extensions of :data:`BUILTIN_EXTENSIONS`: import their modules (each registers
+    with :func:`register_extension`), but those of :data:`ON_SECTION` only when a scene has their
+    section. Idempotent."""
     import importlib
+    import sys
 
     package = __name__.rpartition(".")[0]
     for name in BUILTIN_EXTENSIONS:
-        importlib.import_module(f"{package}.{name}")
+        module = f"{package}.{name}"
+        if name in ON_SECTION and module not in sys.modules:
+            ext, section = ON_SECTION[name]
+            if ext not in _EXTENSIONS:
+                register_extension(ext, _import_on_build(module, ext), section=section)
+            continue
+        importlib.import_module(module)

@@ -161,6 +161,11 @@ def _place_preflight(backend: Any, task: Optional[TaskSpec] = None,
     call = getattr(svc, "call_in_world", None)
     if spec is None or not callable(call):
         return None, None
+    if (getattr(spec, "place_position", None) is None or getattr(spec, "target_object", None) is None
+            or not getattr(spec, "placed", True)):
+        # no place asked (check_task_place's own test): neither the world synced for it nor the
+        # placement module imported (issue 35: a run imports what it uses)
+        return None, None
     from ..collision.placement import check_task_place
 
     try:

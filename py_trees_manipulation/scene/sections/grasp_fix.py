@@ -11,13 +11,14 @@ import difflib
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
-from ...control.grip_criterion import (GraspFixArm, GraspFixConfigError, GraspFixParams, grasp_fix_config_from_mapping,
-                                       validate_links)
 from ...robots import RobotDescription, stock_description
 from ...robots.urdf import parse_urdf
 from ..spec import PathT, SceneError, SceneSpec, register_section
+
+if TYPE_CHECKING:
+    from ...control.grip_criterion import GraspFixParams
 
 __all__ = ["GraspFixSpec", "ArmSpec", "parse_grasp_fix", "check_grasp_fix", "model_link_names", "DEFAULT_MAX_FORCE_N"]
 
@@ -131,6 +132,9 @@ def parse_grasp_fix(value: Any, path: PathT) -> GraspFixSpec:
             ``forces_angle_tolerance`` under 90 deg (can never grip), ``max_grip_count`` not above
             ``grip_count_threshold``, unknown link names (the model's closest links suggested).
     """
+    # the criterion's module is imported by a scene with this section only (issue 35)
+    from ...control.grip_criterion import GraspFixConfigError, grasp_fix_config_from_mapping
+
     if value is True:
         value = {"auto": True}
     if value is None or value is False:
@@ -189,6 +193,8 @@ def check_grasp_fix(spec: GraspFixSpec, scene: SceneSpec) -> None:
         SceneError: at the arm's path: no such robot (closest name suggested), or an unknown
             ``palm_link`` / ``gripper_link`` (the robot's closest link names suggested).
     """
+    from ...control.grip_criterion import GraspFixArm, GraspFixConfigError, validate_links
+
     robots = {r.name: r for r in scene.robots}
     for a in spec.arms:
         robot = _arm_robot(a, list(robots))
