@@ -327,17 +327,21 @@ class ArmMotionPlanner:
     Args:
         world: the collision world (synced to the scene by the caller).
         robot: the robot's name in it.
+        measure_clearance: False: a plan's ``min_clearance_m`` is not measured (None, no pair), for
+            a caller that wants only whether the motion can be planned (the grasp choice's check of
+            the lift: 16 proximity queries a plan saved; the verdict is the same).
 
     Raises:
         KeyError: unknown robot.
     """
 
-    def __init__(self, world: CollisionWorld, robot: str):
+    def __init__(self, world: CollisionWorld, robot: str, measure_clearance: bool = True):
         if robot not in world.robots:
             raise KeyError(f"no robot named {robot!r}; the collision world has {sorted(world.robots)}")
         self.world = world
         self.robot = robot
         self.loaded = world.robots[robot]
+        self.measure_clearance = measure_clearance
 
     def jerk_limits(self, acceleration_scaling: float) -> np.ndarray:
         """Joint jerk limits used to time motions, rad/s^3: the robot's ``jerk_limits`` when it has
@@ -564,7 +568,10 @@ class ArmMotionPlanner:
 
     def _path_clearance(self, waypoints: np.ndarray, ck: StateChecker, samples: int = 16) -> tuple[Optional[float], str]:
         """Smallest distance of a checked pair (not allowed, not relaxed) over ``samples`` states
-        evenly spread along the path (ends included), within 0.25 m."""
+        evenly spread along the path (ends included), within 0.25 m; (None, "") without
+        ``measure_clearance``."""
+        if not self.measure_clearance:
+            return None, ""
         states, frac = densify(waypoints, max(path_length(waypoints) / samples, 1e-3))
         # (sorted(set()): np.unique would import numpy.ma, 12 ms of every ptm run's start-up)
         picks = sorted(set(np.searchsorted(frac, np.linspace(0.0, 1.0, samples + 1)).clip(0, len(states) - 1).tolist()))

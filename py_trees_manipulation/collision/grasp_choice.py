@@ -406,7 +406,7 @@ def _lift(ctx: _Context, c: GraspCandidate, lift_m: float) -> Optional[str]:
         req = MotionRequest(robot=robot, kind="cartesian", start=c.q_grasp, target=target, speed_mps=0.1,
                             position_tolerance_m=ctx.tolerance[0])
         try:
-            ArmMotionPlanner(w, robot).plan(req)
+            ArmMotionPlanner(w, robot, measure_clearance=False).plan(req)   # the verdict only
         except MotionPlanningError as e:
             return str(e)
         return None
