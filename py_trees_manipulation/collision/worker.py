@@ -102,6 +102,11 @@ class PlanningWorker:
         or None (no check, or the world not built yet)."""
         return getattr(self._world, "kept_plans", None)
 
+    def idle(self) -> bool:
+        """Nothing is queued or running: the world may be used on the calling thread."""
+        self._inflight = [f for f in self._inflight if not f.done()]
+        return not self._inflight
+
     def kept_metrics(self) -> dict[str, Any]:
         """The run's metrics of the kept plans (:meth:`~.kept_plans.KeptPlans.summary`), {} without a
         check before the run."""

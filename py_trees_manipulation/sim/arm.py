@@ -203,7 +203,7 @@ class SimArm(_SimResource):
     Attributes:
         name: the robot's name in the scene.
         robot: the :class:`~.robots.LoadedRobot` in the physics client.
-        shadow: the same robot in the kinematics client (IK and FK).
+        shadow: the same robot in the kinematics client (IK and FK), loaded on first use.
         joint_names: arm joint names, base to tip.
         named_configurations: configurations by name, radians, ``joint_names`` order.
     """
@@ -212,10 +212,12 @@ class SimArm(_SimResource):
     position_gain = 0.3
     velocity_gain = 1.0
 
-    def __init__(self, backend: "SimBackend", name: str, robot: LoadedRobot, shadow: LoadedRobot):
+    def __init__(self, backend: "SimBackend", name: str, robot: LoadedRobot,
+                 shadow: "LoadedRobot | Callable[[], LoadedRobot]"):
         super().__init__(backend, name)
         self.robot = robot
-        self.shadow = shadow
+        self._shadow: Optional[LoadedRobot] = None if callable(shadow) else shadow
+        self._load_shadow = shadow if callable(shadow) else None
         self.joint_names = robot.arm_joint_names
         self.named_configurations = {k: list(v) for k, v in robot.model.named_configurations.items()}
         self._forces = robot.effort_limits.tolist()
@@ -228,6 +230,14 @@ class SimArm(_SimResource):
         self.guard_samples = max(1, int(round(float(getattr(robot.model, "wrist_force_latency_s", 0.005))
                                                * backend.physics_hz)))
         self._compliant: Optional[Callable[[], None]] = None   # removes the compliant hold's step hook
+
+    @property
+    def shadow(self) -> LoadedRobot:
+        """The same robot in the kinematics client (IK and FK): loaded, and the client connected,
+        when first asked for."""
+        if self._shadow is None:
+            self._shadow = self._load_shadow()
+        return self._shadow
 
     # ---- state ---------------------------------------------------------------------------------
     def tcp_pose(self) -> Pose:

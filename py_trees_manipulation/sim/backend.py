@@ -188,7 +188,10 @@ class SimBackend(_SceneLoading, _RunMetrics, ClosedOnDelete):
         if self.client < 0:
             raise BackendError("PyBullet could not connect" + (" a GUI (is a display available?)" if gui else ""))
         self.closed = False
-        self._kin_client = pb.connect(pb.DIRECT)
+        #: the kinematics client (the robots' shadows: IK, FK), connected on the first use of a
+        #: shadow (:meth:`_kinematics_client`): a run whose joint goals are posed in the collision
+        #: world never connects it (issue 35)
+        self._kin_client: Optional[int] = None
         try:
             self._build()
         except Exception:
@@ -425,7 +428,8 @@ class SimBackend(_SceneLoading, _RunMetrics, ClosedOnDelete):
             model = arm.robot.model
             q0 = (model.named_configurations[spec.initial_configuration]
                   if isinstance(spec.initial_configuration, str) else spec.initial_configuration)
-            arm.shadow.reset_arm(q0)
+            if arm._shadow is not None:   # (a shadow not loaded yet is loaded at q0)
+                arm._shadow.reset_arm(q0)
             for follower, _leader, _m, _offset in arm.robot.mimics:
                 pb.setJointMotorControl2(arm.robot.body, follower, pb.VELOCITY_CONTROL, force=0.0, physicsClientId=c)
             arm.hold(q0)

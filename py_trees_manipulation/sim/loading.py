@@ -63,8 +63,7 @@ class _SceneLoading:
     def _build(self) -> None:
         c = self.client
         sc = self.scene
-        for cid in (c, self._kin_client):
-            pb.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
+        pb.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=c)
         if self.gui:
             pb.configureDebugVisualizer(pb.COV_ENABLE_RENDERING, 0, physicsClientId=c)
             pb.configureDebugVisualizer(pb.COV_ENABLE_GUI, 0, physicsClientId=c)
@@ -176,6 +175,25 @@ class _SceneLoading:
                 pb.changeDynamics(body, -1, activationState=pb.ACTIVATION_STATE_SLEEP, physicsClientId=c)
                 del sleepers[body]
 
+    def _kinematics_client(self) -> int:
+        """The kinematics client of the robots' shadows, connected on first use."""
+        if self._kin_client is None:
+            self._kin_client = pb.connect(pb.DIRECT)
+            pb.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=self._kin_client)
+        return self._kin_client
+
+    def _load_shadow(self, spec: RobotSpec) -> LoadedRobot:
+        """Robot ``spec``'s kinematics shadow (:attr:`.arm.SimArm.shadow`): the same URDF at the same
+        base pose in the kinematics client, links and joints only, at the initial configuration."""
+        model = spec.description if spec.description is not None else MODELS[spec.model]
+        p, q = pq_from_pose(spec.base_pose)
+        kin = self._kinematics_client()
+        shadow = LoadedRobot(kin, self._load_urdf(model.urdf, p, q, fixed=True, what="kinematics shadow", client=kin),
+                             model)
+        shadow.reset_arm(model.named_configurations[spec.initial_configuration]
+                         if isinstance(spec.initial_configuration, str) else spec.initial_configuration)
+        return shadow
+
     def _load_urdf(self, path: str, p: np.ndarray, q: np.ndarray, fixed: bool, scale: float = 1.0,
                    what: str = "", client: Optional[int] = None) -> int:
         flags = pb.URDF_ENABLE_CACHED_GRAPHICS_SHAPES
@@ -197,14 +215,11 @@ class _SceneLoading:
         model = spec.description if spec.description is not None else MODELS[spec.model]
         p, q = pq_from_pose(spec.base_pose)
         body = self._load_urdf(model.urdf, p, q, fixed=True, what=f"robot {spec.name!r}")
-        shadow_body = self._load_urdf(model.urdf, p, q, fixed=True, what="kinematics shadow", client=self._kin_client)
         robot = LoadedRobot(self.client, body, model)
-        shadow = LoadedRobot(self._kin_client, shadow_body, model)
         q0 = (model.named_configurations[spec.initial_configuration]
               if isinstance(spec.initial_configuration, str) else spec.initial_configuration)
         robot.reset_arm(q0)
         robot.reset_fingers(spec.initial_gap_m / 2)
-        shadow.reset_arm(q0)
         for link in robot.finger_links:
             pb.changeDynamics(body, link, lateralFriction=model.finger_lateral_friction, spinningFriction=0.003,
                               frictionAnchor=True, physicsClientId=self.client)
@@ -234,7 +249,7 @@ class _SceneLoading:
                                        physicsClientId=self.client)
             pb.changeConstraint(gear, gearRatio=-m, erp=MIMIC_ERP, maxForce=MIMIC_MAX_TORQUE, physicsClientId=self.client)
         self._register(spec.name, body)
-        arm = SimArm(self, spec.name, robot, shadow)
+        arm = SimArm(self, spec.name, robot, lambda: self._load_shadow(spec))
         gripper = SimGripper(self, spec.name, robot)
         arm.hold(q0)
         gripper.command_gap(spec.initial_gap_m)

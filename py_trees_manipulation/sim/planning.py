@@ -570,6 +570,22 @@ class SimMotionPlanning:
             return _CheckedTrajectory(arm, handle, plan, monitor, self, **kwargs)
         return start
 
+    def _pose_at(self, arm: SimArm, q: np.ndarray) -> Pose:
+        """(4, 4) TCP pose, world frame, at arm joints ``q`` (radians): in the collision world when
+        the planning worker is idle (the goal's plan builds and uses that world next; the same URDF
+        at the same base pose gives the shadow's pose to the last bit: tests/unit/test_startup_caches.py),
+        its robot put back where it was; else on the kinematics shadow. A run whose only
+        kinematics are its joint goals' poses never connects the shadow's client (issue 35)."""
+        worker = self.worker
+        if not worker.idle():
+            return arm.forward_kinematics(q)
+        world = worker.world
+        saved = world.robots[arm.name].joint_positions()
+        try:
+            return world.tcp_pose(arm.name, q)
+        finally:
+            world.set_robot_state(arm.name, saved)
+
     # ---- servers ------------------------------------------------------------------------------------------
     def _serve_move_joints(self, arm: SimArm, handle: GoalHandle) -> Optional[_Execution]:
         from ..collision.worker import request_from_goal
@@ -593,7 +609,7 @@ class SimMotionPlanning:
             raise ValueError(f"{arm.joint_names[i]} target {q1[i]:.4f} rad is outside its limits "
                              f"[{r.lower[i]:.4f}, {r.upper[i]:.4f}]")
         q1 = r.clip_to_limits(q1)
-        target = arm.forward_kinematics(q1)
+        target = self._pose_at(arm, q1)
         req = request_from_goal(arm.name, "move_joints", goal, r.joint_positions(), goal_positions=q1)
         return self._submit(arm, handle, "move_joints", req, target,
                             self._execution(arm, handle, "move_joints", target_pose=target, position_tolerance_m=0.01,
