@@ -39,6 +39,33 @@ def _pressing(force: list[float], R: list[float]) -> float:
     return f if f > 0.0 else 0.0
 
 
+def _face_pressure(cells: list[float], total: float, parts: list[tuple[int, float]]) -> float:
+    """Load one body's contacts on a finger's gripping face into its pad cells; the pad's load, N.
+
+    ``total`` is the sum of the contacts' pushes along the pad normal (each contact's whole force,
+    normal and friction, N), ``parts`` each contact's pad cell and push. The pad reads ``total``
+    (0 when the body pulls), spread over the cells in proportion to the contacts that push.
+
+    Why the whole force, summed: Bullet's contact manifold keeps a point with the normal it had when
+    it was found (a friction anchor keeps it while it sticks), and the solver splits the load between
+    the points' normal and friction rows as it likes: on flip_box a corner of the WSG 50's flat pad on
+    the box's flat face read 14 N along a normal 64 degrees off the pad's while its whole force
+    pulled the finger 13.6 N towards the box, and the pads' normal-force sums read 24 N (Panda), 15 N
+    (iiwa) and 6.7 N (xArm) apart on the free 0.1 kg box whose pads' net pushes along their normals
+    were within 1 N of each other. The points' push together is what a pressure pad reads."""
+    if total <= 0.0:
+        return 0.0
+    pos = 0.0
+    for _k, f in parts:
+        if f > 0.0:
+            pos += f
+    scale = total / pos
+    for k, f in parts:
+        if f > 0.0:
+            cells[k] += f * scale
+    return total
+
+
 class GripperTactile:
     """Sensors and PR2 controller of one gripper.
 
@@ -183,41 +210,61 @@ class GripperTactile:
                  ol[1] + Rl[3] * op[0] + Rl[4] * op[1] + Rl[5] * op[2],
                  ol[2] + Rl[6] * op[0] + Rl[7] * op[1] + Rl[8] * op[2])
             frames.append((o, R))
-        cell = self.cells_of.cell
+        cell, face_cell = self.cells_of.cell, self.cells_of.face
         candidates = []  # (finger, contact) pairs whose slip speed may be needed
+        # the gripping face's contacts per (finger, body): [sum of their push along the pad normal,
+        # [(cell, that contact's push)]] (see _face_pressure)
+        on_face: dict[tuple[int, int], list[Any]] = {}
         for c in mine:
             i = 0 if c[3] == f0 else 1
             o, R = frames[i]
             other, fn, p, n = c[2], c[9], c[5], c[7]
+            d1, d2, f1, f2 = c[11], c[13], c[10], c[12]
             dx, dy, dz = p[0] - o[0], p[1] - o[1], p[2] - o[2]
             lx = R[0] * dx + R[3] * dy + R[6] * dz
             ly = R[1] * dx + R[4] * dy + R[7] * dz
             lz = R[2] * dx + R[5] * dy + R[8] * dz
-            # contactNormalOnB points from the other body into the finger: the outward normal is -n
-            mx = -(R[0] * n[0] + R[3] * n[1] + R[6] * n[2])
-            my = -(R[1] * n[0] + R[4] * n[1] + R[7] * n[2])
-            mz = -(R[2] * n[0] + R[5] * n[1] + R[8] * n[2])
-            k = cell(lx, ly, lz, (mx, my, mz))
-            cells[i][k] += fn
-            if other == target and k >= PAD_FIRST:
-                target_pad[i] += fn
+            # the contact's whole force on the finger (fn along n and the two friction forces), world
+            wx = fn * n[0] + f1 * d1[0] + f2 * d2[0]
+            wy = fn * n[1] + f1 * d1[1] + f2 * d2[1]
+            wz = fn * n[2] + f1 * d1[2] + f2 * d2[2]
+            push = R[1] * wx + R[4] * wy + R[7] * wz           # along the pad normal, into the finger
+            k = face_cell(lx, ly, lz)
+            if k is not None:
+                e = on_face.get((i, other))
+                if e is None:
+                    e = on_face[(i, other)] = [0.0, []]
+                e[0] += push
+                e[1].append((k, push))
+            else:
+                # contactNormalOnB points from the other body into the finger: the outward normal is -n
+                mx = -(R[0] * n[0] + R[3] * n[1] + R[6] * n[2])
+                my = -(R[1] * n[0] + R[4] * n[1] + R[7] * n[2])
+                mz = -(R[2] * n[0] + R[5] * n[1] + R[8] * n[2])
+                k = cell(lx, ly, lz, (mx, my, mz))
+                cells[i][k] += fn
+                if other == target and k >= PAD_FIRST:
+                    target_pad[i] += fn
             # a door's or drawer's handle counts for max_fingertip_force_n only (not a gripped object)
             forces = per_object if other in movable else per_mechanism if other in mechanisms else None
             if forces is not None:
-                # the contact's whole force on the finger: fn along n and the two friction forces
-                # (summed per finger and object, then read along the pad's axes: _pressing)
-                d1, d2, f1, f2 = c[11], c[13], c[10], c[12]
+                # the contact's whole force on the finger (summed per finger and object, then read
+                # along the pad's axes: _pressing)
                 vec = forces.get(other)
                 if vec is None:
                     vec = forces[other] = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
                 v = vec[i]
-                v[0] += fn * n[0] + f1 * d1[0] + f2 * d2[0]
-                v[1] += fn * n[1] + f1 * d1[1] + f2 * d2[1]
-                v[2] += fn * n[2] + f1 * d1[2] + f2 * d2[2]
+                v[0] += wx
+                v[1] += wy
+                v[2] += wz
                 if forces is per_object:
                     touched[i].add(other)
             if fn > 0.02:
                 candidates.append((i, c))
+        for (i, other), (total, parts) in on_face.items():
+            pressed = _face_pressure(cells[i], total, parts)
+            if other == target:
+                target_pad[i] += pressed
         obj_force = [0.0, 0.0]    # summed over the objects
         squeeze: dict[int, list[float]] = {}
         for other, vec in per_object.items():

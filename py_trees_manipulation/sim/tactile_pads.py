@@ -11,12 +11,17 @@ from typing import Optional
 from ..control.tactile import PAD_COLS, PAD_ROWS
 from ..robots import PadGeometry
 
+#: how far around the pad and behind its inner surface a contact point still lies on the gripping
+#: face (:meth:`PadCells.face`), m: Bullet's points on a mesh hull sit on its 1 mm collision margin
+FACE_TOL_M = 0.0005
+
 
 class PadCells:
     """The 22 PR2 cells laid on one pad geometry (:class:`~py_trees_manipulation.robots.PadGeometry`),
     with the figures :meth:`cell` needs precomputed (it runs for every finger contact sample)."""
 
-    __slots__ = ("half_w", "half_l", "cell_w", "cell_l", "tip_face", "side", "back", "corner")
+    __slots__ = ("half_w", "half_l", "cell_w", "cell_l", "tip_face", "side", "back", "corner", "face_w",
+                 "face_l", "face_y")
 
     def __init__(self, pad: PadGeometry):
         self.half_w = pad.width_m / 2
@@ -27,6 +32,24 @@ class PadCells:
         self.side = pad.side_m
         self.back = pad.back_m
         self.corner = self.half_w - pad.corner_m
+        # the gripping face's extent (face): the pad, and FACE_TOL_M around it and behind its plane
+        self.face_w = self.half_w + FACE_TOL_M
+        self.face_l = self.half_l + FACE_TOL_M
+        self.face_y = FACE_TOL_M
+
+    def face(self, x: float, y: float, z: float) -> Optional[int]:
+        """The pad cell of a contact point ``(x, y, z)`` (pad frame, m) on the gripping face, None
+        for a point elsewhere (:meth:`cell` places it by its normal).
+
+        On the face: not behind the pad frame's inner surface by more than :data:`FACE_TOL_M` (a
+        pad collision box, ``face_m``, puts its points in front of it), and within the pad's width
+        and length and that tolerance. A point on the face is placed by where it is, not by its
+        contact normal: Bullet keeps a manifold point with the normal it was found with (see
+        :func:`~.tactile_gripper._face_pressure`), so a point at the pad's tip edge of a flat
+        grip could read as the tip face's."""
+        if y > self.face_y or x > self.face_w or -x > self.face_w or z > self.face_l or -z > self.face_l:
+            return None
+        return self._pad(x, z)
 
     def cell(self, x: float, y: float, z: float, normal: Optional[tuple[float, float, float]] = None) -> int:
         """See :func:`cell_of`."""

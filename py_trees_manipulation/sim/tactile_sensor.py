@@ -39,9 +39,17 @@ cells; the WSG 50's: 19 mm x 20 mm) carries a PR2-style array of 22 cells (layou
 (row 0 at the tip); the edge cells are the back (0), the two sides (1, 6), the tip corners (2, 5)
 and the tip face (3, 4). Every ``sample_period_s`` one ``getContactPoints(bodyA=robot)`` (and, when
 a finger touches something, one ``getLinkStates`` for both pad links) maps each pad-link contact to
-a cell by its point (``positionOnA``) and its surface normal in the pad frame (:func:`cell_of`: the
-face the normal points out of, then the pad cell by position) and adds its normal force; contacts
-on the inner face beyond the pad count on the nearest pad row. This runs whether or not the controller is
+a cell. A point on the gripping face (within the pad's width and length and behind its inner surface
+by at most 0.5 mm: :meth:`PadCells.face`) is placed by where it is, and the pad reads, per touching
+body, the points' whole contact force (normal and friction) summed along the pad's normal, spread
+over their cells in proportion to each point's push (``_face_pressure`` in :mod:`.tactile_gripper`):
+Bullet's manifold keeps a point with the normal it was found with, and the solver splits a grip
+between the points' normal and friction rows arbitrarily (on flip_box the pads' normal-force sums
+read 24 N (Panda), 15 N (iiwa) and 6.7 N (xArm) apart on a free 0.1 kg box whose pads pushed it
+within 1 N of each other). Any other point (a side, the tip, the back, the inner face beyond the
+pad) goes by its surface normal in the pad frame (:func:`cell_of`: the face the normal points out
+of, then the pad cell by position) and adds its normal force; contacts on the inner face beyond
+the pad count on the nearest pad row. This runs whether or not the controller is
 installed, so the telemetry and metrics of a plain ``GripperCommand`` grasp read its fingertip forces. Every
 ``frame_period_s`` a frame goes to the controller: the latest cell forces plus ``baseline_n`` per
 cell (a finger whose pad sums to exactly 0 counts as a broken sensor on the PR2), Gaussian noise of

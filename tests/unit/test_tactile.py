@@ -417,3 +417,37 @@ def test_detector_is_inactive_until_commanded_and_a_command_clears_latches():
 def test_zero_acceleration_trigger_fires_on_any_vibration():
     trace = Trace(EDC(EDC.ACC, 0.0, 0.0))
     assert trace.run(0.01, acc_spike=0.01) == 0
+
+
+# ---- the simulated pads: where a contact loads, and how hard ---------------------------------------------
+def _panda_cells():
+    from py_trees_manipulation.robots import resolve_model
+    from py_trees_manipulation.sim.tactile_pads import PadCells
+
+    return PadCells(resolve_model("franka_panda").gripper.pad)
+
+
+def test_a_point_on_the_gripping_face_loads_the_pad_cell_where_it_is():
+    cells = _panda_cells()                      # 17.4 mm x 18 mm, 3 x 5 cells, row 0 at the tip
+    assert cells.face(-0.0087, -0.0021, 0.009) == tc.PAD_CELLS.start + 0          # tip-end corner: row 0, column 0
+    assert cells.face(0.0087, -0.0021, -0.009) == tc.PAD_CELLS.start + 14         # palm-end corner: row 4, column 2
+    assert cells.face(0.0, -0.0011, 0.0) == tc.PAD_CELLS.start + 7                # the mesh's margin surface, centre
+    assert cells.face(0.0, 0.0006, 0.0) is None        # behind the inner surface: a side, the back (by its normal)
+    assert cells.face(0.0094, -0.0021, 0.0) is None    # beyond the pad's width (0.5 mm tolerance)
+    assert cells.face(0.0, -0.0021, 0.0096) is None    # beyond its tip end: the tip face
+
+
+def test_the_pad_reads_the_points_push_together_not_each_points_normal_force():
+    from py_trees_manipulation.sim.tactile_gripper import _face_pressure
+
+    cells = [0.0] * tc.NUM_CELLS
+    # one point pushes 12 N along the pad's normal, another pulls 3 N (its normal kept from an earlier
+    # pose, the solver's friction on it pulling): the pad reads 9 N, where the pushing point is
+    assert _face_pressure(cells, 9.0, [(7, 12.0), (9, -3.0)]) == pytest.approx(9.0)
+    assert cells[7] == pytest.approx(9.0) and cells[9] == 0.0
+    cells = [0.0] * tc.NUM_CELLS
+    assert _face_pressure(cells, 10.0, [(7, 4.0), (21, 16.0)]) == pytest.approx(10.0)
+    assert (cells[7], cells[21]) == (pytest.approx(2.0), pytest.approx(8.0))    # in proportion to each push
+    cells = [0.0] * tc.NUM_CELLS
+    assert _face_pressure(cells, -1.0, [(7, 2.0), (8, -3.0)]) == 0.0             # a body pulling: nothing
+    assert sum(cells) == 0.0
