@@ -93,6 +93,12 @@ Where we differ from the robot (each a documented defect of the original, refere
   toward it is not slip for the slip servo, and the event detector takes no slip at all until the
   grip has settled on it (:data:`Pr2GripperController.GRIP_SETTLE_FRAMES`). The simulator does both for
   every arm motion while its gripper holds an object in SlipServo (:mod:`py_trees_manipulation.sim.arm`).
+- F3: a force servo set-point at ``fingertip_force_limit`` (Grab's hold is capped there) is achieved
+  when the stronger pad holds the limit, the weaker one at least ``force_lightest`` and the gap is
+  still. The robot servoes the weaker pad to the set-point; with the actuator's effort capped at the
+  limit too (:meth:`_force_capped`), a load on one pad keeps the weaker one under it for ever: the
+  xArm's pads, which advance along the approach as they close, press a 5 cm egg on the table (4.24
+  and 2.70 N under a 4 N limit) and Grab failed "not stable within 6 s" on 1 seed in 5.
 - ``slip_detected`` is true while the latest pressure frame shows slip ("recently slipped").
 - There is no extra one-cycle sensing delay: ``step`` uses the sample it is given.
 

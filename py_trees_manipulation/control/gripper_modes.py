@@ -154,7 +154,15 @@ class _RealtimeModes:
         if not ((lead > w and v_d > 0) or (lead < -w and v_d < 0)):
             self.force_setpoint += v_d * dt
         out = self._servo(x, v, self.force_setpoint, v_d)
-        if abs(f_min - f_d) < p.force_servo_force_tolerance and abs(self.gap_velocity_lp) < p.force_servo_velocity_tolerance:
+        # a set-point at the fingertip force limit, whose actuator effort is capped there too
+        # (_force_capped): a load on one pad (the object pressed on the table as the pads close)
+        # keeps the weaker pad under it however long the servo waits. The grip is then as firm as
+        # the limit lets it be: the stronger pad at the limit, the weaker one holding, the gap still
+        tol = p.force_servo_force_tolerance
+        cap = max(p.fingertip_force_limit, p.force_lightest) if p.fingertip_force_limit >= 0 else float("inf")
+        at_limit = (f_d >= cap - tol and f_min >= p.force_lightest
+                    and max(self.pressure.pad_force_left, self.pressure.pad_force_right) >= cap - tol)
+        if (abs(f_min - f_d) < tol or at_limit) and abs(self.gap_velocity_lp) < p.force_servo_velocity_tolerance:
             self.stable_time += dt
         else:
             self.stable_time = 0.0       # B2: consecutive, not cumulative
