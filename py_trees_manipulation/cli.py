@@ -414,7 +414,8 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     p.add_argument("--plan-first", action=argparse.BooleanOptionalAction, default=None,
                    help="before the first goal, run the tree's planning checks (ptm validate --plan) in the backend's "
                         "collision world, the robot where it is: a task that cannot be done fails before anything "
-                        "moves (default: on for every backend but sim, whose run checks itself)")
+                        "moves, and the motions follow the plans it checked (default: on; --no-plan-first plans "
+                        "each motion as it starts)")
     for ext in _optional_modules(RUN_EXTENSIONS):
         ext.add_run_arguments(p)
 

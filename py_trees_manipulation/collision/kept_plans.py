@@ -1,6 +1,6 @@
 """Motions planned by the check before a run, kept for the run to follow (issue 33 item 1).
 
-``ptm run --plan-first`` (the default on hardware) ticks the tree once against the collision world
+``ptm run`` (``--plan-first``, the default on every backend) ticks the tree once against the collision world
 before the first goal (:class:`~py_trees_manipulation.trees.plan_check.DryRun`): every motion it
 follows is planned there by :class:`~.arm_planner.ArmMotionPlanner`, from where the motions before it
 leave the arm. :class:`KeptPlans` keeps those plans, so that the check and the execution are one

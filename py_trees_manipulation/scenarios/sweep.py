@@ -430,10 +430,12 @@ FORKSERVER_PRELOAD = (
     # the grasp choice of the pick subtrees, and numpy.ma (np.unique imports it on first use)
     "py_trees_manipulation.collision.arm_planner", "py_trees_manipulation.collision.worker",
     "py_trees_manipulation.collision.grasp_choice", "py_trees_manipulation.collision.placement",
-    "py_trees_manipulation.scene.overlap", "numpy.ma",
+    "py_trees_manipulation.scene.overlap",
+    "numpy.ma",  # np.unique imports it on first use (the planner's clearance sampling)
     "py_trees_manipulation.motion.timing", "ruckig",
     "concurrent.futures.thread", "py_trees_manipulation.motion.ompl_planning", "ompl.geometric",
-    "numpy.ma",  # np.unique imports it on first use (the planner's clearance sampling)
+    # the whole-task check before the first goal (``--plan-first``, on by default) and its kept plans
+    "py_trees_manipulation.trees.plan_check", "py_trees_manipulation.collision.kept_plans",
 )
 
 

@@ -26,7 +26,7 @@ writes, a step whose outcome a sensor decides: an event-triggered ``Release``, a
 a regrasp plan executed) stops following that arm, or the whole tree: those nodes are checked when
 they start, as in a run (docs/reachability.md lists which are which).
 
-Before a run (``ptm run --plan-first``, :func:`plan_check_in_backend`) the motions the dry run planned
+Before a run (``ptm run``, whose ``--plan-first`` is on by default; :func:`plan_check_in_backend`) the motions the dry run planned
 are kept, and the run's motions follow them where they still fit
 (:mod:`~py_trees_manipulation.collision.kept_plans`): the check and the execution are one computation.
 

@@ -50,7 +50,9 @@ class RunOptions:
         plan_first: before the first tick, run the tree's planning checks in the backend's collision
             world (:func:`~.plan_check.plan_check_in_backend`: ``ptm validate --plan``'s checks,
             with the robot where it is): a task that cannot be done fails before any goal is sent.
-            None (default): on every backend but the simulator (whose run is its own check).
+            None (default): on, on every backend (the simulator included: a task that would fail
+            half-way, a regrasp planned after the pick, fails before the pick); False: every
+            motion is planned as it starts.
     """
 
     backend: str = "sim"
@@ -345,19 +347,26 @@ def run_task(task: TaskSpec, options: Optional[RunOptions] = None, backend: Any 
         # the backend may know before anything moves that the task cannot succeed (base_pose: auto
         # found no base from which every target is reachable): FAILURE without a tick
         preflight = getattr(backend, "preflight_failure", None)
-        plan_first = options.plan_first if options.plan_first is not None else options.backend != "sim"
+        plan_first = options.plan_first if options.plan_first is not None else True
+        place_support: Optional[str] = None
+        if not preflight:  # a place on an occupied spot is refused before anything is planned
+            preflight, place_support = _place_preflight(backend, task, summary.get("seed"))
         if not preflight and plan_first:
             from .plan_check import plan_check_in_backend
 
             problems = plan_check_in_backend(task, backend, seed=int(summary["seed"] or 0))
             if problems:
                 p = problems[0]
-                preflight = f"planning check before the first goal: {p.message}"
-                summary["failed_behaviour"] = {"name": p.node_name, "type": p.node_type, "feedback": p.message,
+                # the check's message names its node type for `ptm validate --plan`; the feedback
+                # reads as the node's own would in the run
+                why = p.message
+                if p.node_type and why.startswith(f"{p.node_type}: "):
+                    why = why[len(p.node_type) + 2:]
+                if p.hint and p.hint not in why:
+                    why = f"{why}; {p.hint}"
+                preflight = f"planning check before the first goal: {p.node_type + ': ' if p.node_type else ''}{why}"
+                summary["failed_behaviour"] = {"name": p.node_name, "type": p.node_type, "feedback": why,
                                                "location": str(p.loc)}
-        place_support: Optional[str] = None
-        if not preflight:
-            preflight, place_support = _place_preflight(backend, task, summary.get("seed"))
         if preflight:
             status_name, exit_code = "FAILURE", EXIT_FAILURE
             summary["error"] = str(preflight)

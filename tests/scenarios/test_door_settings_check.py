@@ -4,6 +4,7 @@ refused before anything moves, at the line of the setting, with the run's own wo
 functions: ``ArticulatedDoor.latch_text``, ``MoveAlongArc.short_text``) and a number that works."""
 
 import os
+import re
 
 import pytest
 
@@ -51,12 +52,32 @@ def test_the_run_fails_the_short_twist_with_the_words_of_the_check(capsys):
     further in the simulator than nominal), and validate --plan exits 2 before it."""
     assert main(["validate", "--plan", DOOR, "--set", "parameters.twist_deg=20"]) == 2
     assert "short of the 30 deg that withdraws the latch" in capsys.readouterr().err
-    result = run_task(load_task(DOOR, ["parameters.twist_deg=20"]), RunOptions(display=False))
+    # the run's own check (--no-plan-first: what a run meets when the check could not know)
+    result = run_task(load_task(DOOR, ["parameters.twist_deg=20"]), RunOptions(display=False, plan_first=False))
     assert result.summary["status"] == "FAILURE"
     failed = result.summary["failed_behaviour"]
     assert failed["name"] == "swing_open"
     assert "door 'door' is latched: its lever is at" in failed["feedback"]
     assert "short of the 30 deg that withdraws the latch" in failed["feedback"]
+    assert result.summary["metrics"]["handle_angle_deg"] > 15           # the lever was turned
+    # by default (--plan-first) the same words come before the first goal, and nothing moves
+    first = run_task(load_task(DOOR, ["parameters.twist_deg=20"]), RunOptions(display=False)).summary
+    assert (first["status"], first["ticks"], first["failed_behaviour"]["name"]) == ("FAILURE", 0, "swing_open")
+    assert "short of the 30 deg that withdraws the latch" in first["failed_behaviour"]["feedback"]
+    assert first["metrics"]["handle_angle_deg"] == pytest.approx(0.0, abs=0.5)
+
+
+def test_a_locked_door_the_check_cannot_know_aborts_the_swing_and_says_why():
+    """--no-plan-first (as where the check cannot know the latch): the lever turns, the bolt holds, the
+    arc aborts on the wrist force or the tracking error and names the lock, well inside the budget."""
+    result = run_task(load_task(DOOR, ["scene.doors.0.locked=true"]),
+                      RunOptions(display=False, plan_first=False, timeout_s=15))
+    s = result.summary
+    assert s["status"] == "FAILURE" and s["failed_behaviour"]["name"] == "swing_open", s.get("error")
+    assert re.search(r"^MoveAlongArc aborted: (?=.*(wrist force|tracking error))(?=.*locked)",
+                     s["failed_behaviour"]["feedback"]), s["failed_behaviour"]["feedback"]
+    assert s["metrics"]["door_angle_deg"] == pytest.approx(0.0, abs=1.0)
+    assert s["metrics"]["handle_angle_deg"] > 30                         # turned past the 30 deg latch release
 
 
 @pytest.mark.parametrize("override", ["parameters.twist_deg=45", "parameters.twist_deg=65",

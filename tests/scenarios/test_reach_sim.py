@@ -64,7 +64,7 @@ def test_the_check_fails_before_the_arm_moves_naming_the_arc_angle_and_suggestin
         q1 = arm.joint_positions().copy()
     finally:
         backend.close()
-    assert s["status"] == "FAILURE" and s["ticks"] == 1 and s["sim_time_s"] == 0.0
+    assert s["status"] == "FAILURE" and s["ticks"] == 0 and s["sim_time_s"] == 0.0   # --plan-first: no tick
     fb = s["failed_behaviour"]
     assert fb["name"] == "check_reach" and fb["type"] == "CheckReachability"
     m = re.search(r"the door handle at (\d+) deg of its 62 deg arc is out of reach", fb["feedback"])

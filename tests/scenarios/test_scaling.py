@@ -11,6 +11,7 @@ import numpy as np
 import pybullet as pb
 import pytest
 
+from py_trees_manipulation.trees.metrics import WALL_CLOCK_METRICS
 from py_trees_manipulation.geometry.poses import pose_from_xyz_rpy
 from py_trees_manipulation.msgs.actions import GoalStatus
 from py_trees_manipulation.msgs.motion import MoveToPoseGoal
@@ -91,7 +92,7 @@ def test_the_clearance_monitor_finds_the_minimum_querying_only_the_bodies_near_t
 # ---- resting bodies sleep -------------------------------------------------------------------------------
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
 #: wall-clock metrics: the same run, not the same figure
-WALL_METRICS = ("planning_time_s", "plan_time_ms", "ik_time_ms", "collision_time_ms")
+WALL_METRICS = WALL_CLOCK_METRICS
 
 
 def _comparable(summary: dict) -> dict:

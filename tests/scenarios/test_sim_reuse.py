@@ -10,6 +10,7 @@ import numpy as np
 import pybullet as pb
 import pytest
 
+from py_trees_manipulation.trees.metrics import WALL_CLOCK_METRICS
 from py_trees_manipulation.scenarios import sweep
 from py_trees_manipulation.sim import SimBackend
 from py_trees_manipulation.trees.loader import load_task
@@ -17,7 +18,7 @@ from py_trees_manipulation.trees.runner import RunOptions, run_task
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
 #: wall-clock metrics: the same run, not the same figure
-WALL_METRICS = ("planning_time_s", "plan_time_ms")
+WALL_METRICS = WALL_CLOCK_METRICS
 
 
 def _comparable(summary: dict) -> dict:
