@@ -64,6 +64,10 @@ class PayloadMonitor:
         self._shared: Optional[tuple[str, float, list[str]]] = None
         self._pulled: set[str] = set()   # arms whose shared hold read over the limit (said once)
         self._most: dict[str, float] = {}
+        #: per arm, the last sample whose reading passed its limit while another hand held the same
+        #: object: (time s, the :meth:`_shared_hold` tuple). The window's average lags the hold by up
+        #: to WINDOW_S: after the other hand let go it still holds the samples of the shared hold
+        self._seen_shared: dict[str, tuple[float, tuple[str, float, list[str]]]] = {}
 
     def sample(self) -> None:
         from .arm import wrist_force_world
@@ -71,6 +75,10 @@ class PayloadMonitor:
         for arm, weight, limit, rating, window in self.arms:
             f = wrist_force_world(arm, weight)
             window.append(max(0.0, float(f[2])) / self.g)   # the hand holding a load up
+            if self._over is None and window[-1] > limit:   # over it now: is another hand on the object?
+                seen = self._shared_hold(arm)
+                if seen is not None:
+                    self._seen_shared[arm.name] = (self.sim.now(), seen)
             if len(window) < window.maxlen:
                 continue
             load = sum(window) / len(window)
@@ -80,6 +88,9 @@ class PayloadMonitor:
                 self.max_carried_kg = load
             if self._over is None and load > limit + max(MARGIN * limit, MARGIN_KG):
                 shared = self._shared_hold(arm)
+                seen = self._seen_shared.get(arm.name)
+                if shared is None and seen is not None and self.sim.now() - seen[0] <= WINDOW_S + 1e-9:
+                    shared = seen[1]   # the average still holds samples of the shared hold
                 if shared is not None and shared[1] <= limit + 1e-9 and (load - shared[1]) * self.g <= SHARED_PULL_N:
                     if arm.name not in self._pulled:   # said once per arm: the hands pull, the load is not carried
                         self._pulled.add(arm.name)
