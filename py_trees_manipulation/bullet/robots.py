@@ -23,7 +23,7 @@ import pybullet as pb
 
 from ..geometry.poses import Pose, invert
 from ..robots import RobotDescription, stock_description, stock_models
-from ..robots.linkage import pad_actuator
+from ..robots.linkage import linkage_loops, pad_actuator
 from ..robots.urdf import parse_urdf
 from .pb_pose import pose_from_pybullet
 
@@ -85,6 +85,11 @@ class LoadedRobot:
         follower_actuator: a tracked linkage: ``(joint index, multiplier)`` of the other pad's
             actuated joint (:func:`~py_trees_manipulation.robots.linkage.pad_actuator`), which
             turns ``multiplier`` times the driver; None otherwise.
+        linkage_pins: a tracked linkage whose URDF leaves its four-bar loops open
+            (:func:`~py_trees_manipulation.robots.linkage.linkage_loops`): ``(link, pad link, point
+            in link, point in pad link, passive joints)`` per pad (link indices, points in the link
+            frames, m, the joint indices the pin makes passive); the simulator pins each pair
+            together as the real linkage does. Empty otherwise.
         finger_links: link indices of the two finger pads (``model.gripper.pads``).
         palm_link: link index of the gripper's palm.
         wrist_ft_joint: joint index whose reaction force is the wrist force.
@@ -159,6 +164,13 @@ class LoadedRobot:
             name = pad_actuator(urdf, g.driver, urdf.chain(other, g.palm_link))
             if name is not None and name != g.driver and name in self.joint_index:
                 self.follower_actuator = (self.joint_index[name], float(urdf.mimic_root(name)[1]))
+        self.linkage_pins: list[tuple[int, int, np.ndarray, np.ndarray, tuple[int, ...]]] = []
+        if self.tracked_mimics and g.driver is not None:
+            for loop in linkage_loops(urdf, g.driver, g.pads, g.palm_link):
+                if loop.link in self.link_index and all(n in self.joint_index for n in loop.joints):
+                    self.linkage_pins.append((self.link_index[loop.link], self.link_index[loop.pad_link],
+                                              loop.in_link, loop.in_pad_link,
+                                              tuple(self.joint_index[n] for n in loop.joints)))
         self.palm_link = self.link_index[g.palm_link]
         ft = model.wrist_ft_joint
         self.wrist_ft_joint = self.joint_index[ft] if ft in self.joint_index else self.arm_joints[-1]

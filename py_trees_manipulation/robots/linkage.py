@@ -26,7 +26,7 @@ import numpy as np
 from .description import FingerPad
 from .urdf import UrdfModel
 
-__all__ = ["LinkageTable", "linkage_table", "pad_actuator", "SAMPLES"]
+__all__ = ["LinkageTable", "LinkageLoop", "linkage_table", "linkage_loops", "pad_actuator", "SAMPLES"]
 
 #: driver samples of a table (the gap between samples is linear: < 1 micrometre off for the xArm)
 SAMPLES = 129
@@ -44,7 +44,9 @@ class LinkageTable:
             shape (2, n): the derivative of its position along its own ``y`` axis.
         centre: midpoint of the two pad centres in the palm frame at each ``q``, metres, shape (n, 3).
         own_travel: each pad's motion towards its back per unit of the driver alone, every other
-            joint held (the lever the driver's torque acts through on that pad); for a pad whose
+            joint held (the lever the driver's torque acts through on that pad); a pad whose loop
+            is closed (:func:`linkage_loops`: the simulator pins it) translates with its chain, and
+            its lever is its ``travel``, wherever on the pad the object presses; for a pad whose
             chain does not hold the driver, per unit of the driver through that chain's actuated
             joint alone (:func:`pad_actuator`: the joint nearest the palm that follows the driver);
             0 when there is none. m/rad, shape (2, n).
@@ -143,7 +145,11 @@ def linkage_table(urdf: UrdfModel, driver: str, pads: Sequence[FingerPad], palm:
     # the other pad's chain, the joint nearest the palm that follows the driver (its <mimic>, the
     # one motor's other output: :func:`pad_actuator`) alone, per unit of the driver it follows
     own = np.zeros((2, len(q)))
+    pinned = {loop.pad_link for loop in linkage_loops(urdf, driver, pads, palm)}
     for k, pad in enumerate(pads):
+        if pad.link in pinned:   # the loop is closed: the pad translates, its lever is its travel
+            own[k] = travel[k]
+            continue
         chain = urdf.chain(pad.link, palm)
         mover = pad_actuator(urdf, driver, chain)
         if mover is None:
@@ -160,3 +166,85 @@ def linkage_table(urdf: UrdfModel, driver: str, pads: Sequence[FingerPad], palm:
     parallel = float(np.min(-np.einsum("ij,ij->i", y[:, 0], y[:, 1])))
     return LinkageTable(driver=driver, q=q, gap=gap, travel=travel, centre=0.5 * (p[:, 0] + p[:, 1]),
                         parallel=parallel, own_travel=own)
+
+
+#: a linkage's loop is closed where its links meet within this over the driver's whole range (m)
+LOOP_TOLERANCE_M = 2e-4
+
+
+@dataclass(frozen=True)
+class LinkageLoop:
+    """Where a linkage's open URDF loop closes: the link that ends free (the inner knuckle) meets the
+    pad's link (the fingertip) at one pin over the driver's whole range.
+
+    Attributes:
+        link: the free-ended link (a ``<mimic>`` joint's child with no child of its own).
+        pad_link: the pad's link it is pinned to.
+        in_link: the pin in ``link``'s frame, m, shape (3,).
+        in_pad_link: the pin in ``pad_link``'s frame, m, shape (3,).
+        joints: the joints the pin makes passive (the simulator stops driving them): ``link``'s
+            joint and the pad link's joint, names.
+        error_m: the largest distance between the two points over the driver's range, m.
+    """
+
+    link: str
+    pad_link: str
+    in_link: np.ndarray
+    in_pad_link: np.ndarray
+    joints: tuple[str, str]
+    error_m: float
+
+
+def linkage_loops(urdf: UrdfModel, driver: str, pads: Sequence[FingerPad], palm: str,
+                  samples: int = 17) -> list[LinkageLoop]:
+    """The loops of a four-bar linkage gripper that its URDF leaves open, found from the kinematics.
+
+    A real four-bar (the xArm gripper, the Robotiq 2F-85) pins each inner knuckle to its fingertip,
+    which keeps the pad parallel: the pad translates, and the motor's torque reaches it through the
+    linkage's ratio wherever on the pad the object presses. The URDF drops that pin (a tree cannot
+    hold a loop) and declares the knuckle and the fingertip ``<mimic>`` of the driver instead. For
+    each pad link and each free-ended ``<mimic>`` link under the palm that is not on the pad's chain,
+    this solves (least squares over ``samples`` driver positions, every mimic following its leader)
+    for a point fixed in both links; the pair is a loop when the two points stay within
+    :data:`LOOP_TOLERANCE_M` over the whole range.
+
+    Returns:
+        One :class:`LinkageLoop` per pad that has one (none for a gripper without such links).
+    """
+    j = urdf.joints[driver]
+    if not (np.isfinite(j.lower) and np.isfinite(j.upper)) or j.upper <= j.lower:
+        return []
+    qs = np.linspace(j.lower, j.upper, max(3, int(samples)))
+    parents = {jj.parent for jj in urdf.joints.values()}
+    pad_links = [p.link for p in pads]
+    free = [jj for jj in urdf.joints.values()
+            if jj.mimic is not None and jj.movable and jj.child not in parents and jj.child not in pad_links
+            and urdf.is_descendant(jj.child, palm)]
+    loops: list[LinkageLoop] = []
+    for pad_link in pad_links:
+        if not urdf.is_descendant(pad_link, palm):
+            continue
+        pad_joint = urdf.parent_joint.get(pad_link)
+        if pad_joint is None or pad_joint.mimic is None:
+            continue
+        chain = {jj.name for jj in urdf.chain(pad_link, palm)}
+        best: Optional[LinkageLoop] = None
+        for jj in free:
+            if jj.name in chain:
+                continue
+            A, rhs, poses = [], [], []
+            for v in qs:
+                Ti = urdf.link_pose(jj.child, {driver: float(v)}, base=palm)
+                Tf = urdf.link_pose(pad_link, {driver: float(v)}, base=palm)
+                A.append(np.hstack([Ti[:3, :3], -Tf[:3, :3]]))
+                rhs.append(Tf[:3, 3] - Ti[:3, 3])
+                poses.append((Ti, Tf))
+            sol = np.linalg.lstsq(np.vstack(A), np.concatenate(rhs), rcond=None)[0]
+            a, b = sol[:3], sol[3:]
+            err = max(float(np.linalg.norm(Ti[:3, :3] @ a + Ti[:3, 3] - Tf[:3, :3] @ b - Tf[:3, 3])) for Ti, Tf in poses)
+            if err <= LOOP_TOLERANCE_M and (best is None or err < best.error_m):
+                best = LinkageLoop(link=jj.child, pad_link=pad_link, in_link=a, in_pad_link=b,
+                                   joints=(jj.name, pad_joint.name), error_m=err)
+        if best is not None:
+            loops.append(best)
+    return loops

@@ -24,6 +24,8 @@ from .resources import _Execution, _SimResource
 #: (PyBullet's, 0..1)
 TRACKED_MIMIC_TORQUE = 50.0
 TRACKED_MIMIC_GAIN = 0.5
+#: the largest force a tracked linkage's pin (SimGripper._pin_linkage) holds with, N
+LINKAGE_PIN_FORCE_N = 1000.0
 #: a tracked linkage's other pad (SimGripper.share_force): the lag behind its place, in pad travel,
 #: m, at which the driver's force is all taken off (a stiff gear train: a fraction of a millimetre
 #: of backlash and tooth bending per side), and the least force its motor holds the pad with, N
@@ -32,7 +34,9 @@ FOLLOWER_LAG_M = 0.001
 FOLLOWER_MIN_FORCE_N = 2.0
 #: PyBullet constraint-solver iterations per step while a tracked linkage squeezes something (its
 #: other pad presses harder than :data:`LOADED_ON_N`; back to the scene's ``solver_iterations``
-#: under :data:`LOADED_OFF_N`). The gear train is one stiff chain: the driver's motor, the pad, the
+#: under :data:`LOADED_OFF_N`; 3 / 1.5 N before the linkage's loops were pinned: the pins are two
+#: more constraints in the chain, and a 0.6 kg block held with 2.7 N a pad, under the 3 N, opened
+#: the driver 0.1 mm at the lift and slid out, examples/place_on_contact.yaml's sweep). The gear train is one stiff chain: the driver's motor, the pad, the
 #: object, the other pad and its actuated joint, and each finger's <mimic> joints, all solved
 #: together by projected Gauss-Seidel, whose iterations converge along such a chain only slowly. At
 #: the scene default (50) the chain does not converge when a load comes on (the arm's acceleration
@@ -42,7 +46,7 @@ FOLLOWER_MIN_FORCE_N = 2.0
 #: transmission, does not back-drive). Bullet stops iterating once the residual is small, so an
 #: idle or free-moving gripper costs nothing more; a squeezing one about 1.5-2x per step.
 LOADED_SOLVER_ITERATIONS = 200
-LOADED_ON_N, LOADED_OFF_N = 3.0, 1.5
+LOADED_ON_N, LOADED_OFF_N = 1.0, 0.5
 #: a closing position command's contact approach (SimGripper.approach_speed): within
 #: CONTACT_ZONE_M of the first contact the fingers slow to the speed at which their momentum, taken
 #: by the contact within one physics step, adds at most IMPACT_FRACTION of the force limit to the
@@ -93,7 +97,7 @@ class _GripperMove(_Execution):
         gripper.command_gap(target, force)
         #: the fingers close: their speed follows the distance to contact (SimGripper.approach_speed;
         #: two finger joints only, see there)
-        self.closing = not gripper.robot.model.gripper.is_linkage and target < gripper.gap_m() - gripper.position_tolerance_m
+        self.closing = (not gripper.robot.model.gripper.is_linkage or bool(gripper.robot.linkage_pins)) and target < gripper.gap_m() - gripper.position_tolerance_m
 
     def step(self) -> None:
         self.count += 1
@@ -196,6 +200,8 @@ class SimGripper(_SimResource):
         self._force_limit_n = float(robot.model.default_grip_force_n)   # the gripper's force limit now, N
         self._applied_force = 0.0   # the driver's finger force limit last applied (position motors), N
         self._follower_slot = -1
+        self._follower_closing = 1.0   # +1 / -1: the way the other pad's actuated joint closes
+        self._opening = False          # the last position command opens the fingers
         self._moving_mass: Optional[float] = None   # kg, see contact_speed_mps
         self._full_speed = float(robot.model.finger_speed_mps)   # the last position command's finger speed, m/s
         self._pad_normals = [tuple(p.pose[:3, 1]) for p in robot.model.gripper.pads]  # pad normals (y), link frame
@@ -211,26 +217,65 @@ class SimGripper(_SimResource):
         r, c = self.robot, self._client
         mimics = r.mimics
         if self._mimic_args is None:
-            self._mimic_args = ([f for f, _l, _m, _o in mimics], [TRACKED_MIMIC_TORQUE] * len(mimics),
-                                [TRACKED_MIMIC_GAIN] * len(mimics))
+            passive = self._pin_linkage()
+            driven = [f for f, _l, _m, _o in mimics if f not in passive]
+            self._mimic_args = (driven, [TRACKED_MIMIC_TORQUE] * len(driven), [TRACKED_MIMIC_GAIN] * len(driven))
             self._mimic_leaders = sorted({lead for _f, lead, _m, _o in mimics} - {f for f, _l, _m, _o in mimics})
             if r.follower_actuator is not None:
                 fa = r.follower_actuator[0]
-                self._follower_slot = next(i for i, (f, _l, _m, _o) in enumerate(mimics) if f == fa)
+                self._follower_slot = driven.index(fa)
                 self._mimic_leaders.append(fa)
+                # the sign of the other pad's actuated joint's closing motion (the driver closes the
+                # way its gap slope falls; the joint turns its multiplier times the driver)
+                slope = self.model.gripper.drive_slopes(self.robot.finger_positions())[0]
+                self._follower_closing = -math.copysign(1.0, slope) * math.copysign(1.0, r.follower_actuator[1])
         joints, forces, gains = self._mimic_args
         states = pb.getJointStates(self._body, self._mimic_leaders, physicsClientId=c)
         q = {j: st[0] for j, st in zip(self._mimic_leaders, states)}
-        targets = []
         for f, lead, m, off in mimics:
-            v = m * q[lead] + off
-            q[f] = v
-            targets.append(v)
+            q[f] = m * q[lead] + off
+        targets = [q[f] for f in joints]
         if r.follower_actuator is not None:
             slot = self._follower_slot
-            forces[slot] = self._follower_torque(states[-1][0], targets[slot], abs(states[-1][3]) / forces[slot])
+            actual = states[-1][0]
+            forces[slot] = self._follower_torque(actual, targets[slot], abs(states[-1][3]) / forces[slot])
+            if self._opening and not self._torque_mode and self._follower_closing * (targets[slot] - actual) > 0.0:
+                # opening: the one motor turns back, and the pad that trails its place (it met the
+                # object first) opens from where it is, as the driver's pad does; held to its place
+                # it closed after the object as the driver's pad let go, and pushed a mug it was setting
+                # down into the table (17.7 N against 8.9, examples/pick_and_place.yaml on the xArm)
+                targets[slot] = actual
         pb.setJointMotorControlArray(self._body, joints, pb.POSITION_CONTROL, targetPositions=targets, forces=forces,
                                      positionGains=gains, physicsClientId=c)
+
+    def _pin_linkage(self) -> set[int]:
+        """Close a tracked linkage's four-bar loops (``robot.linkage_pins``), once: a point-to-point
+        constraint pins each inner knuckle to its fingertip where the real linkage's pin is, and the
+        two joints it makes passive are let go (no motor). Returns those joints' indices.
+
+        The URDF leaves the loop open, and a position motor holding the fingertip joint at its
+        ``<mimic>`` place made the knuckle and the fingertip one rigid lever about the driver's
+        axis: the driver's torque then reached the pad through the lever of the point where the
+        object pressed, and a pad pressing by its base end (nearer the axis) pressed harder than the
+        force limit (examples/heavy_pick_graspfix.yaml on the xArm: 34.9 N at 30 N). Pinned, the pad
+        translates as the real four-bar's does, the inner knuckle carries the moment, and the
+        motor's torque limit bounds the pad's force through the linkage's ratio (``own_travel``,
+        the pad's travel per unit of the driver) wherever on the pad the object presses."""
+        r, c, body = self.robot, self._client, self._body
+        passive: set[int] = set()
+        for link, pad_link, in_link, in_pad, joints in r.linkage_pins:
+            frames = []
+            for lk, p in ((link, in_link), (pad_link, in_pad)):
+                info = pb.getDynamicsInfo(body, lk, physicsClientId=c)   # the inertial frame in the link frame
+                inv_p, inv_q = pb.invertTransform(info[3], info[4])
+                frames.append(pb.multiplyTransforms(inv_p, inv_q, [float(v) for v in p], [0, 0, 0, 1])[0])
+            cid = pb.createConstraint(body, link, body, pad_link, pb.JOINT_POINT2POINT, [0, 0, 0],
+                                      frames[0], frames[1], physicsClientId=c)
+            pb.changeConstraint(cid, maxForce=LINKAGE_PIN_FORCE_N, physicsClientId=c)
+            passive.update(joints)
+        for j in passive:
+            pb.setJointMotorControl2(body, j, pb.VELOCITY_CONTROL, force=0.0, physicsClientId=c)
+        return passive
 
     def _follower_torque(self, actual: float, target: float, load: float) -> float:
         """The other pad's actuated joint (a tracked linkage): how far it is pushed back behind
@@ -314,6 +359,7 @@ class SimGripper(_SimResource):
         speed = self.model.finger_speed_mps if speed_mps is None else speed_mps
         if gap_m < self.gap_m() - 1e-4:
             self.closing_force_n = force   # what a grasp made by this command squeezes with, at most
+        self._opening = gap_m > self.gap_m() + 1e-4
         self._torque_mode = False
         self._command = (tuple(targets), float(force), float(speed))
         self._full_speed = float(speed)
@@ -417,10 +463,12 @@ class SimGripper(_SimResource):
         not the fingers' momentum, then bounds how fast the squeeze rises to it). Returns False
         when there is no position command to govern (the controller owns the motors).
 
-        Two finger joints only (the Panda's, the WSG 50's): a tracked linkage (the xArm's) meets the
+        Two finger joints (the Panda's, the WSG 50's) and a pinned linkage (the xArm's,
+        :meth:`_pin_linkage`: one stiff chain, whose closing at full speed met a box standing on the
+        table with 35.2 N at 30 N on examples/regrasp.yaml). A tracked linkage left open meets the
         object through its chain's position-tracked ``<mimic>`` joints, which spread the contact
-        over several steps (30.6 N on examples/pick_and_lift.yaml's mug at its 30 N), and slowing
-        its driver let the held pad (:meth:`share_force`) meet the mug first and press it 35.8 N."""
+        over several steps, and slowing its driver let the held pad (:meth:`share_force`) meet the
+        mug first and press it 35.8 N: it is not slowed."""
         cmd = self._command
         if cmd is None or self._torque_mode:
             return False
@@ -454,6 +502,7 @@ class SimGripper(_SimResource):
             for j in self._fj:
                 pb.setJointMotorControl2(self._body, j, pb.VELOCITY_CONTROL, force=0.0, physicsClientId=self._client)
             self._torque_mode = True
+            self._opening = False
         if self._linkage:
             k = self.model.gripper.drive_force_slopes(self.robot.finger_positions())[0]
             cap = self.share_force(abs(effort_n))

@@ -225,3 +225,55 @@ def test_an_opening_beyond_the_linkage_names_its_range(tmp_path):
     _edit(path, "opening_m: [0.0017, 0.085]", "opening_m: [0.0, 0.1]")
     p = _problem(path, "gripper.opening_m")
     assert "close to 1.6 mm and open to 88.9 mm" in p.message and "[0.0016, 0.0889]" in p.hint
+
+
+def test_the_xarm_linkage_loops_are_found_where_the_inner_knuckles_pin_the_fingertips():
+    """Issue 33 item 4: the URDF leaves each four-bar loop open; the pin that closes it is the point
+    fixed in both the inner knuckle and the fingertip over the driver's whole range: the inner
+    knuckle's far end (the outer knuckle's 35.465 / 42.039 mm lever), 15 mm back and 15 mm down the
+    fingertip from its joint (the two knuckles' axes are 15 mm apart along y and z: a parallelogram)."""
+    from py_trees_manipulation.robots.linkage import linkage_loops
+
+    d = stock_description("ufactory_xarm6")
+    g = d.gripper
+    urdf = parse_urdf(d.urdf_path, d.packages)
+    loops = linkage_loops(urdf, g.driver, g.pads, g.palm_link)
+    assert [(lp.link, lp.pad_link) for lp in loops] == [("left_inner_knuckle", "left_finger"),
+                                                         ("right_inner_knuckle", "right_finger")]
+    left, right = loops
+    assert left.in_link == pytest.approx([0.0, 0.035465, 0.042039], abs=1e-9)
+    assert left.in_pad_link == pytest.approx([0.0, -0.015, 0.015], abs=1e-9)
+    assert right.in_link == pytest.approx([0.0, -0.035465, 0.042039], abs=1e-9)
+    assert right.in_pad_link == pytest.approx([0.0, 0.015, 0.015], abs=1e-9)
+    assert left.joints == ("left_inner_knuckle_joint", "left_finger_joint") and left.error_m < 1e-9
+    # pinned, the pads translate: the driver's lever on each pad is the pad's whole travel per radian
+    # (54.4 mm/rad closed, 42.0 open), not the open chain's lever about the driver's axis
+    q, _gap, slope, own0, own1 = (np.array(v) for v in g.drive_table)
+    assert own0 + own1 == pytest.approx(slope, abs=1e-9)
+    assert g.drive_force_slopes((0.85,))[0] == pytest.approx(-0.0544, abs=5e-5)
+    assert g.drive_force_slopes((0.0,), pad=1)[0] == pytest.approx(-0.0420, abs=5e-5)
+
+
+def test_a_knuckle_that_meets_no_fingertip_point_is_left_unpinned(tmp_path):
+    """An inner knuckle whose far end does not stay on one fingertip point (it turns 0.8 times the
+    driver: no longer a parallelogram) is no loop: nothing is pinned, and that pad's lever stays the open
+    chain's (the driver alone turning the knuckle and the fingertip as one); the other side's loop is
+    still found. The same URDF with its right side's mimics chained and an axis reversed finds both."""
+    from py_trees_manipulation.robots.linkage import linkage_loops
+
+    text = _set_mimic(open(XARM_URDF).read(), "left_inner_knuckle_joint", "drive_joint", 0.8)
+    d = load_description(_xarm_copy(tmp_path, text))
+    g = d.gripper
+    urdf = parse_urdf(d.urdf_path, d.packages)
+    assert [lp.pad_link for lp in linkage_loops(urdf, g.driver, g.pads, g.palm_link)] == ["right_finger"]
+    _q, _gap, slope, own0, own1 = (np.array(v) for v in g.drive_table)
+    assert own1 == pytest.approx(slope / 2, abs=1e-6)            # pinned: the right pad's travel
+    assert not np.allclose(own0, slope / 2, atol=1e-3)           # open: the lever about the driver's axis
+    text = _set_mimic(open(XARM_URDF).read(), "right_finger_joint", "right_outer_knuckle_joint", 1.0)
+    text = _flip_axis(text, "right_outer_knuckle_joint")
+    text = _set_mimic(text, "right_outer_knuckle_joint", "drive_joint", -1.0)
+    text = _set_mimic(text, "right_finger_joint", "right_outer_knuckle_joint", -1.0)
+    (tmp_path / "b").mkdir()
+    d = load_description(_xarm_copy(tmp_path / "b", text))
+    urdf = parse_urdf(d.urdf_path, d.packages)
+    assert len(linkage_loops(urdf, d.gripper.driver, d.gripper.pads, d.gripper.palm_link)) == 2
