@@ -373,9 +373,7 @@ class Pr2GripperController(_RealtimeModes, _ActionLayer):
         ``fingertip_force_limit`` (when set)."""
         p = self.params
         f = max(self.slip_force, self.load_grip, p.force_lightest)
-        if p.fingertip_force_limit >= 0:
-            f = min(f, max(p.fingertip_force_limit, p.force_lightest))
-        return f
+        return min(f, p.force_cap)
 
     @property
     def grip_ready(self) -> bool:

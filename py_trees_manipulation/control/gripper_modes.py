@@ -65,7 +65,7 @@ class _RealtimeModes:
         p = self.params
         if p.fingertip_force_limit < 0:
             return out
-        cap = max(p.fingertip_force_limit, p.force_lightest)
+        cap = p.force_cap
         if 0 <= out.max_effort < cap:
             cap = out.max_effort
         return dataclasses.replace(out, effort=min(max(out.effort, -cap), cap), max_effort=cap)
@@ -159,7 +159,7 @@ class _RealtimeModes:
         # keeps the weaker pad under it however long the servo waits. The grip is then as firm as
         # the limit lets it be: the stronger pad at the limit, the weaker one holding, the gap still
         tol = p.force_servo_force_tolerance
-        cap = max(p.fingertip_force_limit, p.force_lightest) if p.fingertip_force_limit >= 0 else float("inf")
+        cap = p.force_cap
         at_limit = (f_d >= cap - tol and f_min >= p.force_lightest
                     and max(self.pressure.pad_force_left, self.pressure.pad_force_right) >= cap - tol)
         if (abs(f_min - f_d) < tol or at_limit) and abs(self.gap_velocity_lp) < p.force_servo_velocity_tolerance:
@@ -238,7 +238,7 @@ class _RealtimeModes:
             self.marker = x
             effort = p.drop_effort
             if p.fingertip_force_limit >= 0:   # B12: the "empty" close respects the force limit too
-                effort = max(effort, -max(p.fingertip_force_limit, p.force_lightest))
+                effort = max(effort, -p.force_cap)
             out = ActuatorCommand(True, effort, out.position, out.velocity, 0.0, self.max_effort,
                                   p.position_gain, p.velocity_gain, override=True)
         else:

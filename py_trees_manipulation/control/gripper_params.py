@@ -9,6 +9,7 @@ Moved out of :mod:`.gripper_controller` (issue 37 item 6), which re-exports thes
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
@@ -186,6 +187,14 @@ class ControllerParams:
         if 0 < self.sensor_timeout <= self.pressure_frame_period:
             raise ValueError(f"ControllerParams.sensor_timeout ({self.sensor_timeout} s) must exceed the pressure "
                              f"frame period ({self.pressure_frame_period} s), or be 0 (off)")
+
+    @property
+    def force_cap(self) -> float:
+        """The most any pad may be pressed with, N: ``fingertip_force_limit`` floored at
+        ``force_lightest`` (the force servo's least target), ``inf`` when the limit is off (< 0)."""
+        if self.fingertip_force_limit < 0:
+            return math.inf
+        return max(self.fingertip_force_limit, self.force_lightest)
 
     @classmethod
     def for_gripper(cls, max_gap_m: float, min_gap_m: float = 0.0, **overrides: Any) -> "ControllerParams":
