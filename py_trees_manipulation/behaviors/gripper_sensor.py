@@ -308,6 +308,8 @@ class EventDetector(_GripperSensorAction):
     Status: RUNNING until the trigger conditions are met; SUCCESS then (no sooner than 0.1 s);
     FAILURE when a fingertip sensor is lost while a tactile condition is armed (ABORTED), on
     pre-emption or ``timeout_s``.
+    A line beside it in a ``Parallel`` that would trip its acceleration trigger on its own start is
+    refused by ``ptm validate`` (see :class:`Release`).
 
     Args:
         trigger_conditions: ``FINGER_SIDE_IMPACT_OR_ACC`` (default), ``SLIP_AND_ACC``,
@@ -358,6 +360,13 @@ class Release(_GripperSensorAction):
     closed; the robot waits forever, bug B7), when a fingertip sensor is lost while a tactile
     condition is armed (ABORTED, the gripper stays closed: a dead sensor never opens it), on
     pre-emption or ``timeout_s``.
+
+    A trigger that an acceleration alone fulfils (``ACC``, ``FINGER_SIDE_IMPACT_OR_ACC``,
+    ``FINGER_SIDE_IMPACT_OR_SLIP_OR_ACC``) also fires on the hand's own motion: ``ptm validate``
+    refuses a ``MoveCartesian`` in another branch of the same ``Parallel`` (the lower of a place)
+    whose speed ramps would accelerate the hand past ``acceleration_trigger_magnitude`` (21.9 m/s^2
+    per m/s of ``speed_mps``: 91 mm/s at most for 2 m/s^2), naming the speed that works
+    (``trees/event_checks.py``); the same holds for :class:`EventDetector`.
 
     Example:
         .. code-block:: yaml

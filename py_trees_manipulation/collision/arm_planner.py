@@ -58,7 +58,7 @@ import numpy as np
 from ..geometry.poses import Pose, check_pose, rotation_angle, translation_distance
 from ..motion import DEFAULT_PLANNER, PLANNER_CHOICES
 from ..motion.paths import densify, first_invalid, path_length
-from ..motion.timing import Trajectory, slowed_line_timing, time_parameterize
+from ..motion.timing import LINE_RAMP_S, Trajectory, line_waypoint_times, slowed_line_timing, time_parameterize
 from .ik import IKSolution, solve_ik
 from .contacts import AllowedContacts, Proximity
 from .state_checker import StateChecker
@@ -72,12 +72,7 @@ GRASP_PENETRATION_M = 0.005    # ... and go this far into it at most (collision 
 IK_RANDOM_SEEDS = 6            # random IK seeds per batch
 IK_MAX_SEEDS = 30              # seeds tried at most for a pose goal
 IK_ENOUGH_SOLUTIONS = 3        # distinct collision-free IK solutions that end the search
-CARTESIAN_STEP_M = 0.005
-CARTESIAN_STEP_RAD = 0.05
-CARTESIAN_PERIOD_S = 0.02
-LINE_RAMP_S = 0.1              # a straight line's speed ramps take this long at its cruise speed
 GUARD_BOUND_TEXT = "twice the guard (scene/contact.py GUARD_BOUND)"
-MAX_ANGULAR_SPEED_RPS = 0.5
 MAX_JOINT_JUMP_RAD = 0.5
 CLEARANCE_RANGE_M = 0.25       # clearances are measured up to this distance
 JERK_RAMP_S = 0.1              # without jerk limits: full acceleration reached in this long
@@ -726,20 +721,8 @@ class ArmMotionPlanner:
         from ..geometry.poses import PoseInterpolation as _Interpolation
 
         r = self.loaded
-        t_nom = max(dist / req.speed_mps, angle / MAX_ANGULAR_SPEED_RPS, 0.02)
-        ta = min(LINE_RAMP_S, t_nom)  # ramp time; the cruise speed is exactly speed_mps
-        T = t_nom + ta
-        v = 1.0 / t_nom
-
-        def s_of(t: np.ndarray) -> np.ndarray:
-            t = np.clip(t, 0.0, T)
-            return np.where(t < ta, 0.5 * v / ta * t ** 2,
-                            np.where(t > T - ta, 1.0 - 0.5 * v / ta * (T - t) ** 2, v * (t - ta / 2)))
-
-        n_wp = max(2, int(math.ceil(T / CARTESIAN_PERIOD_S)), int(math.ceil(dist / CARTESIAN_STEP_M)),
-                   int(math.ceil(angle / CARTESIAN_STEP_RAD)))
-        t_wp = np.linspace(0.0, T, n_wp + 1)
-        s_wp = s_of(t_wp)
+        t_wp, s_wp = line_waypoint_times(dist, angle, req.speed_mps)
+        n_wp = len(t_wp) - 1
         q_prev = start
         qs = [start]
         times = [0.0]

@@ -31,6 +31,7 @@ from ..behaviors import registry
 from ..behaviors.params import Param, ParamError
 from ..located import locyaml
 from .dataflow import check_data_flow
+from .event_checks import armed_event_problems
 from .mechanism_goals import mechanism_goal_problems
 from ..located.errors import Loc, Problem, TreeLoadError, did_you_mean
 from ..located.locyaml import LocDict, LocList, loc_of
@@ -174,6 +175,7 @@ def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *
         _check_scene_references(tree, scene_spec, ctx, blackboard)
         _check_reach(tree, scene_spec, ctx)
         mechanism_goal_problems(tree, scene_spec, ctx.add)
+        armed_event_problems(tree, scene_spec, ctx.add)
     if tree is not None and check_blackboard and not ctx.problems:
         def bb_loc(key: str) -> Loc:
             return ctx.override_loc(("blackboard", key)) or (
