@@ -44,8 +44,10 @@ def test_a_lower_too_fast_for_the_trigger_is_refused_at_its_speed_with_the_speed
     load_task(EXAMPLE, [f"parameters.lower_speed_mps={v}"])
 
 
-def test_each_fix_the_refusal_names_loads():
+def test_each_fix_the_refusal_names_loads_and_other_triggers_are_not_checked():
     load_task(EXAMPLE, ["parameters.lower_speed_mps=0.13", "parameters.acceleration_trigger_magnitude=2.86"])
+    # SLIP_AND_ACC (both needed) is not an acceleration-alone trigger: not checked (nor offered as a
+    # fix: at 130 mm/s the slip never came and Release timed out with the block pressed into the table)
     load_task(EXAMPLE, ["parameters.lower_speed_mps=0.13", "parameters.trigger_conditions=SLIP_AND_ACC"])
     # a trigger of 0 fires at once on purpose (the PR2's "release now"): not this check's business
     load_task(EXAMPLE, ["parameters.lower_speed_mps=0.13", "parameters.trigger_conditions=ACC",
