@@ -187,8 +187,15 @@ class GuardedApproach:
     line_m: float = 0.0
 
     def describe(self) -> str:
-        return (f"meets {self.pair} {self.contact_m * 1000:.0f} mm along at {self.contact_speed_mps:.3f} m/s "
-                f"(guard peak <= {self.peak_n:.1f} N)")
+        v = self.contact_speed_mps
+        speed = f"{v:.3f} m/s" if v >= 0.01 else f"{v * 1000:.3g} mm/s"
+        slow_m = max(0.0, min(self.contact_m, self.line_m or self.contact_m) - self.slow_from_m)
+        crawl = ""
+        if v > 0 and slow_m / v > 5.0:   # a stiff pair: say why the line takes so long
+            crawl = (f"; its last {slow_m * 1000:.0f} mm take {slow_m / v:.0f} s: a contact this stiff "
+                     f"({self.stiffness_n_per_m:.3g} N/m) lets the guard stop in time only this slowly (a softer "
+                     "support, contact_stiffness in the scene, or a higher max_force_n is faster)")
+        return f"meets {self.pair} {self.contact_m * 1000:.0f} mm along at {speed} (guard peak <= {self.peak_n:.1f} N{crawl})"
 
     def early_stop(self, remaining_m: float) -> str:
         """Why a guard that tripped with the TCP ``remaining_m`` (metres) short of the line's end

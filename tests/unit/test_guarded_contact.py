@@ -182,3 +182,25 @@ def test_ptm_validate_exits_2_naming_the_line_and_the_number(tmp_path):
     text = out.stdout + out.stderr
     assert f"{task}:8:" in text and "use at most 0.0020 m/s" in text
     assert f"{task}:9:" in text and "use at least 1 N" in text
+
+
+def test_a_guarded_line_that_must_crawl_says_how_long_and_why():
+    # the held mug meeting a rigid platform (no contact_stiffness on either: 4e6 N/m over a face):
+    # an 8 N guard stops within twice its threshold only at 0.29 mm/s, so the last 10 mm take 35 s;
+    # the plan's text says so with the three ways out. On the table top (4e5 N/m, 1200 N s/m) the
+    # line is at 2 mm/s and nothing more is said.
+    from py_trees_manipulation.collision.arm_planner import GuardedApproach
+    from py_trees_manipulation.scene.contact import TABLE_TOP, guard_contact_speed, pair_contact
+
+    k, d = pair_contact(None, None)
+    v = guard_contact_speed(8.0, k, d, 0.005)
+    assert v * 1000 == pytest.approx(0.286, abs=0.001)
+    rigid = GuardedApproach(pair="the held mug / platform", contact_m=0.12, slow_from_m=0.11, contact_speed_mps=v,
+                            max_speed_mps=v, stiffness_n_per_m=k, damping_n_s_per_m=d, peak_n=16.0, line_m=0.125)
+    text = rigid.describe()
+    assert "at 0.286 mm/s" in text and "its last 10 mm take 35 s" in text and "contact_stiffness" in text
+    k, d = pair_contact(None, TABLE_TOP)
+    v = guard_contact_speed(8.0, k, d, 0.005)
+    table = GuardedApproach(pair="the held mug / table", contact_m=0.12, slow_from_m=0.11, contact_speed_mps=v,
+                            max_speed_mps=v, stiffness_n_per_m=k, damping_n_s_per_m=d, peak_n=16.0, line_m=0.125)
+    assert table.describe() == f"meets the held mug / table 120 mm along at {v * 1000:.3g} mm/s (guard peak <= 16.0 N)"
