@@ -13,7 +13,10 @@ names every change one fix needs:
   travels further, or the condition lowered to the travel and every pull to at most it;
 - a pull (arc) beyond the travel: every node that asks it, the largest value that works, and the
   conditions that value still meets or not;
-- a condition more than the tree's pull (arc) moves it: the pull it would take.
+- a condition more than the tree's pull (arc) moves it: the pull it would take;
+- an arc that turns the door the way it does not open (``opening: push`` with a positive angle,
+  ``pull`` with a negative one: ``MoveAlongArc``'s sign, + pulls, - pushes), a positive pull that
+  pushes a closed drawer in: every node that moves it, set the other way.
 
 A node names its mechanism (``cabinet``, ``door``), or the scene's only one; ``MoveAlongArc`` names
 none and is counted when the scene has one mechanism of its kind. Values read from the blackboard
@@ -71,7 +74,35 @@ def mechanism_goal_problems(tree: Any, scene: Any, add: Callable[[Any, str, str]
                 if value is None:
                     continue
                 found[kind].append((n, param, value))
-            _one(spec, key, travel, unit, found, add)
+            if not _direction(spec, key, found, add):
+                _one(spec, key, travel, unit, found, add)
+
+
+def _direction(spec: Any, key: str, found: dict, add: Callable[[Any, str, str], None]) -> bool:
+    """A move or check that turns the door (pushes the drawer) the way it does not open: refused
+    at the first such node, with every node set the other way (the run's ``CheckReachability``
+    says the same, after a base search when ``base_pose: auto``). True when one was reported."""
+    moves = found["check"] + found["move"]
+    if key == "doors":
+        sign = int(spec.asset.arc_opening_sign)
+        what = f"door {spec.name!r} opens by " + ("pulling it toward its front" if sign > 0 else
+                                                  "pushing it away from its front")
+        what += f" (opening: {spec.asset.opening})"
+        unit, rule = "deg", "MoveAlongArc's sign: + pulls, - pushes"
+    else:
+        sign = -1
+        what = f"the drawer of {spec.name!r} starts closed: it opens by pulling it out"
+        unit, rule = "m", "negative pulls it out, along the handle's z into the front"
+    wrong = [(n, p, v) for n, p, v in moves if v * sign < 0]
+    if not wrong:
+        return False
+    n, p, v = wrong[0]
+    fix = ", ".join(f"{m.type} '{m.name or m.type}' {q} {sign * abs(u):g}" for m, q, u in moves)
+    add(n.param_locs.get(p, n.loc),
+        f"{n.type}.{p}: {what}, and {v:g} {unit} moves it the other way, into its "
+        f"{'frame' if key == 'doors' else 'cabinet'} ({rule})",
+        f"set every {'arc' if key == 'doors' else 'pull'} the way it opens: {fix}")
+    return True
 
 
 def _fmt(v: float, unit: str) -> str:

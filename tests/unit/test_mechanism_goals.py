@@ -49,3 +49,22 @@ def test_a_door_condition_beyond_its_hinge_limit():
     (p,) = _problems("open_door.yaml", "scene.doors.0.max_opening_deg=50")
     assert "DoorAngleAtLeast.min_angle_deg: door 'door' can never open 55 deg: it opens at most 50 deg" in p
     assert "open_angle 50, MoveAlongArc 'swing_open' angle 50" in p
+
+
+def test_an_arc_or_pull_the_way_the_mechanism_does_not_open_is_refused_when_loaded():
+    # a push door with the example's +62 deg (it pulls): refused when the file is loaded, in a second
+    # instead of after base_pose: auto's search (74 s on this machine before the run's own
+    # CheckReachability said the same), with every node set the way the door opens
+    (p,) = _problems("open_door.yaml", "scene.doors.0.opening=push")
+    assert ("CheckReachability.open_angle: door 'door' opens by pushing it away from its front (opening: push), and "
+            "62 deg moves it the other way, into its frame (MoveAlongArc's sign: + pulls, - pushes)") in p
+    assert "set every arc the way it opens: CheckReachability 'check_reach' open_angle -62, MoveAlongArc 'swing_open' angle -62" in p
+    load_task(os.path.join(EXAMPLES, "open_door.yaml"), ["scene.doors.0.opening=push", "parameters.open_angle_deg=-62"])
+    # a pull door asked to push
+    (p,) = _problems("open_door.yaml", "parameters.open_angle_deg=-62")
+    assert "opens by pulling it toward its front (opening: pull), and -62 deg moves it the other way" in p
+    assert "open_angle 62, MoveAlongArc 'swing_open' angle 62" in p
+    # a closed drawer asked to be pushed in
+    (p,) = _problems("open_drawer.yaml", "parameters.pull_m=0.25")
+    assert "CheckReachability.pull_m: the drawer of 'cabinet' starts closed: it opens by pulling it out, and 0.25 m" in p
+    assert "CheckReachability 'check_reach' pull_m -0.25, MoveAlongArc 'pull_open' translation_m -0.25" in p
