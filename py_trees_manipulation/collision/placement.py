@@ -208,6 +208,40 @@ class _Probe:
         pb.resetBasePositionAndOrientation(probe, [x, y, z], [0, 0, 0, 1], physicsClientId=self.c)
         return hi - z
 
+    def bottom_offset(self, position: np.ndarray, orn: Any) -> float:
+        """The object's lowest point below ``position`` (its base, as placed), m (>= 0 when the
+        frame is at or above the base)."""
+        self.at(position, orn)
+        return float(_aabb(self.c, self.body)[0][2]) - float(position[2])
+
+    def over(self, position: np.ndarray, orn: Any) -> tuple[int, float]:
+        """(the body straight above the object's base at ``position`` or around it, -1 for none; the
+        height of that body's top there, world z, m): a place given under a table top or inside a
+        body. The same point probe as :meth:`support`, at the middle of the object's base."""
+        self.at(position, orn)
+        top = float(_aabb(self.c, self.body)[0][2])   # from the object's base up
+        probe = getattr(self.world, "_place_probe", None)
+        if probe is None:
+            return -1, math.inf
+        x, y = float(position[0]), float(position[1])
+        self.at(position + np.array([0.0, 0.0, 100.0]), orn)
+        best, best_d = -1, math.inf
+        try:
+            pb.resetBasePositionAndOrientation(probe, [x, y, top], [0, 0, 0, 1], physicsClientId=self.c)
+            for b in self.others:
+                for pt in pb.getClosestPoints(probe, b, 1.0, physicsClientId=self.c):
+                    q = pt[6]
+                    d = 0.0 if pt[8] < 0 else (q[2] - top if math.hypot(q[0] - x, q[1] - y) <= 0.002 and q[2] >= top
+                                               else math.inf)
+                    if d < best_d:
+                        best, best_d = b, d
+            if best < 0:
+                return -1, math.inf
+            z = top + best_d + 1e-4   # just inside it
+            return best, z + self._depth_below_top(probe, best, x, y, z)
+        finally:
+            pb.resetBasePositionAndOrientation(probe, [0, 0, -100], [0, 0, 0, 1], physicsClientId=self.c)
+
     def in_the_way(self, position: np.ndarray, orn: Any, support: int) -> tuple[Optional[int], float]:
         """(the body nearest inside its clearance, its distance m) or (None, inf)."""
         self.at(position, orn)
@@ -301,6 +335,18 @@ def _check(probe: _Probe, spots: "_Spots", p: np.ndarray, orn: Any, names: dict,
                     "is over nothing or over a lower surface (an overhang): it would tip when let go")
         else:
             what = "has nothing under it to stand on: the object would be let go in the air"
+            over, top_z = probe.over(p, orn)
+            if over >= 0:   # under a table top, or inside a body: the place is on top of it
+                name = names.get(over, f"body {over}")
+                lift = top_z - (p[2] + probe.bottom_offset(p, orn))
+                what = (f"is under {name!r} or inside it, not on it: the top of {name!r} is {lift:.3f} m above the "
+                        "object's base there (a place is where the object's base rests, world frame)")
+                check = PlaceCheck(False, "", what)
+                if search:
+                    raised = p + np.array([0.0, 0.0, lift])
+                    check.suggestion = spots.offer(raised, over) or spots.nearest(raised, over)
+                    check.support = name if check.suggestion is not None else ""
+                return check
         check = PlaceCheck(False, "", what)
         if search:
             check.suggestion = spots.nearest(p, None)
