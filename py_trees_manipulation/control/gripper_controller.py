@@ -60,6 +60,12 @@ Where we differ from the robot (each a documented defect of the original, refere
   (``force_servo_force_tolerance``, or the set-point's last step) and still rising slips whatever
   its band-pass (``slip_bp_pressed_waiver``): the can wedging between the WSG's pads at a shake
   reversal (13.4 -> 20 N in a frame over 14.5 N) slipped unfelt behind the veto (issue 33 item 5).
+  And while the grip is short of the set-point (the weaker pad more than the force tolerance under
+  it: an announced grip not yet reached, or a slip just felt), the servo is closing and its own
+  doing raises the pad forces, so the squeeze (the pads' mean) falling by more than the slip
+  threshold slips whatever its band-pass (``slip_bp_short_waiver``): the xArm's 0.9 kg can slid
+  4 mm down its pads as the slow lift started 1 N short of the announced grip, felt in its first
+  frame only, its squeeze then falling from 9.6 to 2.4 N behind the veto for 0.4 s.
 - B12: SlipServo's "empty" close needs the mean pad force under 0.95 N for
   ``gripper_empty_time`` (0.1 s; robot: at once, so a 1.2 N hold that dips for one frame as the
   lift starts is closed on at -100 N), and closes with at most ``fingertip_force_limit`` when set.

@@ -63,6 +63,10 @@ class ControllerParams:
             servo could overshoot it (``force_servo_force_tolerance``, or the set-point's last
             change), and still rising, slips whatever its band-passed force: the band-pass veto is
             there for the servo's own changes (True; robot False, B16).
+        slip_bp_short_waiver: while the grip is short of the SlipServo set-point (the weaker pad
+            more than ``force_servo_force_tolerance`` under it) the servo is closing: its own doing
+            raises the pad forces, so the squeeze (the pads' mean) falling by more than the slip
+            threshold in a frame slips whatever its band-passed force (True; robot False, B16).
         load_anticipation: the slip servo's set-point rises to the grip the arm's coming motion
             needs (:meth:`~.gripper_controller.Pr2GripperController.anticipate_grip`) (True; not on
             the robot, F2).
@@ -126,6 +130,7 @@ class ControllerParams:
     slip_force_increase: float = 1.08
     slip_bp_memory_waiver: bool = True
     slip_bp_pressed_waiver: bool = True
+    slip_bp_short_waiver: bool = True
     load_anticipation: bool = True
     slip_motion_limit: float = 0.007
     slip_force_limit: float = 0.18
