@@ -467,7 +467,8 @@ class TwistHandle(MoveAlongArc):
 # ================================================================================================
 class _OpeningAtLeast(ManipulationBehaviour):
     """Base of the ground-truth opening conditions (simulator): SUCCESS when a mechanism's opening,
-    read by :meth:`opening`, is at least the parameter ``MIN_PARAM``, else FAILURE naming both.
+    read by :meth:`opening` and rounded to ``FORMAT`` (as the feedback shows it), is at least the
+    parameter ``MIN_PARAM``, else FAILURE naming both.
 
     SUCCESS or FAILURE on the first tick (never RUNNING); an unknown mechanism name fails with the
     scene's message. Subclasses set ``MECHANISM`` (the word in the feedback), ``MIN_PARAM``,
@@ -489,9 +490,12 @@ class _OpeningAtLeast(ManipulationBehaviour):
             value = self.opening()
         except KeyError as e:
             return self.fail(str(e.args[0]))
-        shown = f"{value:{self.FORMAT}} {self.UNIT}"
+        number = f"{value:{self.FORMAT}}"
+        shown = f"{number} {self.UNIT}"
         minimum = self.param(self.MIN_PARAM)
-        if value >= minimum:
+        # compared at the resolution it is read out in: a drawer at its end stop rests a micrometre
+        # short of its travel in the solver (0.199999 m of 0.2), which read "open only 0.200 m (< 0.2 m)"
+        if float(number) >= minimum:
             self.feedback_message = f"{self.MECHANISM} open {shown}"
             return Status.SUCCESS
         return self.fail(f"{self.MECHANISM} open only {shown} (< {minimum:g} {self.UNIT})")
