@@ -211,7 +211,7 @@ class ChooseGrasp(ManipulationBehaviour):
     @classmethod
     def plan_problems(cls, params: dict[str, Any], world: Any, scene: Any, seed: int = 0,
                       blackboard: Optional[dict] = None, outputs: Optional[dict] = None,
-                      task_check: Any = None) -> list[tuple[str, str, str]]:
+                      task_check: Any = None, kept: Any = None) -> list[tuple[str, str, str]]:
         """``ptm validate --plan``: the grasp choice against the scene as written (the object where the
         file puts it, the place pose when the file gives it, literally or as a blackboard value known
         ahead), in the collision world built from the task file, the arm where the dry run leaves it:
@@ -219,7 +219,8 @@ class ChooseGrasp(ManipulationBehaviour):
         ``outputs``, the values the node would write go there by their parameter (``grasp_pose_key``:
         the chosen grasp pose, ...), as :meth:`update` writes them. ``task_check``: the whole-task
         test the suggested base must pass (:func:`~py_trees_manipulation.trees.plan_check.whole_task_test`;
-        False: no suggestion)."""
+        False: no suggestion). ``kept``: ``(KeptPlans, node key)`` of a check before the run: the choice
+        is kept there for the run's node to take (:meth:`~py_trees_manipulation.collision.kept_plans.KeptPlans.take_choice`)."""
         from ..collision.grasp_choice import choose_grasp
 
         decl = cls.all_params()
@@ -253,6 +254,8 @@ class ChooseGrasp(ManipulationBehaviour):
         choice = choose_grasp(world, robot, obj, pose, grasps, place_poses=places, **kw)
         if choice.chosen is not None:
             c = choice.chosen
+            if kept is not None:
+                kept[0].keep_choice(kept[1], robot, obj, grasps, dict(kw, place_poses=places), choice, world)
             if outputs is not None:
                 outputs.update(grasp_pose_key=c.grasp_pose, pregrasp_pose_key=c.pregrasp_pose,
                                object_grasp_key=np.array(c.grasp.pose), width_key=float(c.grasp.width_m),
@@ -346,6 +349,9 @@ class ChooseGrasp(ManipulationBehaviour):
         suggest = bool(self.param("suggest_base")) and task_check is not False
         scene = svc.scene
         seed = int(getattr(self.backend, "seed", 0) or 0)
+        from .motion import plan_key
+
+        key = plan_key(self)
 
         def query(world: Any, cancelled: Any) -> Any:
             from ..collision.grasp_choice import choose_grasp
@@ -357,7 +363,12 @@ class ChooseGrasp(ManipulationBehaviour):
                     verdict = check_place(world, obj, place)
                     if not verdict.ok:
                         return None, verdict.message(obj, place[:3, 3]), None, None
-            choice = choose_grasp(world, robot, obj, object_pose, grasps, cancelled=cancelled, **kw)
+            kept = getattr(world, "kept_plans", None)   # the check before the run chose it: take that choice
+            choice, note = kept.take_choice(key, robot, obj, object_pose, grasps, kw, world) if kept is not None \
+                else (None, "")
+            from_check = choice is not None
+            if choice is None:
+                choice = choose_grasp(world, robot, obj, object_pose, grasps, cancelled=cancelled, **kw)
             placement = None
             if suggest and choice.chosen is None and any(c.rejection in SUGGEST_FOR for c in choice.candidates):
                 considered = _considered(grasps, object_pose, kw, float(world.robots[robot].model.max_gap_m))
@@ -365,7 +376,12 @@ class ChooseGrasp(ManipulationBehaviour):
                                             task_check)
             # the one-line summary and the run log's record, formatted here on the planning worker
             # rather than in the tick that reads the answer
-            return choice, choice.summary(), choice.as_dict(), placement
+            record = choice.as_dict()
+            if from_check:
+                record["from_check"] = True
+            elif note:
+                record["note"] = note
+            return choice, choice.summary(), record, placement
 
         self.feedback_message = f"checking {len(grasps)} grasps of {obj}"
         self._handle = svc.query(query, label=f"grasp choice for {obj}")
@@ -414,6 +430,10 @@ class ChooseGrasp(ManipulationBehaviour):
         if callable(emit):
             text = (f"{self.name}: {choice.chosen.grasp.name} for {choice.object}" if choice.chosen
                     else f"{self.name}: no feasible grasp of {choice.object}") + f" ({summary})"
+            if record.get("from_check"):
+                text += "; the choice of the check before the run"
+            elif record.get("note"):
+                text += f"; {record['note']}"
             emit(f"grasp/{choice.robot}", text, grasp_choice=record)
 
 

@@ -41,6 +41,7 @@ GenerateGraspPose + ComputeIK + approach stages, whose failures also say why eac
 
 from __future__ import annotations
 
+import copy
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -55,7 +56,7 @@ from .ik import solve_ik
 from .contacts import AllowedContacts, Proximity
 from .world import CollisionWorld
 
-__all__ = ["GraspCandidate", "GraspChoice", "choose_grasp", "REJECTIONS"]
+__all__ = ["GraspCandidate", "GraspChoice", "choose_grasp", "grasp_at", "REJECTIONS"]
 
 #: the speed the retreat from a place is checked at (examples/pick_and_place.yaml's retreat), m/s
 RETREAT_SPEED_MPS = 0.1
@@ -238,6 +239,25 @@ class GraspChoice:
     def details(self) -> list[str]:
         """One line per candidate (:meth:`GraspCandidate.describe`), chosen first."""
         return [c.describe() for c in self.candidates]
+
+    def at(self, object_pose: Pose, approach_m: Optional[float] = None) -> "GraspChoice":
+        """This choice with the object at ``object_pose`` ((4, 4), world; ``approach_m``: the
+        pregrasp stand-off it was chosen with, metres, default each grasp's own): a copy whose
+        candidates' grasp and pregrasp poses and approach angles are computed there as
+        :func:`choose_grasp` computes them; which grasp is chosen, the rejections, the IK solutions
+        and the ranking are this choice's. For the run that follows the check's choice
+        (:meth:`~.kept_plans.KeptPlans.take_choice`), the object where the check saw it within
+        :data:`~.kept_plans.OBJECT_TOLERANCE_M`."""
+        T = check_pose(object_pose)
+        out = copy.copy(self)
+        out.candidates = []
+        for c in self.candidates:
+            moved = copy.copy(c)
+            moved.grasp_pose, moved.pregrasp_pose, moved.approach_angle_deg = grasp_at(T, c.grasp, approach_m)
+            out.candidates.append(moved)
+            if c is self.chosen:
+                out.chosen = moved
+        return out
 
     def as_dict(self) -> dict[str, Any]:
         """Plain values for the run log: the chosen grasp, the summary and every candidate
@@ -459,6 +479,20 @@ def _executed_line(ctx: _Context, q: np.ndarray, target: Pose, speed_mps: float)
     return first
 
 
+def grasp_at(object_pose: Pose, grasp: Grasp, approach_m: Optional[float] = None) -> tuple[Pose, Pose, float]:
+    """Grasp ``grasp`` (object frame) with the object at ``object_pose`` ((4, 4), world):
+    ``(grasp pose, pregrasp pose, approach angle)``: the TCP poses ((4, 4), world; the pregrasp backed
+    off ``approach_m`` along the approach, default the grasp's own ``approach_m``, metres) and the angle
+    between the approach and straight down, degrees."""
+    G = object_pose @ grasp.pose
+    P = translate_z(G, -(grasp.approach_m if approach_m is None else approach_m))
+    ang = math.degrees(math.acos(float(np.clip(G[:3, 2] @ _DOWN, -1.0, 1.0))))
+    return G, P, ang
+
+
+_DOWN = np.array([0.0, 0.0, -1.0])
+
+
 def choose_grasp(world: CollisionWorld, robot: str, obj: str, object_pose: Pose, grasps: Sequence[Grasp], *,
                  start: Optional[Sequence[float]] = None, seeds: Optional[Sequence[Sequence[float]]] = None,
                  width_margin_m: float = 0.005, max_approach_angle_deg: float = 180.0,
@@ -521,14 +555,11 @@ def choose_grasp(world: CollisionWorld, robot: str, obj: str, object_pose: Pose,
         ctx = _Context(world, robot, obj, seeds)
         ctx.free = world.checker(robot)
         ctx.touch = world.checker(robot, _hand_touch(world, robot, obj, contact_tolerance_m))
-        down = np.array([0.0, 0.0, -1.0])
         cands: list[GraspCandidate] = []
         for g in grasps:
             if stop():
                 raise ValueError("cancelled")
-            G = T_obj @ g.pose
-            P = translate_z(G, -(g.approach_m if approach_m is None else approach_m))
-            ang = math.degrees(math.acos(float(np.clip(G[:3, 2] @ down, -1.0, 1.0))))
+            G, P, ang = grasp_at(T_obj, g, approach_m)
             c = GraspCandidate(g, G, P, ang)
             cands.append(c)
             if ang > max_approach_angle_deg + 1e-6:

@@ -28,6 +28,15 @@ went otherwise), the motion is planned again from where it is, and says why
 (:attr:`~.arm_planner.MotionPlan.note`: ``"plan from the check not used: start differs by 0.031 rad
 at panda_joint4"``), in its feedback and in the run log.
 
+The check's grasp choices are kept the same way (:meth:`KeptPlans.keep_choice`): ``ChooseGrasp``'s
+run takes the choice the check made for its node (:meth:`KeptPlans.take_choice`, the candidates'
+poses put at the object's pose the run reads) instead of evaluating the grasp set again, when the
+settings are the same, the arm starts within :data:`START_TOLERANCE_RAD`, the hand holds what it held,
+the object and every other body is within :data:`OBJECT_TOLERANCE_M` and :data:`OBJECT_TOLERANCE_RAD`
+of where the check saw it and the mechanisms within :data:`MECHANISM_TOLERANCE`; otherwise the
+grasp set is evaluated again. The motions to the grasp and the lift with it are the kept plans
+above, each checked again in the world as it is when it starts.
+
 Without a check before the run nothing is kept, and every motion is planned as it starts, as before.
 """
 
@@ -40,8 +49,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-__all__ = ["KeptPlans", "KeptPlan", "START_TOLERANCE_RAD", "GOAL_TOLERANCE_M", "GOAL_TOLERANCE_RAD",
-           "HELD_TOLERANCE_M", "HELD_TOLERANCE_RAD", "MECHANISM_TOLERANCE", "NOT_USED"]
+__all__ = ["KeptPlans", "KeptPlan", "KeptChoice", "START_TOLERANCE_RAD", "GOAL_TOLERANCE_M", "GOAL_TOLERANCE_RAD",
+           "HELD_TOLERANCE_M", "HELD_TOLERANCE_RAD", "MECHANISM_TOLERANCE", "OBJECT_TOLERANCE_M",
+           "OBJECT_TOLERANCE_RAD", "NOT_USED"]
 
 #: the arm's start may differ from the kept plan's by this much at any joint, radians: a motion ends
 #: within its tolerance of its goal, not on it; the kept path starts where the check left the arm
@@ -54,6 +64,10 @@ HELD_TOLERANCE_M = 0.003
 HELD_TOLERANCE_RAD = 0.03
 #: a door's or drawer's joint may differ by this much (rad for a hinge or lever, m for a slide)
 MECHANISM_TOLERANCE = 0.005
+#: a grasp choice is the check's while the object and every other body (not a robot) lies within this
+#: of where the check saw it, m, rad (as a motion's target: :data:`GOAL_TOLERANCE_M`)
+OBJECT_TOLERANCE_M = GOAL_TOLERANCE_M
+OBJECT_TOLERANCE_RAD = GOAL_TOLERANCE_RAD
 #: how the reason a kept plan was not used starts (feedback, run log)
 NOT_USED = "plan from the check not used"
 
@@ -72,6 +86,41 @@ class KeptPlan:
     plan: Any
     held: Optional[tuple[str, np.ndarray]]
     mechanisms: dict[str, dict[int, float]] = field(default_factory=dict)
+
+
+@dataclass
+class KeptChoice:
+    """One grasp choice the check made (:func:`~.grasp_choice.choose_grasp`): the node it is for, its
+    robot, object and settings (the grasps' names, the other arguments), the arm's configuration
+    (rad), every body's pose ((4, 4), world; the robots left out) and what the hand held then, the
+    mechanisms' joint values, and the choice."""
+
+    node: str
+    robot: str
+    obj: str
+    settings: dict[str, Any]
+    start: np.ndarray
+    poses: dict[str, np.ndarray]
+    held: Optional[tuple[str, np.ndarray]]
+    mechanisms: dict[str, dict[int, float]]
+    choice: Any
+
+
+def choice_settings(grasps: Any, kw: dict[str, Any]) -> dict[str, Any]:
+    """What a grasp choice depends on besides the world: the grasps' names and
+    :func:`~.grasp_choice.choose_grasp`'s keyword arguments ``kw`` (``place_poses`` as (4, 4) arrays,
+    the others as given, None where not given)."""
+    keys = ("width_margin_m", "max_approach_angle_deg", "approach_m", "place_approach_m", "lift_m",
+            "contact_tolerance_m")
+    out: dict[str, Any] = {k: kw.get(k) for k in keys}
+    out["grasps"] = tuple(g.name for g in grasps)
+    out["place_poses"] = [np.asarray(P, dtype=float) for P in kw.get("place_poses") or ()]
+    return out
+
+
+def _body_poses(world: Any) -> dict[str, np.ndarray]:
+    """The pose ((4, 4), world) of every body of ``world`` that is not a robot."""
+    return {name: np.asarray(world.object_pose(name), dtype=float) for name in world.bodies if name not in world.robots}
 
 
 def mechanism_values(world: Any) -> dict[str, dict[int, float]]:
@@ -116,6 +165,10 @@ class KeptPlans:
         self.notes: list[str] = []
         self.saved_s = 0.0
         self.lookup_s = 0.0
+        self._choices: list[KeptChoice] = []
+        #: the grasp choices the check made (:class:`KeptChoice`), and how many the run took
+        self.choices: list[KeptChoice] = []
+        self.choices_used = 0
 
     def keep(self, node: str, request: Any, plan: Any, world: Any) -> None:
         """Keep ``plan`` (a :class:`~.arm_planner.MotionPlan`) of ``request`` for the run's motion of
@@ -151,6 +204,81 @@ class KeptPlans:
             return plan, ""
         finally:
             self.lookup_s += time.perf_counter() - t0
+
+    def keep_choice(self, node: str, robot: str, obj: str, grasps: Any, kw: dict[str, Any], choice: Any,
+                    world: Any) -> None:
+        """Keep grasp choice ``choice`` (a :class:`~.grasp_choice.GraspChoice` with a grasp chosen) of
+        ``robot`` for ``obj`` among ``grasps``, made with :func:`~.grasp_choice.choose_grasp`'s keyword
+        arguments ``kw`` in ``world`` as it is now (the arm where the choice started), for the run's
+        ``ChooseGrasp`` of ``node``."""
+        if not node or choice is None or choice.chosen is None:
+            return
+        k = KeptChoice(node, robot, obj, choice_settings(grasps, kw), np.asarray(world.robots[robot].joint_positions(),
+                                                                                  dtype=float),
+                       _body_poses(world), _held(world, robot), mechanism_values(world), choice)
+        self._choices.append(k)
+        self.choices.append(k)
+
+    def take_choice(self, node: str, robot: str, obj: str, object_pose: Any, grasps: Any, kw: dict[str, Any],
+                    world: Any) -> tuple[Optional[Any], str]:
+        """The grasp choice kept for ``node``'s ``ChooseGrasp`` (of ``robot``, ``obj`` among ``grasps``,
+        ``kw`` as :meth:`keep_choice`'s), the object at ``object_pose`` ((4, 4), world) in ``world``
+        synced to the state the choice starts from: ``(choice, "")``, the kept choice with its poses put
+        at ``object_pose`` (:meth:`~.grasp_choice.GraspChoice.at`); ``(None, why)`` when one was kept
+        for the node but the world or the settings differ (module docstring), ``(None, "")`` when none
+        was. A kept choice is taken once."""
+        k = next((k for k in self._choices if node and k.node == node and k.robot == robot and k.obj == obj), None)
+        if k is None:
+            return None, ""
+        self._choices.remove(k)
+        why = self.choice_difference(k, object_pose, grasps, kw, world)
+        if why:
+            self.notes.append(f"{node}: {why}")
+            return None, f"{NOT_USED}: {why}"
+        self.choices_used += 1
+        return k.choice.at(object_pose, kw.get("approach_m")), ""
+
+    def choice_difference(self, k: KeptChoice, object_pose: Any, grasps: Any, kw: dict[str, Any], world: Any) -> str:
+        """Why kept choice ``k`` is not the choice for ``object_pose``, ``grasps`` and ``kw`` in ``world``
+        ("" when it is)."""
+        from ..geometry.poses import rotation_angle, translation_distance
+
+        now = choice_settings(grasps, kw)
+        for name, value in now.items():
+            kept = k.settings.get(name)
+            if name == "place_poses":
+                same = len(value) == len(kept) and all(np.array_equal(a, b) for a, b in zip(value, kept))
+            else:
+                same = value == kept
+            if not same:
+                return f"its settings differ ({name})"
+        r = world.robots[k.robot]
+        d = np.abs(np.asarray(r.joint_positions(), dtype=float) - k.start)
+        if float(d.max()) > START_TOLERANCE_RAD:
+            j = int(d.argmax())
+            return f"start differs by {d[j]:.3f} rad at {list(r.arm_joint_names)[j]}"
+        held = _held(world, k.robot)
+        if (held is None) != (k.held is None) or (held is not None and held[0] != k.held[0]):
+            was = f"{k.held[0]} held" if k.held else "nothing held"
+            return f"the hand holds {held[0] if held else 'nothing'}, the check chose it with {was}"
+        if held is not None and k.held is not None and (translation_distance(held[1], k.held[1]) > HELD_TOLERANCE_M
+                                                        or rotation_angle(held[1], k.held[1]) > HELD_TOLERANCE_RAD):
+            return f"{held[0]} sits elsewhere in the hand than when the check chose it"
+        # the object where the run reads it, then every body where the world has it now
+        for name, T in [(k.obj, np.asarray(object_pose, dtype=float)), *_body_poses(world).items()]:
+            T0 = k.poses.get(name)
+            if T0 is None:
+                return f"{name} was not in the world the check chose it in"
+            dp, da = translation_distance(T0, T), rotation_angle(T0, T)
+            if dp > OBJECT_TOLERANCE_M or da > OBJECT_TOLERANCE_RAD:
+                return f"{name} lies {dp * 1000:.1f} mm, {np.degrees(da):.1f} deg from where the check saw it"
+        now_m = mechanism_values(world)
+        for name, joints in k.mechanisms.items():
+            for j, v0 in joints.items():
+                v = now_m.get(name, {}).get(j, v0)
+                if abs(v - v0) > MECHANISM_TOLERANCE:
+                    return f"{name}'s joint {j} is at {v:.3f}, the check chose it at {v0:.3f}"
+        return ""
 
     # ---- the key ------------------------------------------------------------------------------------
     def difference(self, k: KeptPlan, request: Any, world: Any) -> str:

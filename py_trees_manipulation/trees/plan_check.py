@@ -423,8 +423,8 @@ def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
     (:meth:`DryRun.step` returns None: an event-triggered release, a regrasp plan executed, a grasp
     closing on nothing): the checks after it depend on what it did, and run when they start. The
     world is put back as it was at the end. ``kept``: a
-    :class:`~py_trees_manipulation.collision.kept_plans.KeptPlans` that receives every motion planned,
-    for the run to follow; ``dt``: the run's trajectory sample period, seconds (default: the
+    :class:`~py_trees_manipulation.collision.kept_plans.KeptPlans` that receives every motion planned
+    and every grasp chosen (a check that takes ``kept``: ``(kept, node key)``), for the run to follow; ``dt``: the run's trajectory sample period, seconds (default: the
     planner's).
 
     ``task_check``: the whole-task test (:func:`whole_task_test`) a check's base suggestion must pass
@@ -452,6 +452,8 @@ def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
                 kw: dict[str, Any] = {"blackboard": dry.blackboard} if "blackboard" in accepts else {}
                 if "task_check" in accepts:
                     kw["task_check"] = task_check
+                if "kept" in accepts and kept is not None and nominal:
+                    kw["kept"] = (kept, f"{name} at {node.loc}")   # the run's node takes what it computes (plan_key)
                 outputs: dict[str, Any] = {}
                 if "outputs" in accepts and nominal:
                     kw["outputs"] = outputs

@@ -228,6 +228,9 @@ EVENT_SCHEMA: dict[str, Any] = _channel_schema(
                                   "grasp_collision, place, approach_line; empty when feasible"},
                     "reason": {"type": "string"},
                     "joint_distance_rad": {"type": "number", "description": "ranking cost, where computed"}}}},
+                "from_check": {"type": "boolean", "description": "the choice the check before the run made, "
+                               "taken by the run (py_trees_manipulation.collision.kept_plans)"},
+                "note": {"type": "string", "description": "why the check's choice was not taken (evaluated again)"},
             },
         },
     },

@@ -1,10 +1,14 @@
 """The check before the run and the run are one computation (issue 33 item 1): with ``--plan-first``
 the motions the dry run planned are kept, and the run's motions follow them (the same waypoints);
-a motion whose start, goal or world differs from the one checked is planned again and says why."""
+a motion whose start, goal or world differs from the one checked is planned again and says why.
+The grasp choice too: the run's ChooseGrasp takes the check's choice (issue 35) while the world is
+the one it was made in."""
 
 import os
 
 import numpy as np
+import py_trees
+import pybullet as pb
 import pytest
 
 from py_trees_manipulation.trees.loader import load_task
@@ -106,3 +110,50 @@ def test_without_a_check_every_motion_is_planned_as_it_starts(pick_and_lift):
     assert backend.motion_planning.worker.kept_plans is None
     assert not any(p.get("from_check") or p.get("note") for p in backend.motion_planning.plans)
     assert "motions_from_check" not in result.summary["metrics"]
+
+
+def _grasp_events(summary: dict) -> list:
+    return [e for e in summary["events"] if "grasp_choice" in e]
+
+
+def test_the_run_takes_the_grasp_choice_the_check_made(pick_and_lift):
+    """The check chose the mug's grasp; the run's ChooseGrasp takes that choice instead of evaluating
+    the 14 grasps again: the same grasp, written at the mug's pose the run read (the kept grasp's
+    object-frame pose put there), and its event says whose choice it is."""
+    task, options, backend = pick_and_lift
+    assert plan_check_in_backend(task, backend) == []
+    kept = backend.motion_planning.worker.kept_plans
+    [k] = kept.choices
+    assert k.node.split(" at ")[0] == "grasp/choose" and k.obj == "mug"
+    name = k.choice.chosen.grasp.name
+    result = run_task(task, options, backend=backend)
+    assert result.summary["status"] == "SUCCESS"
+    assert kept.choices_used == 1
+    [event] = _grasp_events(result.summary)
+    assert event["grasp_choice"]["from_check"] is True and event["grasp_choice"]["chosen"] == name
+    assert event["text"].endswith("; the choice of the check before the run")
+    bb = py_trees.blackboard.Blackboard
+    grasp = np.asarray(k.choice.chosen.grasp.pose)
+    np.testing.assert_array_equal(bb.get("/grasp_pose"), np.asarray(bb.get("/object_pose")) @ grasp)
+    np.testing.assert_array_equal(bb.get("/object_grasp"), grasp)
+    assert result.summary["metrics"]["chosen_grasp"] == name
+
+
+def test_an_object_moved_after_the_check_is_chosen_again_and_says_why(pick_and_lift):
+    """The mug moved 3 cm between the check and the run: the kept choice is not taken, the run
+    evaluates the grasp set where the mug is now, and its event says why, with the distance."""
+    task, options, backend = pick_and_lift
+    assert plan_check_in_backend(task, backend) == []
+    kept = backend.motion_planning.worker.kept_plans
+    body = backend._bodies["mug"]
+    p, q = pb.getBasePositionAndOrientation(body, physicsClientId=backend.client)
+    pb.resetBasePositionAndOrientation(body, [p[0], p[1] + 0.03, p[2]], q, physicsClientId=backend.client)
+    result = run_task(task, options, backend=backend)
+    assert result.summary["status"] == "SUCCESS"
+    assert kept.choices_used == 0 and kept.choices
+    [event] = _grasp_events(result.summary)
+    assert "from_check" not in event["grasp_choice"]
+    assert event["grasp_choice"]["note"].startswith("plan from the check not used: mug lies 30.0 mm")
+    # the grasp chosen again is at the mug's new pose, so the motions to it are planned again too
+    np.testing.assert_allclose(py_trees.blackboard.Blackboard.get("/object_pose")[1, 3], p[1] + 0.03, atol=2e-3)
+    assert result.summary["metrics"]["motions_replanned"] >= 2
