@@ -108,6 +108,11 @@ class ChooseGrasp(ManipulationBehaviour):
     as grasped. The feasible ones are ranked by joint distance from the current configuration; the
     first whose straight approach line is clear is chosen.
 
+    After the check before the run (``ptm run --plan-first``) it takes the choice the check made for
+    it while the world is the one it was made in
+    (:meth:`~py_trees_manipulation.collision.kept_plans.KeptPlans.take_choice`: the same grasp, its
+    poses at the object's pose read now), else it evaluates the grasps again.
+
     RUNNING while the backend checks them (one tick in the simulator, whose clock stands still
     while it computes), then SUCCESS with the choice on the blackboard; FAILURE listing why the candidates were rejected, grouped ("6 candidates: 2 too
     wide for the 80 mm opening (+5 mm margin), 4 collide at the grasp: panda_leftfinger with mug"),
