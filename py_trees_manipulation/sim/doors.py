@@ -62,12 +62,7 @@ the arm over to the joint impedance it ended with (the same torques: the handle 
 after an abort, where the arm is), and an idle arm whose hand closes on a handle holds where it is
 with :data:`GRASP_STIFFNESS_SCALE` of that stiffness, until its next goal starts or the hand lets
 go. Position motors there made the arm rigid, and the rigid loop through the handle pressed one of
-the WSG 50's geared fingers 93 N at its 80 N limit (issue 33 item 4). Along a drawer's slide (a
-``follow_screw`` along a translation that starts with the hand on the handle) the joint impedance's
-push is split as a hybrid position/force controller splits it (:class:`MechanismCompliance`): the
-pull along the slide as before, the integral along it only, and a soft spring across it, which the
-slide holds: the lag a sticky drawer's friction asks for then pushes no pad harder than the other
-(it pressed the Panda's 110.8 N and 89.2 N at its 100 N squeeze pulling against 40 N of friction).
+the WSG 50's geared fingers 93 N at its 80 N limit (issue 33 item 4).
 """
 
 from __future__ import annotations
@@ -157,26 +152,12 @@ class _ScrewFollow(_Execution):
         self.theta_reached = 0.0
         self.integral = np.zeros(len(self._arm_idx))
         self._best_err, self._stall = math.inf, 0
-        # the hand on a drawer's handle: pushed along the slide only (MechanismCompliance)
-        self.compliance = (MechanismCompliance(arm, self._arm_idx, goal.screw.axis, goal.max_tracking_error_m, self.K,
-                                               self.tau_max)
-                           if goal.screw.is_translation and ext.touches_mechanism(arm) else None)
 
-    def _command(self, q: list, qd: list, s_due: float, integrate: bool = False) -> None:
-        """Joint impedance (:func:`impedance_command`) toward ``q``, ``qd`` (the screw at ``s_due``).
-        ``integrate`` (the settle phase) adds ``K / INTEGRAL_S`` times the integral of ``q* - q``,
-        itself bounded by half the torque limits; with the hand on a drawer's handle
-        (:class:`MechanismCompliance`) the spring pushes along the slide only, softly across it, and
-        the integral acts along the slide. PyBullet applies a TORQUE_CONTROL command for one step: this is called
-        every step."""
-        c = self.compliance
-        if c is not None:
-            c.target = pose_on_screw(self.T0, self.goal.screw, s_due)[:3, 3]
-            c.K = self.K
-            c.integral_s = self.INTEGRAL_S if integrate else None
-            impedance_command(self.arm, self._arm_idx, self.K, self.D, self.tau_max, q, qd, shape=c)
-            return
-
+    def _command(self, q: list, qd: list, integrate: bool = False) -> None:
+        """Joint impedance (:func:`impedance_command`) toward ``q``, ``qd``. ``integrate`` (the
+        settle phase) adds ``K / INTEGRAL_S`` times the integral of ``q* - q``, itself bounded by
+        half the torque limits. PyBullet applies a TORQUE_CONTROL command for one step: this is
+        called every step."""
         def integral(err: np.ndarray) -> np.ndarray:
             dt = 1.0 / self.arm.backend.physics_hz
             self.integral = np.clip(self.integral + self.K * err * (dt / self.INTEGRAL_S),
@@ -194,18 +175,13 @@ class _ScrewFollow(_Execution):
         if not self.ext.touches_mechanism(self.arm):
             self.arm.hold()
             return
-        c = self.compliance
         if ok:
             q, extra = list(self.q[-1]), self.integral.copy()
         else:
             q, extra = self.arm.robot.joint_positions().tolist(), np.zeros(len(self._arm_idx))
-            if c is not None:
-                c.target, c.along_n = self.arm.robot.tcp_position(), 0.0
-        if c is not None:
-            c.integral_s = None     # held: the integral's force along the motion kept as it is
         K, D, tau_max, arm, idx = self.K, self.D, self.tau_max, self.arm, self._arm_idx
         zero = [0.0] * len(q)
-        self.arm.hold_compliant(lambda: impedance_command(arm, idx, K, D, tau_max, q, zero, lambda _e: extra, c))
+        self.arm.hold_compliant(lambda: impedance_command(arm, idx, K, D, tau_max, q, zero, lambda _e: extra))
 
     def _measure(self, s_due: float) -> None:
         f = wrist_force_world(self.arm, self.weight)
@@ -273,7 +249,7 @@ class _ScrewFollow(_Execution):
     def step(self) -> None:
         k = self.k
         if k < self.n:
-            self._command(self.q[k], self.qd[k], float(self.s[k]))
+            self._command(self.q[k], self.qd[k])
             self.k = k + 1
             if self.k % self.CHECK_EVERY:
                 return
@@ -294,7 +270,7 @@ class _ScrewFollow(_Execution):
                             f"{self._fmt(self.theta_reached)} of {self._fmt(g.theta)}: "
                             + (self.ext.end_stop_text() or self._diagnosis(float(self.s[k]), lagged=True)))
             return
-        self._command(self.q[-1], [0.0] * len(self.q[-1]), float(self.s[-1]), integrate=True)
+        self._command(self.q[-1], [0.0] * len(self.q[-1]), integrate=True)
         self.settle += 1
         if self.settle % self.CHECK_EVERY:
             return
@@ -358,104 +334,14 @@ class _ScrewFollow(_Execution):
         return self._result()
 
 
-class MechanismCompliance:
-    """The hand on a drawer's handle: the arm's spring pushes it along the slide only, and holds it
-    softly across (a :func:`impedance_command` ``shape`` for a ``follow_screw`` along a translation).
-
-    A drawer's slide moves the held handle along one line and holds it in every other direction. A
-    joint-space impedance, seen at the TCP, is not isotropic: the lag along the line that the
-    drawer's friction asks for (40 N against the Panda's 1-2 kN/m: two or three centimetres) comes
-    with a push across it and a twist, and the settle phase's joint-space integral grows in every
-    direction the drawer blocks. Across the line the hand can only push on the handle between its
-    fingers, and a parallel gripper's fingers share one squeeze: a push along their closing axis adds
-    to one pad what it takes from the other (the Panda pulling a drawer with 40 N of friction pressed
-    its pads 110.8 N and 89.2 N at its 100 N squeeze: over its 100 N limit + 10 %, issue 33 item 4).
-    Hybrid position/force control (Raibert and Craig 1981) splits the directions so: position
-    control along the free one, compliance along those the environment constrains.
-
-    So the force of the wrench ``w = (J^T)^+ tau`` that the stiffness torque ``tau`` puts at the
-    TCP (``f``) is replaced (``tau + J_v^T (f' - f)``): along the slide (``t``, the screw's axis) by
-    its own component ``f . t`` (the pull as before) plus the integral (:attr:`along_n`, the settle
-    phase's, along ``t`` only); across ``t`` by a spring of :attr:`across_n_per_m` towards the
-    line's point due now (:attr:`target`). The rest of ``tau`` is kept: the moment at the TCP (the
-    hand's orientation: it changes neither pad's summed push; with a moment from the arm's own
-    rotational stiffness towards the orientation due instead, the iiwa's WSG 50 pads read 86.3 N
-    against 40 N of friction, 81.6 N with it kept), the null-space torque (a 7-joint arm's elbow)
-    and the joint damping.
-
-    Doors keep the joint-space law: the hand on a turned lever holds it against its return spring,
-    a direction the door's arc does not constrain (with the push across the arc made soft, the lever
-    sprang back past the latch and the stiff-hinge door stayed shut).
-
-    Args:
-        arm: the arm whose hand holds the handle.
-        arm_idx: the arm joints' indices among the robot's movable joints.
-        axis: the slide's direction, world, unit, shape (3,).
-        max_tracking_error_m: the motion's bound on the TCP's distance from the line (m).
-        K: the joint stiffness (N m/rad, arm joints; the follower updates :attr:`K` as its gains
-            follow the configuration).
-        tau_max: the joint torque limits (N m, arm joints): the integral's torque stays within half.
-
-    Attributes:
-        across_n_per_m: the spring across the line, N/m: at ``max_tracking_error_m`` off the line it
-            pushes the handle with 20 % of the gripper's force limit, so a pad presses at most 10 %
-            over the squeeze (the bound of issue 33 item 4): 500 N/m for the Panda's 100 N and the
-            0.04 m default (the 500 N/m of PickNik's door and drawer admittance), 400 N/m for the
-            WSG 50's 80 N, 150 N/m for the xArm's 30 N.
-        target: the TCP position due now on the line, world, m, shape (3,).
-        along_n: the integral's force along ``t``, N.
-        integral_s: the integral time while the integral runs (s), else None (held).
-    """
-
-    def __init__(self, arm: SimArm, arm_idx: Sequence[int], axis: np.ndarray, max_tracking_error_m: float,
-                 K: np.ndarray, tau_max: np.ndarray):
-        self.arm, self.arm_idx = arm, list(arm_idx)
-        self.t = np.asarray(axis, dtype=float) / float(np.linalg.norm(axis))
-        self.K, self.tau_max = K, tau_max
-        self.across_n_per_m = 0.2 * float(arm.robot.model.max_grip_force_n) / float(max_tracking_error_m)
-        self.target = arm.robot.tcp_position()
-        self.along_n = 0.0
-        self.integral_s: Optional[float] = None
-
-    def __call__(self, pos: Sequence[float], spring: np.ndarray) -> np.ndarray:
-        """The stiffness torque ``spring`` (N m, arm joints) reshaped (class docs), at the movable
-        joints' positions ``pos`` (rad)."""
-        r = self.arm.robot
-        zero = [0.0] * len(pos)
-        lin, ang = pb.calculateJacobian(r.body, r.tcp_link, r.tcp_in_link[:3, 3].tolist(), list(pos), zero, zero,
-                                        physicsClientId=r.client)
-        Jv = np.asarray(lin)[:, self.arm_idx]
-        J = np.vstack([Jv, np.asarray(ang)[:, self.arm_idx]])
-        p = r.tcp_position()
-        t = self.t
-        w = np.linalg.lstsq(J.T, spring, rcond=None)[0]     # the spring's wrench at the TCP (force, moment)
-        e = self.target - p
-        f = w[:3]
-        # replaces the spring's force (the rest of its torque, its moment and null-space part, stays)
-        force = (float(f @ t) + self.along_n) * t + self.across_n_per_m * (e - (e @ t) * t)
-        if self.integral_s is not None:
-            # the integral along t: the stiffness along t (N/m, the joint stiffness seen at the TCP)
-            # times the lag along t, over the integral time; bounded so that its torque stays within
-            # half of every joint's limit (as the joint-space integral was)
-            jt = Jv.T @ t
-            k_t = 1.0 / max(float(jt @ (jt / self.K)), 1e-12)
-            dt = 1.0 / self.arm.backend.physics_hz
-            bound = float(np.min(0.5 * self.tau_max / np.maximum(np.abs(jt), 1e-9)))
-            self.along_n = float(np.clip(self.along_n + k_t * float(e @ t) * dt / self.integral_s, -bound, bound))
-        return spring + Jv.T @ (force - f)
-
-
 def impedance_command(arm: SimArm, arm_idx: Sequence[int], K: np.ndarray, D: np.ndarray, tau_max: np.ndarray,
                       q: Sequence[float], qd: Sequence[float],
-                      extra: Optional[Callable[[np.ndarray], np.ndarray]] = None,
-                      shape: Optional["MechanismCompliance"] = None) -> None:
+                      extra: Optional[Callable[[np.ndarray], np.ndarray]] = None) -> None:
     """One step of joint impedance for ``arm``: ``tau = K (q* - q) + D (qd* - qd) + c(q, qd)``
     (gravity and Coriolis from ``calculateInverseDynamics``), plus ``extra(q* - q)`` when given
     (an integral term, N m), clipped to ``tau_max`` (N m) and sent as TORQUE_CONTROL commands (the
     velocity motors must be off). ``arm_idx``: the arm joints' indices among the robot's movable
-    joints; ``K`` (N m/rad), ``D`` (N m s/rad) from :func:`impedance_gains`. ``shape`` (a hand on
-    a mechanism, :class:`MechanismCompliance`) turns the stiffness and integral torque
-    ``K (q* - q) + extra`` into one that pushes the hand only along the mechanism's motion."""
+    joints; ``K`` (N m/rad), ``D`` (N m s/rad) from :func:`impedance_gains`."""
     r = arm.robot
     c = r.client
     states = pb.getJointStates(r.body, r.movable_joints, physicsClientId=c)
@@ -465,13 +351,9 @@ def impedance_command(arm: SimArm, arm_idx: Sequence[int], K: np.ndarray, D: np.
     qa = np.array([pos[i] for i in arm_idx])
     va = np.array([vel[i] for i in arm_idx])
     err = np.asarray(q) - qa
-    if shape is None:
-        tau = K * err + D * (np.asarray(qd) - va) + np.array([bias[i] for i in arm_idx])
-        if extra is not None:
-            tau = tau + extra(err)
-    else:
-        spring = K * err if extra is None else K * err + extra(err)
-        tau = shape(pos, spring) + D * (np.asarray(qd) - va) + np.array([bias[i] for i in arm_idx])
+    tau = K * err + D * (np.asarray(qd) - va) + np.array([bias[i] for i in arm_idx])
+    if extra is not None:
+        tau = tau + extra(err)
     tau = np.clip(tau, -tau_max, tau_max)
     pb.setJointMotorControlArray(r.body, r.arm_joints, pb.TORQUE_CONTROL, forces=tau.tolist(), physicsClientId=c)
 
