@@ -253,14 +253,11 @@ class KeptPlans:
             if not same:
                 return f"its settings differ ({name})"
         r = world.robots[k.robot]
-        d = np.abs(np.asarray(r.joint_positions(), dtype=float) - k.start)
-        if float(d.max()) > START_TOLERANCE_RAD:
-            j = int(d.argmax())
-            return f"start differs by {d[j]:.3f} rad at {list(r.arm_joint_names)[j]}"
         held = _held(world, k.robot)
-        if (held is None) != (k.held is None) or (held is not None and held[0] != k.held[0]):
-            was = f"{k.held[0]} held" if k.held else "nothing held"
-            return f"the hand holds {held[0] if held else 'nothing'}, the check chose it with {was}"
+        why = (_start_difference(np.asarray(r.joint_positions(), dtype=float), k.start, list(r.arm_joint_names))
+               or _holding_difference(held, k.held, "chose"))
+        if why:
+            return why
         if held is not None and k.held is not None and (translation_distance(held[1], k.held[1]) > HELD_TOLERANCE_M
                                                         or rotation_angle(held[1], k.held[1]) > HELD_TOLERANCE_RAD):
             return f"{held[0]} sits elsewhere in the hand than when the check chose it"
@@ -305,14 +302,11 @@ class KeptPlans:
             if dp > GOAL_TOLERANCE_M or da > GOAL_TOLERANCE_RAD:
                 return f"its target differs by {dp * 1000:.1f} mm, {np.degrees(da):.1f} deg"
         start = np.clip(np.asarray(request.start, dtype=float), r.lower, r.upper)
-        d = np.abs(start - np.asarray(k.plan.waypoints[0], dtype=float))
-        if float(d.max()) > START_TOLERANCE_RAD:
-            j = int(d.argmax())
-            return f"start differs by {d[j]:.3f} rad at {names[j]}"
         held = _held(world, request.robot)
-        if (held is None) != (k.held is None) or (held is not None and held[0] != k.held[0]):
-            was = f"{k.held[0]} held" if k.held else "nothing held"
-            return f"the hand holds {held[0] if held else 'nothing'}, the check planned it with {was}"
+        why = (_start_difference(start, np.asarray(k.plan.waypoints[0], dtype=float), names)
+               or _holding_difference(held, k.held, "planned"))
+        if why:
+            return why
         if held is not None and k.held is not None:
             dp, da = translation_distance(held[1], k.held[1]), rotation_angle(held[1], k.held[1])
             if dp > HELD_TOLERANCE_M or da > HELD_TOLERANCE_RAD:
@@ -346,3 +340,21 @@ class KeptPlans:
         ``planning_saved_s``."""
         return {"motions_from_check": self.used, "motions_replanned": self.replanned,
                 "planning_saved_s": round(self.saved_s - self.lookup_s, 4)}
+
+
+def _start_difference(now: np.ndarray, kept: np.ndarray, names: list) -> str:
+    """Why an arm at ``now`` (rad) is not where a kept choice or plan started (``kept``), or ""."""
+    d = np.abs(np.asarray(now, dtype=float) - np.asarray(kept, dtype=float))
+    if float(d.max()) > START_TOLERANCE_RAD:
+        j = int(d.argmax())
+        return f"start differs by {d[j]:.3f} rad at {names[j]}"
+    return ""
+
+
+def _holding_difference(held: Any, kept: Any, verb: str) -> str:
+    """Why the hand's load ``held`` ((name, pose) or None) is not what the check ``verb`` ("chose",
+    "planned") it with, or ""."""
+    if (held is None) != (kept is None) or (held is not None and held[0] != kept[0]):
+        was = f"{kept[0]} held" if kept else "nothing held"
+        return f"the hand holds {held[0] if held else 'nothing'}, the check {verb} it with {was}"
+    return ""
