@@ -132,6 +132,13 @@ def loads(text: str, file: str = "<string>") -> Any:
                 data = fast.get_single_data()
             finally:
                 fast.dispose()
+        except yaml.MarkedYAMLError as e:
+            # libyaml stops at 1000 open brackets; PyYAML's own parser would take seconds (quadratic
+            # in the depth) to reach a RecursionError on the same text
+            if "maximum nesting depth" in str(e.problem):
+                mark = e.problem_mark
+                loc = Loc(file, mark.line + 1, mark.column + 1) if mark else Loc(file, 1, 1)
+                raise TreeLoadError.single(loc, "the YAML is nested too deeply") from None
         except Exception:
             pass
         else:
