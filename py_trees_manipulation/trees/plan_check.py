@@ -438,6 +438,7 @@ def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
             if node.category != "behaviour":
                 continue
             name = node.name or node.type
+            dry.fixed_path_hit = ""
             found = dry.step(node, nominal, progress)
             if found is None:
                 if progress:
@@ -463,7 +464,9 @@ def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
                 except Exception as e:  # a check that cannot run on this scene says so, never a traceback
                     found.append(("", f"{node.type}: cannot be checked ahead: {type(e).__name__}: {e}", ""))
                 dry.write_outputs(node, outputs)
-            if found and callable(task_check) and node.type in DryRun.ACTIONS and not problems:
+            if found and dry.fixed_path_hit and not problems:
+                found = [(key, message, hint or dry.fixed_path_hit) for key, message, hint in found]
+            elif found and callable(task_check) and node.type in DryRun.ACTIONS and not problems:
                 fix = motion_base_fix(world, scene, node, dry, seed, task_check)
                 if fix:
                     found = [(key, message, hint or fix) for key, message, hint in found]
@@ -608,6 +611,9 @@ class DryRun:
         #: base search for a motion out of reach ranks bases by them)
         self.goals: dict[str, list] = {}
         self.changed = False                    # a world change was followed (a grasp, a place, a door)
+        #: the last motion refused because the held object's own path meets a body, on a line that
+        #: carries it the same way from any base (a ``delta``): why no base pose helps, else ""
+        self.fixed_path_hit = ""
         self._saved = world.save_state()
 
     def restore(self) -> None:
@@ -711,6 +717,7 @@ class DryRun:
                              f"{self.world.padding_m * 1000 * (1 - MARGINAL_PADDING):.0f} mm of the padding after the "
                              f"world changed: checked when it starts)")
                 return self._lose(robot)
+            self.fixed_path_hit = self._fixed_path_text(node, req, e)
             return self._lose(robot, [("", f"{node.type}: the motion would be refused before moving: {e}", "")])
         if self.kept is not None:
             self.kept.keep(req.node, req, plan, self.world)   # the run's motion of this node follows it
@@ -718,6 +725,21 @@ class DryRun:
             self.changed = True   # where the guard stops: the touch-down is known to a few millimetres
         self._set_arm(robot, self._guard_stop(robot, plan) if plan.guard is not None else plan.goal)
         return []
+
+    @staticmethod
+    def _fixed_path_text(node: Any, req: Any, e: Any) -> str:
+        """Why no base pose helps a line refused for its held object, or "": a ``MoveCartesian`` by
+        ``delta`` (world frame) keeps the TCP's orientation and translates what the hand holds by that
+        displacement, so the held object sweeps the same volume of the world whatever the arm's base
+        and the grasp; a body in that volume is in the way from every base (a base search, 60
+        candidates and 10 s, would only say that none passes)."""
+        hit = getattr(e, "collision", None)
+        if (getattr(e, "kind", "") != "path_collision" or hit is None or not hit.held or hit.self_collision
+                or req.kind != "cartesian" or node.params.get("delta") is None
+                or node.params.get("target") is not None):
+            return ""
+        return (f"no base pose changes this: the line carries the held {hit.link} along the same path in the world "
+                f"from any base; move '{hit.body}' out of its way or carry it along another line (another delta)")
 
     def _passes_with_less_padding(self, req: Any, robot: str) -> bool:
         """Whether the motion is planned with the padding cut to :data:`MARGINAL_PADDING` of it: a
