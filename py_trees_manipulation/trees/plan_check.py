@@ -446,6 +446,8 @@ def check_nodes(task: TaskSpec, world: Any, scene: Any, seed: int = 0,
                 break
             cls = registry.lookup(node.type)
             check = getattr(cls, "plan_problems", None)
+            if node.type in GRASP_CHOOSERS:
+                dry.grasp_chosen = True
             if callable(check):
                 if progress:
                     progress(f"{node.type} '{name}'")
@@ -510,6 +512,9 @@ def motion_base_fix(world: Any, scene: Any, node: Any, dry: "DryRun", seed: int,
         world.restore_state(saved)
     return base_suggestion(placement, names.index(robot), "the whole task passes ptm validate --plan")
 
+
+#: nodes that choose a grasp by what the arm reaches from its base (another base may choose another)
+GRASP_CHOOSERS = frozenset({"ChooseGrasp", "PlanRegrasp"})
 
 #: composites and decorators whose children all run on the nominal path, in order (a Selector's
 #: second child runs only when the first fails; a FailureIsSuccess child may fail)
@@ -611,9 +616,13 @@ class DryRun:
         #: base search for a motion out of reach ranks bases by them)
         self.goals: dict[str, list] = {}
         self.changed = False                    # a world change was followed (a grasp, a place, a door)
-        #: the last motion refused because the held object's own path meets a body, on a line that
-        #: carries it the same way from any base (a ``delta``): why no base pose helps, else ""
+        #: the last motion refused because the hand's or the held object's own path meets a body, on a
+        #: line that takes them the same way from any base: why no base pose helps, else ""
         self.fixed_path_hit = ""
+        #: robot -> its TCP is where a world pose put it (a pose target, a line to one, a delta line from
+        #: one), not where joint positions did: the same from any base
+        self.tcp_fixed: dict[str, bool] = {}
+        self.grasp_chosen = False               # a GRASP_CHOOSERS node was followed
         self._saved = world.save_state()
 
     def restore(self) -> None:
@@ -717,8 +726,12 @@ class DryRun:
                              f"{self.world.padding_m * 1000 * (1 - MARGINAL_PADDING):.0f} mm of the padding after the "
                              f"world changed: checked when it starts)")
                 return self._lose(robot)
-            self.fixed_path_hit = self._fixed_path_text(node, req, e)
+            self.fixed_path_hit = self._fixed_path_text(node, req, e, robot)
             return self._lose(robot, [("", f"{node.type}: the motion would be refused before moving: {e}", "")])
+        if req.kind == "joints":
+            self.tcp_fixed[robot] = False
+        elif req.kind == "pose" or node.params.get("target") is not None:
+            self.tcp_fixed[robot] = True
         if self.kept is not None:
             self.kept.keep(req.node, req, plan, self.world)   # the run's motion of this node follows it
         if plan.guard is not None:
@@ -726,20 +739,34 @@ class DryRun:
         self._set_arm(robot, self._guard_stop(robot, plan) if plan.guard is not None else plan.goal)
         return []
 
-    @staticmethod
-    def _fixed_path_text(node: Any, req: Any, e: Any) -> str:
-        """Why no base pose helps a line refused for its held object, or "": a ``MoveCartesian`` by
-        ``delta`` (world frame) keeps the TCP's orientation and translates what the hand holds by that
-        displacement, so the held object sweeps the same volume of the world whatever the arm's base
-        and the grasp; a body in that volume is in the way from every base (a base search, 60
-        candidates and 10 s, would only say that none passes)."""
+    def _fixed_path_text(self, node: Any, req: Any, e: Any, robot: str) -> str:
+        """Why no base pose helps a straight line refused for the hand or the held object, or "". A
+        ``MoveCartesian`` keeps the TCP on a straight line in the world between its start and its
+        target; when both are world poses (a target, a pose the motion before it went to, a delta from
+        one), the hand and what it holds sweep the same volume of the world whatever the arm's base,
+        so a body in that volume is in the way from every base: a base search (60 candidates, about
+        10 s) would only end in "no base position passes". When the task chooses its grasp
+        (:data:`GRASP_CHOOSERS`), only the held object on a ``delta`` line: it moves the same way
+        whatever the grasp."""
         hit = getattr(e, "collision", None)
-        if (getattr(e, "kind", "") != "path_collision" or hit is None or not hit.held or hit.self_collision
-                or req.kind != "cartesian" or node.params.get("delta") is None
-                or node.params.get("target") is not None):
+        kind = getattr(e, "kind", "")
+        if req.kind != "cartesian" or hit is None or hit.self_collision or kind not in ("path_collision",
+                                                                                         "goal_in_collision"):
             return ""
-        return (f"no base pose changes this: the line carries the held {hit.link} along the same path in the world "
-                f"from any base; move '{hit.body}' out of its way or carry it along another line (another delta)")
+        hand = hit.held or (len(hit.key) > 0 and isinstance(hit.key[0], tuple) and len(hit.key[0]) > 1
+                            and hit.key[0][1] in self.world.hand_links(robot))
+        start = self.tcp_fixed.get(robot, False)
+        end = node.params.get("target") is not None or start
+        if not hand or not end or (kind == "path_collision" and not start):
+            return ""
+        if self.grasp_chosen and not (hit.held and node.params.get("delta") is not None):
+            # the hand's poses follow the grasp, which another base may choose otherwise; a delta line
+            # translates the held object by the same displacement whatever the grasp
+            return ""
+        what = f"the held {hit.link}" if hit.held else f"the hand ({hit.link})"
+        return (f"no base pose changes this: the line takes {what} along the same path in the world from any "
+                f"base (it starts and ends at world poses); move '{hit.body}' out of its way or change the line "
+                f"(its target or delta)")
 
     def _passes_with_less_padding(self, req: Any, robot: str) -> bool:
         """Whether the motion is planned with the padding cut to :data:`MARGINAL_PADDING` of it: a

@@ -221,12 +221,29 @@ def test_a_motion_past_the_grasp_that_the_run_refuses_is_refused_before_anything
     assert p.message.startswith("MoveCartesian: the motion would be refused before moving: ")
     assert re.search(hit, p.message), p.message
     if example == "pick_and_place":   # the held mug's own path is blocked: no base search, and why
-        assert p.hint.startswith("no base pose changes this: the line carries the held mug along the same path "
-                                 "in the world from any base; move 'ledge' out of its way"), p.hint
+        assert p.hint.startswith("no base pose changes this: the line takes the held mug along the same path "
+                                 "in the world from any base (it starts and ends at world poses); move 'ledge' "
+                                 "out of its way"), p.hint
     s = _run(path, [override])
     assert s["status"] == "FAILURE"
     assert s["failed_behaviour"]["name"] == node
     assert re.search(hit, s["failed_behaviour"]["feedback"]), s["failed_behaviour"]["feedback"]
+
+
+def test_a_descent_whose_hand_meets_the_support_names_no_base_and_says_why():
+    """The handover's box grasp on two xArm 6: the descent's target puts the xArm's longer fingers at
+    the padding from the table. The descent goes from one world pose (the pregrasp) to another (the
+    grasp), so the hand sweeps the same volume from any base: the refusal says so instead of searching
+    1,190 base positions and answering "every base position ... is taken: the arm where it starts"."""
+    path = os.path.join(EXAMPLES, "handover.yaml")
+    xarms = ["scene.robots.0.model=ufactory_xarm6", "scene.robots.1.model=ufactory_xarm6"]
+    problems = plan_check(load_task(path, xarms))
+    assert len(problems) == 1, problems
+    p = problems[0]
+    assert (p.node_type, p.node_name) == ("MoveCartesian", "left_descend")
+    assert re.search(r"left_finger would hit table \(\d+ mm away, padding 10 mm\)", p.message), p.message
+    assert p.hint.startswith("no base pose changes this: the line takes the hand (left_finger) along the same "
+                             "path in the world from any base"), p.hint
 
 
 def test_a_lift_that_only_grazes_the_padding_after_the_grasp_is_left_to_the_run():
