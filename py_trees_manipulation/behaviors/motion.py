@@ -472,7 +472,8 @@ class GripperCommand(BackendAction):
 
     SUCCESS when the gap is reached, or when the fingers stall on an object (a grasp) unless
     ``fail_if_stalled``; FAILURE when the goal is aborted, or when ``expect_object`` is true and
-    the fingers close fully on nothing.
+    the fingers close fully on nothing, or (in the simulator, which knows what they touch:
+    ``resource.pressing_on()``) stall against fixed bodies only (a table under a grasp set too low).
 
     Args:
         position: commanded finger gap, metres (0 closed), or ``open`` (the gripper's full opening,
@@ -520,6 +521,14 @@ class GripperCommand(BackendAction):
         gap_mm = result.position * 1000
         if result.stalled and self.param("fail_if_stalled"):
             return self.fail(f"fingers stalled at {gap_mm:.1f} mm before reaching {self._gap * 1000:.1f} mm")
+        pressing = getattr(self.resource, "pressing_on", None)   # the simulator knows what stopped them
+        if self.param("expect_object") and result.stalled and callable(pressing):
+            bodies = pressing()
+            if bodies and all(static for _name, static in bodies):
+                names = " and ".join(repr(name) for name, _static in bodies)
+                return self.fail(f"closed on no object: the fingers stalled at {gap_mm:.1f} mm against {names}, "
+                                 f"which is fixed: the grasp pose is too low or beside the object (raise the target "
+                                 f"or check where the object is)")
         closed = float(getattr(self.resource, "min_gap_m", 0.0) or 0.0)   # the gripper's closed gap
         if self.param("expect_object") and not result.stalled and result.position < closed + 0.002:
             return self.fail(f"closed on nothing (gap {gap_mm:.1f} mm)")

@@ -484,6 +484,31 @@ class SimGripper(_SimResource):
             self._apply_position_command()
         return True
 
+    def pressing_on(self) -> list[tuple[str, bool]]:
+        """What the gripper's finger-carried links press on now (a contact with a normal force, after
+        the last physics step): ``[(body name, static)]``, other bodies than the robot, each once;
+        ``static`` for fixtures and fixed objects without a moving joint (a table, a shelf board; not
+        a door's lever or a drawer's bar). ``GripperCommand`` with ``expect_object`` reads it when the
+        fingers stall: stalled on the table, they hold nothing."""
+        body, c = self._body, self._client
+        r = self.robot
+        roots = set(self._fj) | {f for f, _l, _m, _o in r.mimics}
+        n = pb.getNumJoints(body, physicsClientId=c)
+        links = set(r.finger_links)
+        for link in range(n):
+            k = link
+            while k >= 0 and k not in roots:
+                k = pb.getJointInfo(body, k, physicsClientId=c)[16]
+            if k >= 0:
+                links.add(link)
+        static = set(self.backend._static_bodies())
+        names = self.backend._names
+        seen: dict[int, bool] = {}
+        for p in pb.getContactPoints(bodyA=body, physicsClientId=c):
+            if p[3] in links and p[2] != body and p[9] > 0.0 and p[2] not in seen:
+                seen[p[2]] = p[2] in static
+        return [(names.get(b, str(b)), st) for b, st in seen.items()]
+
     def refresh_force_limit(self) -> None:
         """A linkage under a position command: set the driver's torque limit for the commanded finger
         force at the driver's present slope (the lever changes as the fingers swing; the squeeze
