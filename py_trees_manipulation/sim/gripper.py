@@ -415,10 +415,10 @@ class SimGripper(_SimResource):
         they stay as deep as they were: the opening finger dragged the released box 2.9 cm along
         the table, the retreat lifted it 1 cm on them and dropped it (36.8 N against the 8 N place
         guard). A real pad only pushes; refreshed each step, the opening finger leaves the box
-        where it was set down (0.8 mm: the squeeze let off). Disabling a pair's collision drops its
+        where it was set down (0.8 mm: it settles on the table as the pads let go). Disabling a pair's collision drops its
         manifold at once; re-enabled in the same call, the next step collides it afresh."""
         body, c = self._body, self._client
-        pairs = set()
+        pairs: set[tuple[int, int, int]] = set()
         for link in self.moving_links():
             for p in pb.getContactPoints(bodyA=body, linkIndexA=link, physicsClientId=c):
                 if p[2] != body:
