@@ -54,7 +54,9 @@ class ExecuteRegraspPlan(_RegraspBase):
       given), then the receiver opens, goes to pregrasp, approaches and closes;
     - ``release`` (place): pre-place (``lift_m`` above the placement, MoveToPose) -> lower
       (MoveCartesian with the ``place_force_n`` force guard) -> open -> retreat (``retreat_m``
-      back along the TCP z axis);
+      back along the TCP z axis); the let-go is checked on the world after the open and after the
+      retreat: the object within 1 cm of where it was set down and, after the retreat, touching
+      no finger; a place that fails that check fails the behaviour (it is not re-planned);
     - ``handover`` release: open -> retreat.
 
     With GraspFix in the scene (``grasp_fix:``), a grasp also waits for the weld (GraspFixAttach);
@@ -168,7 +170,9 @@ class ExecuteRegraspPlan(_RegraspBase):
             if status == Status.FAILURE:
                 leaf = _failed_leaf(self._subtree)
                 reason = f"{leaf.name}: {leaf.feedback_message}" if leaf is not None else "failed"
-                return self._step_failed(step, reason)
+                # a place whose object did not stay where it was let go of is not re-planned: the
+                # world is no longer the one the step was planned in
+                return self._step_failed(step, reason, replan=not isinstance(leaf, (_LetGo, _LetGoPhase)))
             # SUCCESS: check the grasp state in the simulator
             if self._senses():
                 details = sense_grasps(self.backend, cfg)
@@ -242,7 +246,7 @@ class ExecuteRegraspPlan(_RegraspBase):
                 out[o] = f"nothing (it hangs on {', '.join(held_by)})"
         return out
 
-    def _step_failed(self, step: RegraspStep, reason: str) -> Status:
+    def _step_failed(self, step: RegraspStep, reason: str, replan: bool = True) -> Status:
         self._stop_subtree()
         self._detach_subtree()
         cfg = self._cfg
@@ -252,7 +256,7 @@ class ExecuteRegraspPlan(_RegraspBase):
             where += f" ({state})"
         if step.direction == "release" and step.kind == "release":
             self._placement_attempt[step.object] = self._placement_attempt.get(step.object, 0) + 1
-        if self._replans_left <= 0:
+        if self._replans_left <= 0 or not replan:
             self._write_metric("goal_reached", False)
             return self.fail(where)
         self._replans_left -= 1
@@ -393,7 +397,13 @@ class ExecuteRegraspPlan(_RegraspBase):
                 ]
                 T_tcp = T_place
                 nodes.append(_OpenOnlyOnSupport(f"{tag}: set down", self.backend, gripper))
+            let_go = None
+            if step.kind == "release":
+                let_go = _LetGo(f"{tag}: let go", self.backend, gripper, step.object, self._write_metric)
+                nodes.append(let_go.mark)
             nodes.append(GripperCommand(name=f"{tag}: open", gripper=gripper, position=h.open_m))
+            if let_go is not None:
+                nodes.append(let_go.opened)
             if step.kind == "handover":
                 receiver = next((g for g, hh in zip(cfg.factory.grippers, step.state_to)
                                  if hh is not None and cfg.factory.object_from_handle[hh]
@@ -404,6 +414,8 @@ class ExecuteRegraspPlan(_RegraspBase):
                                                 timeout_s=2.0))
             nodes.append(MoveCartesian(name=f"{tag}: retreat", arm=arm, target=_along_z(T_tcp, -cfg.retreat_m),
                                        speed_mps=v))
+            if let_go is not None:
+                nodes.append(let_go)
         seq = py_trees.composites.Sequence(name=step.transition, memory=True, children=nodes)
         for node in seq.iterate():
             node.setup(backend=self.backend)
@@ -488,6 +500,90 @@ class _OpenOnlyOnSupport(py_trees.behaviour.Behaviour):
                 self.feedback_message = (f"would let go of {obj} away from a support: "
                                          f"{object_state_text(self._backend, obj)}; the gripper stays closed")
                 return Status.FAILURE
+        return Status.SUCCESS
+
+
+#: how far a released object may move from where it was set down while the fingers open and the
+#: hand retreats, m (the squeeze let off: 0.8 mm for the WSG 50's 26 N on a 0.1 kg box)
+RELEASE_SHIFT_M = 0.01
+
+
+class _LetGo(py_trees.behaviour.Behaviour):
+    """The release of a placed object, checked on the world: after the open (:attr:`opened`) and
+    after the retreat (this leaf), the object lies within :data:`RELEASE_SHIFT_M` of where it was
+    when the fingers began to open (:attr:`mark`, a leaf put before the open, records it), and
+    after the retreat it touches no link of ``robot``; FAILURE naming how far it moved and where it
+    is, or the link it still touches (a step that fails is re-planned). A SUCCESS with the placed
+    object dragged off its place by the opening fingers, or riding away on one, is not a place
+    (issue 33 item 4: the WSG 50 dragged a box 2.9 cm as it opened, the retreat lifted it 1 cm and
+    dropped it 7.6 mm from its place). Writes the metric ``release_shift_m`` (the largest such move
+    of the run). Backends without contacts (hardware) are not checked here."""
+
+    def __init__(self, name: str, backend: Any, robot: str, obj: str, write_metric: Any):
+        super().__init__(name=name)
+        self._backend, self._robot, self._obj, self._write = backend, robot, obj, write_metric
+        self._set_down: Optional[np.ndarray] = None
+        self.mark = _LetGoPhase(f"{name}: set-down pose", self, "mark")
+        self.opened = _LetGoPhase(f"{name}: opened", self, "opened")
+
+    def _world(self) -> Any:
+        world = getattr(self._backend, "world", None)
+        return world if hasattr(world, "contacts") else None
+
+    def _shift(self, when: str) -> Optional[str]:
+        """Measure the move since the set-down, write the metric; the failure text when too far."""
+        world = self._world()
+        if world is None or self._set_down is None:
+            return None
+        p = np.asarray(world.object_pose(self._obj), dtype=float)[:3, 3]
+        shift = float(np.linalg.norm(p - self._set_down))
+        before = py_trees.blackboard.Blackboard.storage.get("/metrics/release_shift_m")
+        if not isinstance(before, (int, float)) or shift > before:
+            self._write("release_shift_m", round(shift, 4))
+        self.feedback_message = f"{self._obj} {shift * 1000:.1f} mm from where it was set down {when}"
+        if shift <= RELEASE_SHIFT_M:
+            return None
+        a = ", ".join(f"{v:.3f}" for v in self._set_down)
+        return (f"{self._obj} moved {shift * 100:.1f} cm from where it was set down ({a}) {when} (at most "
+                f"{RELEASE_SHIFT_M * 100:g} cm): {object_state_text(self._backend, self._obj)}")
+
+    def update(self) -> Status:
+        world = self._world()
+        if world is None:
+            return Status.SUCCESS
+        on = sorted({c.link_b for c in world.contacts(self._obj) if c.body_b == self._robot})
+        if on:
+            self.feedback_message = (f"{self._obj} still touches {', '.join(f'{self._robot}/{ln}' for ln in on)} after "
+                                     f"the fingers opened and the hand retreated: "
+                                     f"{object_state_text(self._backend, self._obj)}")
+            return Status.FAILURE
+        why = self._shift("after the retreat")
+        if why is not None:
+            self.feedback_message = why
+            return Status.FAILURE
+        return Status.SUCCESS
+
+
+class _LetGoPhase(py_trees.behaviour.Behaviour):
+    """A step of :class:`_LetGo`: ``mark`` records the object's position (SUCCESS); ``opened``
+    checks how far it moved as the fingers opened."""
+
+    def __init__(self, name: str, check: _LetGo, phase: str):
+        super().__init__(name=name)
+        self._check, self._phase = check, phase
+
+    def update(self) -> Status:
+        c = self._check
+        world = c._world()
+        if self._phase == "mark":
+            c._set_down = (np.asarray(world.object_pose(c._obj), dtype=float)[:3, 3].copy()
+                           if world is not None else None)
+            return Status.SUCCESS
+        why = c._shift("as the fingers opened")
+        self.feedback_message = c.feedback_message
+        if why is not None:
+            self.feedback_message = why
+            return Status.FAILURE
         return Status.SUCCESS
 
 

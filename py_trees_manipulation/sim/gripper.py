@@ -98,9 +98,13 @@ class _GripperMove(_Execution):
         #: the fingers close: their speed follows the distance to contact (SimGripper.approach_speed;
         #: two finger joints only, see there)
         self.closing = (not gripper.robot.model.gripper.is_linkage or bool(gripper.robot.linkage_pins)) and target < gripper.gap_m() - gripper.position_tolerance_m
+        #: the fingers open: what they touch is refreshed each step (SimGripper.shed_stale_contacts)
+        self.opening = target > gripper.gap_m() + 1e-4
 
     def step(self) -> None:
         self.count += 1
+        if self.opening:
+            self.gripper.shed_stale_contacts()
         if self.closing:
             self.closing = self.gripper.approach_speed()
         if self.count % self.CHECK_EVERY:
@@ -203,6 +207,7 @@ class SimGripper(_SimResource):
         self._follower_closing = 1.0   # +1 / -1: the way the other pad's actuated joint closes
         self._opening = False          # the last position command opens the fingers
         self._moving_mass: Optional[float] = None   # kg, see contact_speed_mps
+        self._moving_links: Optional[list[int]] = None   # see moving_links
         self._full_speed = float(robot.model.finger_speed_mps)   # the last position command's finger speed, m/s
         self._pad_normals = [tuple(p.pose[:3, 1]) for p in robot.model.gripper.pads]  # pad normals (y), link frame
         self.add_action("gripper_action", SimGripper._serve_gripper_action)
@@ -380,23 +385,57 @@ class SimGripper(_SimResource):
             pb.setJointMotorControl2(self._body, j, pb.POSITION_CONTROL, targetPosition=q, force=force * abs(fs),
                                      maxVelocity=share * speed / abs(s), physicsClientId=self._client)
 
-    def moving_mass_kg(self) -> float:
-        """The mass the finger motors move, kg: every link that an actuated or ``<mimic>`` joint
-        carries (both fingers of a geared pair, whose coupling stops them together; a linkage's
-        whole chain), from the URDF's inertial masses."""
-        if self._moving_mass is None:
+    def moving_links(self) -> list[int]:
+        """The links the finger motors move (those an actuated or ``<mimic>`` joint carries), cached."""
+        if self._moving_links is None:
             r, c = self.robot, self._client
             roots = set(self._fj) | {f for f, _l, _m, _o in r.mimics}
             n = pb.getNumJoints(self._body, physicsClientId=c)
             parent = [pb.getJointInfo(self._body, j, physicsClientId=c)[16] for j in range(n)]
-            total = 0.0
+            out = []
             for link in range(n):
                 k = link
                 while k >= 0 and k not in roots:
                     k = parent[k]
                 if k >= 0:
-                    total += float(pb.getDynamicsInfo(self._body, link, physicsClientId=c)[0])
-            self._moving_mass = total
+                    out.append(link)
+            self._moving_links = out
+        return self._moving_links
+
+    def shed_stale_contacts(self) -> int:
+        """While the fingers open: drop the contact points Bullet keeps between the fingers and
+        whatever they touch, so that the next step finds only the contacts the geometry has now.
+        Returns how many finger/body pairs were refreshed.
+
+        Bullet keeps each contact point of a pair with the normal it was found with, as long as the
+        point stays within reach. A soft pad pressed 0.3-0.8 mm into a box near its edge gets points
+        whose normals point across the edge (robot -> box [0.74, 0.06, 0.67] beside [-0.97, -0.23,
+        -0.07] on the same pad: the WSG 50 setting a box down, yawed 3.9 deg to the pad, issue 33
+        item 4). Those points push the box both ways, a clamp, and as the box follows the finger
+        they stay as deep as they were: the opening finger dragged the released box 2.9 cm along
+        the table, the retreat lifted it 1 cm on them and dropped it (36.8 N against the 8 N place
+        guard). A real pad only pushes; refreshed each step, the opening finger leaves the box
+        where it was set down (0.8 mm: it settles on the table as the pads let go). Disabling a pair's collision drops its
+        manifold at once; re-enabled in the same call, the next step collides it afresh."""
+        body, c = self._body, self._client
+        pairs: set[tuple[int, int, int]] = set()
+        for link in self.moving_links():
+            for p in pb.getContactPoints(bodyA=body, linkIndexA=link, physicsClientId=c):
+                if p[2] != body:
+                    pairs.add((link, p[2], p[4]))
+        for link, other, other_link in pairs:
+            pb.setCollisionFilterPair(body, other, link, other_link, 0, physicsClientId=c)
+            pb.setCollisionFilterPair(body, other, link, other_link, 1, physicsClientId=c)
+        return len(pairs)
+
+    def moving_mass_kg(self) -> float:
+        """The mass the finger motors move, kg: every link that an actuated or ``<mimic>`` joint
+        carries (both fingers of a geared pair, whose coupling stops them together; a linkage's
+        whole chain), from the URDF's inertial masses."""
+        if self._moving_mass is None:
+            c = self._client
+            self._moving_mass = sum(float(pb.getDynamicsInfo(self._body, link, physicsClientId=c)[0])
+                                    for link in self.moving_links())
         return self._moving_mass
 
     def contact_speed_mps(self, force_n: float) -> float:

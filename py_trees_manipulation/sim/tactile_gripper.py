@@ -545,6 +545,10 @@ class GripperTactile:
             acc = None
             self._v_prev = None
         cmd = ctl.step(dt, SensorSample(self.ext.backend.now(), x, xdot, self.effort, left, right, acc))
+        if ctl.state == RT.POSITION_SERVO and ctl.position_setpoint > x + 1e-4:
+            # opening (a Release that fired, an open command): as the position command's opening
+            # does (SimGripper.shed_stale_contacts), no stale contact point drags what it let go of
+            self.gripper.shed_stale_contacts()
         if ctl.state != self._state:
             if ctl.state == RT.FIND_CONTACT:
                 self._rephase_frames()

@@ -195,6 +195,11 @@ RUN_METRICS: tuple[MetricDoc, ...] = (
     MetricDoc(('grasp_changes',),
               'grasp changes executed',
               'count', 'regrasp'),
+    MetricDoc(('release_shift_m',),
+              'the largest distance a placed object moved from where it was set down while the fingers '
+              'opened and the hand retreated (simulator); over 0.01 m, or the object still touching the '
+              'gripper after the retreat, fails the step (issue 33 item 4)',
+              'm', 'regrasp'),
     MetricDoc(('goal_reached',),
               'the executed plan reached its goal grasp state',
               'true/false', 'regrasp'),
