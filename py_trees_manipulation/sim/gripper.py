@@ -530,16 +530,7 @@ class SimGripper(_SimResource):
         a door's lever or a drawer's bar). ``GripperCommand`` with ``expect_object`` reads it when the
         fingers stall: stalled on the table, they hold nothing."""
         body, c = self._body, self._client
-        r = self.robot
-        roots = set(self._fj) | {f for f, _l, _m, _o in r.mimics}
-        n = pb.getNumJoints(body, physicsClientId=c)
-        links = set(r.finger_links)
-        for link in range(n):
-            k = link
-            while k >= 0 and k not in roots:
-                k = pb.getJointInfo(body, k, physicsClientId=c)[16]
-            if k >= 0:
-                links.add(link)
+        links = set(self.robot.finger_links) | set(self.moving_links())
         static = set(self.backend._static_bodies())
         names = self.backend._names
         seen: dict[int, bool] = {}
