@@ -133,10 +133,17 @@ def start_overlaps(sim: Any) -> tuple[list[str], set[str]]:
                     f"{_label(sim, other, deepest[4])} (start_penetration_m {tol * 1000:g} mm): ")
             if mover.kind == "robot":
                 spec = next(r for r in sim.scene.robots if r.name == mover.name)
-                to = np.asarray(spec.base_pose[:3, 3], dtype=float) + shift * normal
-                text += (f"move robot {mover.name!r} by {shift:.3f} m along {direction_text(normal)} (base_pose "
-                         f"position {_xyz(to)}), move {other.name!r}, or start the "
-                         "arm in another initial_configuration")
+                at = np.asarray(spec.base_pose[:3, 3], dtype=float)
+                to = at + shift * normal
+                if to[2] < -1e-6 <= at[2]:   # the way out is down through the floor: a base under a table top
+                    text += (f"its base at {_xyz(at)} puts it under or inside {other.name!r}: move robot "
+                             f"{mover.name!r} clear of it (base_pose position), give it base_pose: auto (a base "
+                             f"from which the task's targets are reached), move {other.name!r}, or start the arm in "
+                             "another initial_configuration")
+                else:
+                    text += (f"move robot {mover.name!r} by {shift:.3f} m along {direction_text(normal)} (base_pose "
+                             f"position {_xyz(to)}), move {other.name!r}, or start the "
+                             "arm in another initial_configuration")
             else:
                 pos = np.asarray(pb.getBasePositionAndOrientation(mover.body, physicsClientId=c)[0], dtype=float)
                 to = pos + shift * normal

@@ -70,6 +70,18 @@ def test_a_robot_link_inside_a_fixture_names_the_link_and_the_base_move():
                         text), text
 
 
+def test_a_robot_standing_under_a_table_is_not_sent_through_the_floor():
+    # the Panda on the floor under the table top: its elbow pokes 96 mm into the top; the way out along
+    # the contact normal is 0.097 m down, through the floor (it was offered as base_pose z -0.097)
+    scene = {"robots": [{**PANDA, "base_pose": {"position": [0, 0, 0]}}], "fixtures": [TABLE]}
+    with SimBackend(scene, visual_shapes=False) as sim:
+        text = sim.preflight_failure or ""
+        assert re.match(r"robot 'panda' \(panda_link\d\) starts \d+ mm inside fixture 'table' \(start_penetration_m 3 mm\): "
+                        r"its base at \[0\.000, 0\.000, 0\.000\] puts it under or inside 'table': move robot 'panda' clear "
+                        r"of it \(base_pose position\), give it base_pose: auto", text), text
+        assert "-0.0" not in text
+
+
 def test_the_tolerance_is_the_scenes_start_penetration_m():
     # 2 mm inside the table: within the 3 mm default; refused with 1 mm
     obj = {"name": "box", "primitive": {"shape": "box", "size": [0.05, 0.05, 0.05]}, "pose": {"position": [0.5, 0.0, 0.648]}}
