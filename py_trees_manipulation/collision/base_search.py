@@ -411,6 +411,10 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
             else:
                 reason = (f"no base position {where} has every target within reach at once "
                           f"({', '.join(t.name for t in targets)}; {considered} positions considered)")
+        elif screened == 0 and not overlap or screened > 0 and not quick_failed:
+            # the time budget ran out before the first position was tried (a relaxed step started late)
+            return BasePlacement(robot, False, None, surface, [], f"the search's time ran out before it tried a "
+                                 f"base position {where}", checked, dt, timed_out=True)
         elif screened == 0:
             reason = (f"every base position {where} within reach of the targets is taken: {overlap[0]}"
                       + (f" ({len(overlap)} positions tried)" if len(overlap) > 1 else ""))
@@ -469,9 +473,13 @@ def find_base_relaxing(world: CollisionWorld, robot: str, targets: Callable[[boo
                 out_of_time = True
                 break
             step_kw["time_budget_s"] = min(float(step_kw.get("time_budget_s", 60.0)), left)
+        found = find_base(world, robot, targets(probe), surface, seed=seed, position_tolerance_m=tol,
+                          held_padding_m=held, joint_margin_rad=margin, **step_kw)
+        if found.timed_out and last is not None:   # the step had no time to try anything: keep the last answer
+            out_of_time = True
+            break
         steps += 1
-        last = find_base(world, robot, targets(probe), surface, seed=seed, position_tolerance_m=tol,
-                         held_padding_m=held, joint_margin_rad=margin, **step_kw)
+        last = found
         checked += last.candidates
         if last.ok:
             last.relaxed = what

@@ -121,6 +121,7 @@ class BasePlacement:
         candidates: candidate poses checked (IK and collision). time_s: wall time of the search.
         relaxed: empty when the pose passed with the search's full margins; else which margins
             :func:`find_base_relaxing` gave up to find it (:data:`RELAX_STEPS`).
+        timed_out: the search's time ran out before it tried any base position (``failure`` says so).
     """
 
     robot: str
@@ -132,6 +133,7 @@ class BasePlacement:
     candidates: int = 0
     time_s: float = 0.0
     relaxed: str = ""
+    timed_out: bool = False
 
     @property
     def position(self) -> list[float]:

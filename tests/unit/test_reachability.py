@@ -161,6 +161,31 @@ def test_wrist_bounds_keep_the_iiwa_wrist_away_from_its_shoulder():
 
 
 # ---- the base search --------------------------------------------------------------------------------------
+def test_a_search_out_of_time_before_its_first_base_says_so_and_a_relaxed_step_keeps_the_last_answer(monkeypatch):
+    """A search whose budget ran out before it tried one position (a relaxed step started with
+    milliseconds left, on a loaded machine) raised IndexError ('every base position ... is taken:
+    overlap[0]'); it says so, and find_base_relaxing keeps the answer of the step before."""
+    from py_trees_manipulation.collision import base_search
+
+    sc = door_scene(0.6)
+    w = CollisionWorld.from_scene(sc)
+    try:
+        targets = targets_for(DOOR_62.with_margin(), sc)
+        p = find_base(w, "arm", targets, MountingSurface("floor"), time_budget_s=0.0)
+        assert not p.ok and p.timed_out and p.candidates == 0
+        assert p.failure == "the search's time ran out before it tried a base position on the floor"
+    finally:
+        w.close()
+    # the first step answers why no base reaches; the second had no time to try one
+    answers = iter([base_search.BasePlacement("arm", False, None, MountingSurface("floor"), [],
+                                              "no base position on the floor reaches the door handle", 12, 1.0),
+                    p])
+    monkeypatch.setattr(base_search, "find_base", lambda *a, **k: next(answers))
+    r = base_search.find_base_relaxing(None, "arm", lambda probe: targets, MountingSurface("floor"), total_budget_s=30.0)
+    assert r.failure.startswith("no base position on the floor reaches the door handle"), r.failure
+    assert "time ran out" not in r.failure and r.candidates == 12
+
+
 def test_find_base_finds_a_base_the_check_accepts_and_is_deterministic():
     sc = door_scene(0.6)
     w = CollisionWorld.from_scene(sc)
