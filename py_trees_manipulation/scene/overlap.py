@@ -384,3 +384,49 @@ def support_problems(scene: Any, bodies: Optional[list[Body]] = None) -> list[tu
                         f"(x {lo[0]:.3f} ... {hi[0]:.3f}, y {lo[1]:.3f} ... {hi[1]:.3f} m, centre {_xyz(c)}): it would "
                         "fall; put it on a fixture (a table) or another object"))
     return out
+
+
+#: half the side of a robot's base plate, m: a base stands on a top that reaches under any of it
+BASE_PLATE_M = 0.1
+
+
+def mount_warnings(scene: Any, bodies: Optional[list[Body]] = None) -> list[tuple[tuple, str]]:
+    """``(scene path, message)`` for each robot whose base stands above the floor (z > 2 cm) with no
+    fixture or object of the scene under its base plate (:data:`BASE_PLATE_M` either side of the base
+    frame) within 5 cm of its height: a base moved off the table it
+    was written on, or a pedestal the scene does not model. A warning, not an error: the simulator
+    holds a robot's base where it is written, so the run goes on; on a real robot it would not."""
+    bodies = scene_bodies(scene) if bodies is None else bodies
+    out = []
+    for i, r in enumerate(getattr(scene, "robots", ()) or ()):
+        if getattr(r, "base_auto", None) is not None:   # base_pose: auto stands on the surface it searches
+            continue
+        T = np.asarray(r.base_pose, dtype=float)
+        x, y, z = (float(v) for v in T[:3, 3])
+        if z <= 0.02:
+            continue
+        tops = []
+        for b in bodies:
+            for blo, bhi in [s.aabb() for s in b.shapes] + list(b.boxes):
+                if (blo[0] <= x + BASE_PLATE_M and x - BASE_PLATE_M <= bhi[0] and blo[1] <= y + BASE_PLATE_M
+                        and y - BASE_PLATE_M <= bhi[1] and z - 0.05 <= bhi[2] <= z + 0.02):
+                    tops.append(b.name)
+        if tops:
+            continue
+        near = ""
+        for b in bodies:
+            if b.kind != "fixture":
+                continue
+            for blo, bhi in [s.aabb() for s in b.shapes] + list(b.boxes):
+                if abs(bhi[2] - z) <= 0.02:
+                    near = (f"; the top of {b.name!r} at that height spans x {blo[0]:.2f} ... {bhi[0]:.2f}, "
+                            f"y {blo[1]:.2f} ... {bhi[1]:.2f} m")
+                    break
+            if near:
+                break
+        out.append((("robots", i, "base_pose", "position"),
+                    f"robot {r.name!r} stands on nothing: its base at {_xyz((x, y, z))} is {z:.3f} m above the floor "
+                    f"with no fixture or object of the scene under it{near} (a pedestal the scene does not model? "
+                    f"the simulator holds the base where it is written)"))
+    return out
+

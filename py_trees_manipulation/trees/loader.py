@@ -426,7 +426,7 @@ def _validate_scene(scene: dict[str, Any], ctx: _Ctx) -> Any:
 def _check_scene_geometry(scene: dict[str, Any], spec: Any, ctx: _Ctx) -> None:
     """What the file alone says about where its bodies are (scene/overlap.py): objects inside
     another body, objects with nothing under them; each at the object's pose."""
-    from ..scene.overlap import overlap_problems, scene_bodies, support_problems
+    from ..scene.overlap import mount_warnings, overlap_problems, scene_bodies, support_problems
 
     bodies = scene_bodies(spec)
     for path, message in overlap_problems(spec, bodies) + support_problems(spec, bodies):
@@ -434,6 +434,10 @@ def _check_scene_geometry(scene: dict[str, Any], spec: Any, ctx: _Ctx) -> None:
         loc = ctx.override_loc(full) or loc_of(
             scene, path, getattr(scene, "loc", Loc(ctx.task_file, 1, 1)))
         ctx.add(loc, f"scene: {message}", "")
+    for path, message in mount_warnings(spec, bodies):
+        full = ("scene",) + tuple(path)
+        loc = ctx.override_loc(full) or loc_of(scene, path, getattr(scene, "loc", Loc(ctx.task_file, 1, 1)))
+        ctx.warn(loc, f"scene: {message}", "put it on a fixture, or model its stand as a fixture")
 
 
 def _scene_names(scene: Any) -> dict[str, list[str]]:
