@@ -509,17 +509,17 @@ class SimGripper(_SimResource):
             self._apply_position_command()
         return True
 
-    def pad_loads_n(self) -> tuple[float, ...]:
-        """How hard each pad is pressed now, N (pad order): every contact's whole force on the finger
-        (normal and friction) from bodies other than the robot, summed and read along the pad's
-        normal, 0 when it pulls (as the tactile pads read it: ``tactile_gripper._pressing``)."""
+    def pad_loads_n(self, bodies: set[int]) -> tuple[float, ...]:
+        """How hard each pad is pressed by ``bodies`` now, N (pad order): every contact's whole force
+        on the finger (normal and friction), summed and read along the pad's normal, 0 when it pulls
+        (as the tactile pads read it: ``tactile_gripper._pressing``)."""
         body, c = self._body, self._client
         out = []
         links = self.robot.finger_links
         for st, link, y in zip(pb.getLinkStates(body, links, physicsClientId=c), links, self._pad_normals):
             fx = fy = fz = 0.0
             for p in pb.getContactPoints(bodyA=body, linkIndexA=link, physicsClientId=c):
-                if p[2] == body:
+                if p[2] not in bodies:
                     continue
                 fn, n, f1, d1, f2, d2 = p[9], p[7], p[10], p[11], p[12], p[13]
                 fx += fn * n[0] + f1 * d1[0] + f2 * d2[0]
@@ -535,10 +535,10 @@ class SimGripper(_SimResource):
         return tuple(out)
 
     def share_pad_load(self) -> None:
-        """Before every physics step, two finger motors under a position command that squeezes: each
-        motor presses with the command's force less the load the coupling carries from one pad to
-        the other, so that neither pad is pressed harder than the command's force (its
-        ``max_effort``, at most the gripper's force limit).
+        """Before every physics step, two finger motors under a position command that squeezes a
+        door's or a drawer's handle: each motor presses with the command's force less the load the
+        coupling carries from one pad to the other, so that neither pad is pressed harder than the
+        command's force (its ``max_effort``, at most the gripper's force limit).
 
         The fingers are coupled (a gear, as the Franka Hand's and the WSG 50's one drive moves both):
         a load across the grip (the arm's pull on a door's lever or a drawer's bar that is not along
@@ -548,7 +548,12 @@ class SimGripper(_SimResource):
         and the other 78.3 N (issue 33 item 4). The excess ``e = (heavier - lighter) / 2``, read on
         the pads every step, is taken off the motors: ``f = (f + F - e) / 2`` per step (the average
         converges within a few milliseconds, and to ``F / 2`` when the lighter pad has lost contact
-        and both motors press on one pad through the coupling)."""
+        and both motors press on one pad through the coupling).
+
+        Handles only (the bodies of the ``doors`` extension): a handle is held to the world by its
+        joint, so the arm's whole pull across the grip goes through the pads; a free object held
+        loads them with its weight and inertia only (the flip_box examples' regrasps, tuned on the
+        motors' full force, are left as they were)."""
         cmd = self._command
         if self._ramp_n is not None and self._squeeze is not None and \
                 self.backend.now() - self._squeeze[0] >= SQUEEZE_TIME_S:
@@ -558,8 +563,13 @@ class SimGripper(_SimResource):
         if cmd is None or self._torque_mode or self._opening or self._linkage or len(self._fj) != 2:
             self.pad_share_n = None
             return
+        doors = self.backend.extensions.get("doors")
+        handles = getattr(doors, "handle_bodies", None)
+        if not handles:
+            self.pad_share_n = None
+            return
         force = cmd[1]
-        p = self.pad_loads_n()
+        p = self.pad_loads_n(handles)
         if p[0] <= 0.0 and p[1] <= 0.0:
             share = None
         else:
