@@ -242,6 +242,8 @@ class SimBackend(_SceneLoading, _RunMetrics, ClosedOnDelete):
         for g in self.grippers.values():
             if g.robot.tracked_mimics:
                 fns.append(g.track_mimics)
+            elif not g.model.gripper.is_linkage and len(g.robot.drive_joints) == 2:
+                fns.append(g.share_pad_load)   # the coupled fingers' pads under the force limit
         for g in self.grippers.values():
             if g.controller is not None:
                 fns.append(lambda g=g: g.controller.step(g))

@@ -449,6 +449,8 @@ class DoorsExtension:
             else:
                 self.drawers[spec.name] = ArticulatedDrawer.from_asset(spec.asset, body, c)
         self._objects = [*self.doors.values(), *self.drawers.values()]
+        #: the doors' and cabinets' bodies (SimGripper.share_pad_load: the pads on a handle)
+        self.handle_bodies = {o.body_id for o in self._objects}
         if self._objects:
             backend.add_step_hook(self._step, before=True)
         for arm in backend.arms.values():
