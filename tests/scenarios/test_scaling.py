@@ -107,13 +107,23 @@ def _comparable(summary: dict) -> dict:
 def test_the_examples_run_the_same_with_resting_bodies_asleep(example, pick_and_lift_run):
     """Sleeping changes no verdict, metric or event of the shipped examples: pick_from_clutter's
     cereal box sleeps beside the arm's path, place_on_contact puts the block down on the sleeping
-    table, heavy_pick_graspfix welds the box to the hand (a constraint wakes what it joins)."""
+    table, heavy_pick_graspfix welds the box to the hand (a constraint wakes what it joins).
+
+    The contact forces agree within 1 %, not to the bit: opening fingers drop their contact points
+    (``SimGripper.shed_stale_contacts``, a collision filter toggled), which makes Bullet rebuild
+    every manifold of the released object, its support's too, and that manifold's first solve
+    differs when the support sleeps (place_on_contact: 7.506 / 7.527 N place impact, 5.325 / 5.328 N
+    fingertip). Verdicts, events, their times and every other metric are the same."""
     path = os.path.join(EXAMPLES, example)
     asleep = (pick_and_lift_run.summary if example == "pick_and_lift.yaml"
               else run_task(load_task(path), RunOptions(display=False)).summary)
     awake = run_task(load_task(path, ["scene.sleep_resting_bodies=false"]), RunOptions(display=False)).summary
     assert asleep["status"] == "SUCCESS"
-    assert _comparable(asleep) == _comparable(awake)
+    a, b = _comparable(asleep), _comparable(awake)
+    forces = [k for k in a["metrics"] if k.endswith("_n") and isinstance(a["metrics"][k], float)]
+    assert {k: a["metrics"].pop(k) for k in forces} == pytest.approx({k: b["metrics"].pop(k) for k in forces},
+                                                                      rel=0.01, abs=1e-3)
+    assert a == b
 
 
 def push_scene(sleep: bool) -> dict:
