@@ -280,7 +280,11 @@ def test_revolute_fingers_open_and_squeeze_through_their_lever(tmp_path):
         _wait(sim, gripper.send_goal("gripper_action", Pr2GripperCommand(position=0.0, max_effort=25.0)))
         sim.advance(0.3)
         cells = sim.extensions["tactile"].grippers["arm"].cell_forces
-        assert cells[:, 7:].sum(axis=1) == pytest.approx([25.0, 25.0], rel=0.06)
+        pads = cells[:, 7:].sum(axis=1)
+        # the squeeze is the pads' mean (25 N x 0.085 m of joint torque through the lever); the plate is
+        # fixed, so the geared fingers carry its offset from their middle onto one pad: 24.5 / 26.5 N
+        assert pads.mean() == pytest.approx(25.0, rel=0.03)
+        assert abs(pads[0] - pads[1]) < 2.5
         assert gripper.state().grip_force_n == pytest.approx(25.0, rel=0.02)   # the motors' torque / lever
         assert gripper.gap_m() == pytest.approx(0.03, abs=0.003)
 
