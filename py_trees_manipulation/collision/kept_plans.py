@@ -269,13 +269,7 @@ class KeptPlans:
             dp, da = translation_distance(T0, T), rotation_angle(T0, T)
             if dp > OBJECT_TOLERANCE_M or da > OBJECT_TOLERANCE_RAD:
                 return f"{name} lies {dp * 1000:.1f} mm, {np.degrees(da):.1f} deg from where the check saw it"
-        now_m = mechanism_values(world)
-        for name, joints in k.mechanisms.items():
-            for j, v0 in joints.items():
-                v = now_m.get(name, {}).get(j, v0)
-                if abs(v - v0) > MECHANISM_TOLERANCE:
-                    return f"{name}'s joint {j} is at {v:.3f}, the check chose it at {v0:.3f}"
-        return ""
+        return _mechanism_difference(k.mechanisms, world, "chose")
 
     # ---- the key ------------------------------------------------------------------------------------
     def difference(self, k: KeptPlan, request: Any, world: Any) -> str:
@@ -312,13 +306,7 @@ class KeptPlans:
             if dp > HELD_TOLERANCE_M or da > HELD_TOLERANCE_RAD:
                 return (f"{held[0]} sits {dp * 1000:.1f} mm, {np.degrees(da):.1f} deg from where the check "
                         "held it in the hand")
-        now = mechanism_values(world)
-        for name, joints in k.mechanisms.items():
-            for j, v0 in joints.items():
-                v = now.get(name, {}).get(j, v0)
-                if abs(v - v0) > MECHANISM_TOLERANCE:
-                    return f"{name}'s joint {j} is at {v:.3f}, the check planned it at {v0:.3f}"
-        return ""
+        return _mechanism_difference(k.mechanisms, world, "planned")
 
     def _path_hit(self, k: KeptPlan, request: Any, world: Any) -> str:
         """The kept path checked in ``world`` as it is now (its states at the world's resolution,
@@ -358,3 +346,17 @@ def _holding_difference(held: Any, kept: Any, verb: str) -> str:
         was = f"{kept[0]} held" if kept else "nothing held"
         return f"the hand holds {held[0] if held else 'nothing'}, the check {verb} it with {was}"
     return ""
+
+
+def _mechanism_difference(kept: dict, world: Any, verb: str) -> str:
+    """Why the mechanisms' joints moved since the check (``kept``: mechanism -> joint -> value then),
+    or "": the first joint off by more than :data:`MECHANISM_TOLERANCE` (``verb``: what the check
+    did there, "chose" or "planned")."""
+    now = mechanism_values(world)
+    for name, joints in kept.items():
+        for j, v0 in joints.items():
+            v = now.get(name, {}).get(j, v0)
+            if abs(v - v0) > MECHANISM_TOLERANCE:
+                return f"{name}'s joint {j} is at {v:.3f}, the check {verb} it at {v0:.3f}"
+    return ""
+
