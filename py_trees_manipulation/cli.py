@@ -460,6 +460,30 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _end_by_sigint() -> None:
+    """End the process by SIGINT (once the command has written everything: log, summary, verdict),
+    the Unix convention for a program stopped by Ctrl-C (https://www.cons.org/cracauer/sigint.html,
+    followed by CPython itself since 3.8): the shell reports exit status 130 and stops a script's
+    loop, where a plain ``exit(130)`` lets the loop go on; Python's ``subprocess`` reports -2.
+
+    Deterministic on purpose: CPython ends the process by SIGINT on its own whenever a
+    KeyboardInterrupt once escaped code run by ``exec`` of a string (a dataclass being created when the
+    Ctrl-C lands), even when ``ptm`` then caught it and returned 130; so some interrupted runs ended
+    as 130, others by SIGINT. The interpreter's shutdown is skipped: nothing is left to write, and it
+    would wait for a motion planner's worker thread still searching. Outside POSIX: exit code 130."""
+    import signal
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed or broken pipe: nothing more to say there
+            pass
+    if os.name == "posix":
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    os._exit(130)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(words[0] if words else None)
@@ -473,10 +497,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sigint_before = signal.getsignal(signal.SIGINT)
     except (ValueError, OSError):  # pragma: no cover - no signals here
         sigint_before = None
+    code = 0
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        return code
     except KeyboardInterrupt:
-        return 130
+        code = 130
+        return code
     except BrokenPipeError:
         return 0
     finally:
@@ -498,6 +525,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             import gc
 
             gc.freeze()
+        if argv is None and code == 130:
+            _end_by_sigint()
 
 
 if __name__ == "__main__":  # pragma: no cover

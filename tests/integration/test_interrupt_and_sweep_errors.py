@@ -1,4 +1,4 @@
-"""Ctrl-C twice still leaves a complete log (exit 130); sweep executor and backend errors are one line."""
+"""Ctrl-C twice still leaves a complete log (the process ends by SIGINT: exit status 130 in a shell); sweep executor and backend errors are one line."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_two_sigints_in_a_row_exit_130_with_the_log_and_summary_complete(tmp_path):
+def test_two_sigints_in_a_row_end_by_sigint_with_the_log_and_summary_complete(tmp_path):
     from py_trees_manipulation.viewer.runlog import read_run_log
 
     log, summary = tmp_path / "run.mcap", tmp_path / "summary.json"
@@ -38,7 +38,9 @@ def test_two_sigints_in_a_row_exit_130_with_the_log_and_summary_complete(tmp_pat
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, err
+    # killed by SIGINT after writing everything (a shell's $? is 130 and its loop stops), every time: it
+    # was 130 or -2 depending on where the first Ctrl-C landed (CPython's own exit by SIGINT)
+    assert proc.returncode == -signal.SIGINT, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
     s = json.loads(summary.read_text())
     assert s["status"] == "INTERRUPTED" and s["error"] == "interrupted by the user"
