@@ -386,6 +386,118 @@ def support_problems(scene: Any, bodies: Optional[list[Body]] = None) -> list[tu
     return out
 
 
+#: vertices within this height of an object's lowest one bear on a flat top under it, m
+TIP_CONTACT_M = 0.002
+#: how far outside the bearing vertices' hull its centre of mass may be and the object still rest, m
+TIP_MARGIN_M = 0.001
+#: an object tilted at most this from a resting pose settles onto it within the simulator's settle
+#: check (``sim.start_state.SETTLE_TURN_DEG``, the same figure: this module does not import PyBullet), deg
+SETTLE_TURN_DEG = 5.0
+
+
+def _hull_distance(points: np.ndarray, q: np.ndarray) -> float:
+    """Distance (m) from ``q`` (2,) to the convex hull of ``points`` (n, 2) in the plane, 0 inside."""
+    pts = np.unique(np.round(points, 9), axis=0)
+    if len(pts) == 1:
+        return float(np.linalg.norm(q - pts[0]))
+    pts = pts[np.lexsort((pts[:, 1], pts[:, 0]))]
+
+    def half(seq: np.ndarray) -> list[np.ndarray]:  # Andrew's monotone chain
+        h: list[np.ndarray] = []
+        for p in seq:
+            while len(h) >= 2 and float(np.cross(h[-1] - h[-2], p - h[-2])) <= 1e-12:
+                h.pop()
+            h.append(p)
+        return h
+
+    hull = half(pts)[:-1] + half(pts[::-1])[:-1]
+
+    def seg(a: np.ndarray, b: np.ndarray) -> float:
+        ab = b - a
+        t = float(np.clip((q - a) @ ab / max(float(ab @ ab), 1e-18), 0.0, 1.0))
+        return float(np.linalg.norm(q - (a + t * ab)))
+
+    if len(hull) < 3:
+        return seg(hull[0], hull[-1])
+    inside = all(float(np.cross(hull[(k + 1) % len(hull)] - hull[k], q - hull[k])) >= 0 for k in range(len(hull)))
+    return 0.0 if inside else min(seg(hull[k], hull[(k + 1) % len(hull)]) for k in range(len(hull)))
+
+
+def _tilt_from_resting_deg(shape: Shape) -> float:
+    """Degrees between ``shape``'s pose and the nearest pose it rests in on a flat top: a face down
+    (box), an end down or lying on its side (cylinder)."""
+    R = shape.pose[:3, :3]
+    if shape.kind == "box":
+        return min(math.degrees(math.acos(float(np.clip(abs(R[2, k]), -1.0, 1.0)))) for k in range(3))
+    axis_from_vertical = math.degrees(math.acos(float(np.clip(abs(R[2, 2]), -1.0, 1.0))))
+    return min(axis_from_vertical, 90.0 - axis_from_vertical)
+
+
+def tipping_problems(scene: Any, bodies: Optional[list[Body]] = None) -> list[tuple[tuple, str]]:
+    """``(scene path, message)`` for each movable box or cylinder written in a pose it cannot rest in
+    on the flat top under it: its centre of mass (the shape's centre, uniform density) is outside the
+    hull of the vertices it would bear on (those within ``TIP_CONTACT_M`` of its lowest), so it tips
+    over as the scene settles (a cylinder tilted 20 deg stands on one point of its rim). Decided only
+    where the bearing is known: the object touches nothing but tops under it whose upper face is
+    horizontal (a box or an upright cylinder, within 1 deg); an object leaning on a wall or another
+    object is left to the simulator's settle check. ``may_move: true`` exempts an object."""
+    bodies = scene_bodies(scene) if bodies is None else bodies
+    may_move = {o.name for o in scene.objects if getattr(o, "may_move", False)}
+    level = math.cos(math.radians(1.0))
+    out = []
+    for a in bodies:
+        if (a.kind != "object" or a.path[0] != "objects" or a.name in may_move or len(a.shapes) != 1
+                or a.shapes[0].kind not in ("box", "cylinder")):
+            continue
+        shape = a.shapes[0]
+        verts = shape.polyhedron[0]
+        zmin = float(verts[:, 2].min())
+        lo, hi = shape.aabb()
+        near: list[tuple[Body, Shape]] = []
+        unknown = False
+        for b in bodies:
+            if b is a:
+                continue
+            if any(blo[0] < hi[0] + 0.005 and bhi[0] > lo[0] - 0.005 and blo[1] < hi[1] + 0.005
+                   and bhi[1] > lo[1] - 0.005 and blo[2] < hi[2] + 0.005 and bhi[2] > lo[2] - 0.005
+                   for blo, bhi in b.boxes) or (not b.complete and not b.shapes and not b.boxes):
+                unknown = True  # a mesh near it, or a body known to nobody but the simulator
+            for sb in b.shapes:
+                blo, bhi = sb.aabb()
+                if (blo[0] < hi[0] + 0.005 and bhi[0] > lo[0] - 0.005 and blo[1] < hi[1] + 0.005
+                        and bhi[1] > lo[1] - 0.005 and blo[2] < hi[2] + 0.005 and bhi[2] > lo[2] - 0.005):
+                    near.append((b, sb))
+        if unknown or not near:
+            continue
+        def flat_top_below(sb: Shape) -> bool:
+            axes = range(3) if sb.kind == "box" else (2,)
+            return (sb.kind in ("box", "cylinder") and any(abs(float(sb.pose[2, k])) >= level for k in axes)
+                    and float(sb.aabb()[1][2]) <= zmin + 0.02)
+
+        if not all(flat_top_below(sb) for _, sb in near):
+            continue
+        tilt = _tilt_from_resting_deg(shape)
+        if tilt <= SETTLE_TURN_DEG:
+            continue  # it settles onto its face within what the simulator's settle check allows
+        bearing = verts[verts[:, 2] <= zmin + TIP_CONTACT_M][:, :2]
+        off = _hull_distance(bearing, shape.pose[:2, 3])
+        if off <= TIP_MARGIN_M:
+            continue
+        tops = sorted({b.name for b, _ in near})
+        if shape.kind == "box":
+            how = {1: "one corner", 2: "one edge"}.get(len(np.unique(np.round(bearing, 6), axis=0)), "part of a face")
+            rests = "with a face down (rpy_deg: roll and pitch multiples of 90, any yaw)"
+        else:
+            how = "its rim"
+            rests = "standing on an end (rpy_deg [0, 0, yaw]) or lying on its side (rpy_deg [90, 0, yaw])"
+        out.append((a.path + ("pose",),
+                    f"object {a.name!r} cannot rest as written on {', '.join(repr(t) for t in tops)}: tilted "
+                    f"{tilt:.0f} deg from its nearest resting pose, it would stand on {how} with its centre of mass "
+                    f"{off * 1000:.0f} mm outside it, and turn over as the scene settles; write it {rests}, or give it "
+                    "may_move: true if it is meant to move"))
+    return out
+
+
 #: half the side of a robot's base plate, m: a base stands on a top that reaches under any of it
 BASE_PLATE_M = 0.1
 

@@ -25,7 +25,7 @@ from ..scene.spec import ObjectSpec, RobotSpec
 from .arm import SimArm
 from .extensions import _EXTENSIONS
 from .gripper import SimGripper
-from .start_state import START_FALL_M, settle_report, start_overlaps, start_poses  # noqa: F401  (re-exported)
+from .start_state import START_FALL_M, apply_overlap_fixes, settle_report, start_overlaps, start_poses  # noqa: F401  (re-exported)
 
 #: rolling friction of a fixture (a table, a shelf) whose URDF gives none, m (PyBullet's
 #: ``rollingFriction``). Bullet combines a contact's rolling friction as r_a * mu_b + r_b * mu_a,
@@ -98,8 +98,13 @@ class _SceneLoading:
     def _check_start_overlaps(self) -> None:
         """Set :attr:`preflight_failure` when bodies start deeper than ``scene.start_penetration_m``
         inside each other (:func:`.start_state.start_overlaps`: both names, the depth, the fix)."""
-        found, self._overlapping = start_overlaps(self)
+        fixes: dict[str, Any] = {}
+        found, self._overlapping = start_overlaps(self, fixes)
         self.preflight_failure = "; ".join(x for x in (self._placement_failure, *found) if x) or None
+        # refused already; the objects go where their messages say, so that the settle can tell
+        # whether that move is the whole fix (a tilted mug lifted out of the table still tips over)
+        apply_overlap_fixes(self, fixes)
+        self._moved_by_fix = set(fixes)
 
     def _settle(self) -> None:
         # Let objects come to rest before the clock starts (not counted in now()). The pre-step hooks
@@ -118,7 +123,8 @@ class _SceneLoading:
             pb.stepSimulation(physicsClientId=c)
             if sleepers and k % SLEEP_CHECK_STEPS == 0:
                 self._sleep_resting(sleepers)
-        moved = settle_report(self, start, skip=getattr(self, "_overlapping", set()))
+        moved = settle_report(self, start, skip=getattr(self, "_overlapping", set()),
+                              moved_by_fix=getattr(self, "_moved_by_fix", set()))
         if moved:
             self.preflight_failure = "; ".join(x for x in (self.preflight_failure, *moved) if x)
         if self.scene.sleep_resting_bodies:

@@ -87,8 +87,12 @@ def _label(sim: Any, b: _Body, link: int) -> str:
     return text
 
 
-def start_overlaps(sim: Any) -> tuple[list[str], set[str]]:
+def start_overlaps(sim: Any, fixes: Optional[dict[str, np.ndarray]] = None) -> tuple[list[str], set[str]]:
     """The pairs of bodies that start deeper than ``scene.start_penetration_m`` inside each other.
+
+    Args:
+        fixes: filled with movable object name -> (3,) world base position, m, that clears its
+            deepest overlap (the position the message gives), for :func:`apply_overlap_fixes`.
 
     Returns:
         (one message per pair, deepest first; the names of the bodies involved).
@@ -149,10 +153,26 @@ def start_overlaps(sim: Any) -> tuple[list[str], set[str]]:
                 to = pos + shift * normal
                 text += (f"move {mover.name!r} by {shift:.3f} m along {direction_text(normal)}, to pose position "
                          f"{_xyz(to)} {POSE_IS}")
+                if fixes is not None and mover.kind == "object" and (mover.name not in fixes or depth > fixes[mover.name][1]):
+                    fixes[mover.name] = (to, depth)  # type: ignore[assignment]
             found.append((depth, text))
             names.update((mover.name, other.name))
     found.sort(key=lambda x: -x[0])
     return [t for _, t in found], names
+
+
+def apply_overlap_fixes(sim: Any, fixes: dict[str, Any]) -> None:
+    """Move each movable object named in ``fixes`` (from :func:`start_overlaps`) to the position its
+    message gives, before the scene settles: the run is refused anyway, and the settle then tells
+    whether that move is the whole fix (:func:`settle_report`'s ``moved_by_fix``: a mug tilted 20 deg,
+    lifted out of the table, still tips over; one message says both)."""
+    c = sim.client
+    for name, (to, _depth) in fixes.items():
+        body = sim._objects.get(name)
+        if body is None:
+            continue
+        _p, q = pb.getBasePositionAndOrientation(body, physicsClientId=c)
+        pb.resetBasePositionAndOrientation(body, [float(v) for v in to], q, physicsClientId=c)
 
 
 def start_poses(sim: Any) -> dict[str, tuple[np.ndarray, np.ndarray, float, str]]:
@@ -188,15 +208,18 @@ def _turn_deg(q0: np.ndarray, q1: np.ndarray) -> float:
 
 
 def settle_report(sim: Any, start: dict[str, tuple[np.ndarray, np.ndarray, float, str]],
-                  skip: Optional[set[str]] = None) -> list[str]:
+                  skip: Optional[set[str]] = None, moved_by_fix: Optional[set[str]] = None) -> list[str]:
     """The movable objects that moved while the scene settled (see the module docs); objects in
-    ``skip`` (already named by :func:`start_overlaps`) are left out."""
+    ``skip`` (already named by :func:`start_overlaps`) are left out, except those in ``moved_by_fix``
+    (moved by :func:`apply_overlap_fixes` first): for them the message says the move that clears
+    the overlap is not the whole fix."""
     c = sim.client
     tol = float(sim.scene.settle_tolerance_m)
     may_move = {o.name for o in sim.scene.objects if o.may_move}
     found = []
     for name, (p0, q0, gap, under) in start.items():
-        if name in (skip or ()) or name in may_move:
+        fixed_first = name in (moved_by_fix or ())
+        if (name in (skip or ()) and not fixed_first) or name in may_move:
             continue
         p1, q1 = pb.getBasePositionAndOrientation(sim._objects[name], physicsClientId=c)
         p1 = np.asarray(p1, dtype=float)
@@ -204,6 +227,16 @@ def settle_report(sim: Any, start: dict[str, tuple[np.ndarray, np.ndarray, float
         turned = _turn_deg(q0, np.asarray(q1, dtype=float))
         fell = float(p0[2] - p1[2])
         settle = f"while the scene settled (settle_s {sim.scene.settle_s:g}"
+        if fixed_first:  # the overlap's message gave the move: say whether it is the whole fix
+            if moved > tol or turned > SETTLE_TURN_DEG:
+                how = f"moved {moved:.3f} m" + (f" and turned {turned:.0f} deg" if turned > SETTLE_TURN_DEG else "")
+                fix = ("write it in a pose it rests in: it tips over as written (stand it upright or on a face)"
+                       if turned > SETTLE_TURN_DEG else "put it where it rests (there it is on an edge, a slope or "
+                       "another object)")
+                found.append(f"and moved there, object {name!r} would still not rest: it {how} {settle}, "
+                             f"settle_tolerance_m {tol:g}) from {_xyz(p0)} to {_xyz(p1)}: {fix}, or give it may_move: "
+                             "true if it is meant to move")
+            continue
         if fell > START_FALL_M or (moved > tol and fell > 0.8 * moved and turned <= SETTLE_TURN_DEG):
             where = (f"its lowest point starts {gap:.3f} m above {under!r}: lower it to z = {p0[2] - gap + 0.001:.3f} m "
                      f"{POSE_IS}" if math.isfinite(gap)

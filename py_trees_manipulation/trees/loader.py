@@ -424,12 +424,15 @@ def _validate_scene(scene: dict[str, Any], ctx: _Ctx) -> Any:
 
 
 def _check_scene_geometry(scene: dict[str, Any], spec: Any, ctx: _Ctx) -> None:
-    """What the file alone says about where its bodies are (scene/overlap.py): objects inside
-    another body, objects with nothing under them; each at the object's pose."""
-    from ..scene.overlap import mount_warnings, overlap_problems, scene_bodies, support_problems
+    """What the file alone says about where its bodies are (scene/overlap.py): objects in a pose
+    they cannot rest in, inside another body, with nothing under them; each at the object's pose."""
+    from ..scene.overlap import mount_warnings, overlap_problems, scene_bodies, support_problems, tipping_problems
 
     bodies = scene_bodies(spec)
-    for path, message in overlap_problems(spec, bodies) + support_problems(spec, bodies):
+    tipping = tipping_problems(spec, bodies)
+    tips = {path for path, _ in tipping}  # moved out of the table, it would still tip: that is the fix to give
+    overlap = [(path, message) for path, message in overlap_problems(spec, bodies) if path not in tips]
+    for path, message in tipping + overlap + support_problems(spec, bodies):
         full = ("scene",) + tuple(path)
         loc = ctx.override_loc(full) or loc_of(
             scene, path, getattr(scene, "loc", Loc(ctx.task_file, 1, 1)))

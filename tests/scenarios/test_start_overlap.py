@@ -145,3 +145,73 @@ def test_an_object_that_is_not_at_rest_where_written_is_named_unless_it_may_move
                                                                       {**cube, "may_move": True}]},
                     visual_shapes=False) as sim:
         assert sim.preflight_failure is None
+
+
+def test_a_tilted_mug_inside_the_table_is_told_both_the_move_and_that_it_would_still_tip():
+    # the example mug tilted 20 deg about x at its upright height: its rim 8 mm inside the table top.
+    # Lifting it out (the first fix) is not enough: it stands on its rim and falls back over (was two
+    # refusals, one after the other, for one mistake)
+    mug = {"name": "mug", "urdf": "objects/mug.urdf", "scale": 0.8, "mass_kg": 0.2,
+           "pose": {"position": [0.5, 0.0, 0.629], "rpy_deg": [20, 0, 0]}}
+    with SimBackend({"robots": [PANDA], "fixtures": [TABLE], "objects": [mug]}, visual_shapes=False) as sim:
+        text = sim.preflight_failure or ""
+    m = re.search(rf"object 'mug' starts {MM} mm inside fixture 'table' .*: move 'mug' by (\d\.\d{{3}}) m along \+z, "
+                  rf"to pose position {POS} .*; and moved there, object 'mug' would still not rest: it moved "
+                  rf"(\d\.\d{{3}}) m and turned {MM} deg .*: write it in a pose it rests in", text)
+    assert m, text
+    assert 5 <= float(m.group(1)) <= 12 and abs(float(m.group(2)) - (float(m.group(1)) / 1000 + 0.001)) < 1.5e-3
+    assert abs(float(m.group(7)) - 20) <= 3   # it falls back upright: the whole tilt
+    # upright at the same height: the move alone is the fix (no second clause)
+    with SimBackend({"robots": [PANDA], "fixtures": [TABLE], "objects": [{**mug, "pose": {"position": [0.5, 0.0, 0.62]}}]},
+                    visual_shapes=False) as sim:
+        text = sim.preflight_failure or ""
+    assert "starts" in text and "would still not rest" not in text, text
+
+
+@pytest.mark.parametrize("shape, rpy, expect", [
+    ({"shape": "cylinder", "radius": 0.04, "length": 0.1}, [20, 0, 0], r"tilted 20 deg .* stand on its rim"),
+    ({"shape": "box", "size": [0.05, 0.05, 0.1]}, [45, 45, 0], r"tilted 45 deg .* stand on one corner"),
+    ({"shape": "box", "size": [0.05, 0.05, 0.1]}, [20, 0, 0], r"tilted 20 deg .* stand on one edge"),
+    ({"shape": "cylinder", "radius": 0.04, "length": 0.1}, [0, 0, 45], None),     # upright, any yaw
+    ({"shape": "cylinder", "radius": 0.04, "length": 0.1}, [90, 0, 30], None),    # lying on its side
+    ({"shape": "box", "size": [0.05, 0.05, 0.1]}, [0, 90, 20], None),             # on another face
+    ({"shape": "box", "size": [0.05, 0.05, 0.1]}, [4, 0, 0], None),               # settles flat within 5 deg
+])
+def test_validate_refuses_a_primitive_written_in_a_pose_it_cannot_rest_in(tmp_path, capsys, shape, rpy, expect):
+    from py_trees_manipulation.cli import main
+    # its lowest point on the table top (z 0.625): no overlap to report, only the pose
+    import math
+
+    import numpy as np
+    from transforms3d.euler import euler2mat
+
+    R = euler2mat(*[math.radians(a) for a in rpy], "sxyz")
+    half = (np.array(shape["size"]) / 2 if shape["shape"] == "box"
+            else np.array([shape["radius"], shape["radius"], shape["length"] / 2]))
+    if shape["shape"] == "box":
+        corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * half
+        low = float((corners @ R.T)[:, 2].min())
+    else:
+        a = np.linspace(0, 2 * math.pi, 96, endpoint=False)
+        rim = np.concatenate([np.c_[shape["radius"] * np.cos(a), shape["radius"] * np.sin(a), np.full(96, s * half[2])]
+                              for s in (-1, 1)])
+        low = float((rim @ R.T)[:, 2].min())
+    z = 0.625 - low + 0.0005
+    task = tmp_path / "t.yaml"
+    task.write_text(f"""
+name: tip
+scene:
+  robots: [{{name: panda, model: franka_panda, base_pose: {{position: [0, 0, 0.626]}}}}]
+  fixtures: [{{name: table, urdf: table/table.urdf, pose: {{position: [0.5, 0, 0]}}}}]
+  objects:
+    - {{name: cup, primitive: {shape}, pose: {{position: [0.45, 0.2, {z:.4f}], rpy_deg: {rpy}}}}}
+tree:
+  Success: {{}}
+""".replace("'", '"'))
+    code = main(["validate", str(task)])
+    out = capsys.readouterr()
+    if expect is None:
+        assert code == 0, out.out + out.err
+    else:
+        assert code == 2 and re.search(r"t\.yaml:\d+:\d+: scene: object 'cup' cannot rest as written on 'table': " + expect,
+                                       out.out + out.err), out.out + out.err
