@@ -216,7 +216,8 @@ SLID_IN_HAND_M = 0.015
 
 
 def _place_outcome_failure(backend: Any, support: Optional[str]) -> Optional[str]:
-    """After the tree succeeded: the task's target object must not have been dropped (``object_dropped``:
+    """After the tree succeeded: no fragile object may have been crushed (``crushed_objects``), the
+    task's target object must not have been dropped (``object_dropped``:
     it fell after leaving the gripper without being set down, whatever the tree checked), nor slid in the
     hand more than :data:`SLID_IN_HAND_M` from where it was gripped (``object_slid_in_hand_m``), and the
     target object of a place task must rest on the support its place position has (``placed_on``)
@@ -230,6 +231,16 @@ def _place_outcome_failure(backend: Any, support: Optional[str]) -> Optional[str
     except Exception:
         return None
     on, rest, obj = m.get("placed_on"), m.get("object_at_rest"), m.get("target_object")
+    crushed = m.get("crushed_objects") or []
+    if crushed:  # a fragile object broke, whatever the tree checked (an ObjectIntact node or none)
+        fragile = {o.name: o.crush_force_n for o in getattr(getattr(backend, "scene", None), "objects", ())
+                   if getattr(o, "crush_force_n", None) is not None}
+        names = ", ".join(f"{n!r}" + (f" (crush_force_n {fragile[n]:g} N)" if n in fragile else "") for n in crushed)
+        peak = m.get("max_fingertip_force_n")
+        return (f"the tree succeeded but {names} {'was' if len(crushed) == 1 else 'were'} crushed: a finger pressed "
+                f"harder than that for crush_time_s" + (f" (peak {peak:.1f} N)" if isinstance(peak, (int, float)) else "")
+                + " (metric crushed_objects; the run's events say when); grip it with less force (the grasp's "
+                "max_effort, a force servo's fingertip_force) or give the object the crush_force_n it has")
     if m.get("object_dropped") is True:
         return (f"the tree succeeded but {obj!r} was dropped: it fell after it left the gripper instead of being "
                 "set down (metric object_dropped; the run's events say from where)")
