@@ -183,6 +183,15 @@ def load_task_data(doc: Any, path: str, overrides: Optional[list[str]] = None, *
 
         check_data_flow(tree, blackboard, bb_loc, ctx.add)
     for name in set(ctx.node_overrides) - ctx.used_overrides:
+        inside = sorted(n for n in ctx.names if n.startswith(name + "/"))
+        if name in ctx.names and inside:  # an include's name: its nodes take the parameters
+            keys = sorted(ctx.node_overrides[name])
+            ctx.add(Loc(f"--set tree.{name}", 0, 0),
+                    f"{name!r} names an include, whose parameters (its with:) are not set from the command line",
+                    f"set a parameter of one of its nodes instead, e.g. --set tree.{inside[0]}.KEY=VALUE "
+                    f"(its nodes: {', '.join(inside[:8])}{', ...' if len(inside) > 8 else ''}; `ptm render FILE` "
+                    "shows what each takes)" + (f"; you set {', '.join(keys)}" if keys else ""))
+            continue
         ctx.add(Loc(f"--set tree.{name}", 0, 0), f"no node named {name!r}", did_you_mean(name, ctx.names))
 
     for key in ("name", "description"):

@@ -1,5 +1,6 @@
 """Loader features on valid files: includes, substitution, overrides, composites and decorators."""
 
+import os
 import textwrap
 
 import numpy as np
@@ -11,6 +12,8 @@ from py_trees_manipulation.testing import FakeBackend, Script
 from py_trees_manipulation.located.errors import TreeLoadError
 from py_trees_manipulation.trees.loader import load_task
 from py_trees_manipulation.trees.runner import RunOptions, run_task
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def write(tmp_path, name, text):
@@ -82,6 +85,17 @@ def test_bad_overrides_are_load_errors(tmp_path, override, needle):
     with pytest.raises(TreeLoadError) as e:
         load_task(path, [override])
     assert needle in str(e.value)
+
+
+def test_an_override_of_an_includes_name_says_to_set_one_of_its_nodes():
+    # was "no node named 'grasp'; did you mean 'grasp'?" (a new user's try): the include's with: is not
+    # set from the command line, its nodes' parameters are
+    with pytest.raises(TreeLoadError) as e:
+        load_task(os.path.join(ROOT, "examples", "pick_and_lift.yaml"), ["tree.grasp.max_effort_n=2"])
+    text = str(e.value)
+    assert ("'grasp' names an include, whose parameters (its with:) are not set from the command line; set a "
+            "parameter of one of its nodes instead, e.g. --set tree.grasp/choose.KEY=VALUE (its nodes: grasp/choose, "
+            "grasp/close, ") in text and "you set max_effort_n" in text and "did you mean" not in text
 
 
 def test_every_problem_is_reported_not_just_the_first(tmp_path):
