@@ -330,15 +330,20 @@ def overlap_problems(scene: Any, bodies: Optional[list[Body]] = None) -> list[tu
         for b in bodies[:i] + bodies[i + 1:]:
             if a.kind != "object" or (b.kind == "object" and bodies.index(b) > i):
                 continue  # the movable object is moved; of two, the later one written
-            depth, n = 0.0, np.zeros(3)
+            depth, n, deepest = 0.0, np.zeros(3), None
             for sa in a.shapes:
                 for sb in b.shapes:
                     d, m = penetration(sa, sb)
                     if d > depth:
-                        depth, n = d, m
+                        depth, n, deepest = d, m, sb
             if depth <= tol:
                 continue
             shift = depth + 0.001
+            if b.kind in ("fixture", "fixed object") and n[2] < -0.7 and deepest is not None:
+                # the shortest way out is down through a table top or a board, where nothing holds it
+                # up: out through its top instead, onto it (as the simulator's check says)
+                lo = min(float(s.aabb()[0][2]) for s in a.shapes)
+                n, shift = np.array([0.0, 0.0, 1.0]), float(deepest.aabb()[1][2]) - lo + 0.001
             pose = a.shapes[0].pose if a.path[0] == "objects" and len(a.shapes) == 1 else None
             where = ""
             if pose is not None:

@@ -133,6 +133,11 @@ def start_overlaps(sim: Any, fixes: Optional[dict[str, np.ndarray]] = None) -> t
                 continue
             normal = np.asarray(deepest[7], dtype=float)  # on B (other), pointing towards A (mover)
             shift = depth + 0.001
+            if mover.kind == "object" and other.static and normal[2] < -0.7:
+                # the shortest way out is down through a table top or a board: under it, nothing holds
+                # it up (a mug written 8 cm too low). Out through its top instead, onto it
+                top, bottom = boxes[other.body][1][2], boxes[mover.body][0][2]
+                normal, shift = np.array([0.0, 0.0, 1.0]), float(top - bottom) + 0.001
             text = (f"{_label(sim, mover, deepest[3])} starts {depth * 1000:.0f} mm inside "
                     f"{_label(sim, other, deepest[4])} (start_penetration_m {tol * 1000:g} mm): ")
             if mover.kind == "robot":
@@ -151,14 +156,50 @@ def start_overlaps(sim: Any, fixes: Optional[dict[str, np.ndarray]] = None) -> t
             else:
                 pos = np.asarray(pb.getBasePositionAndOrientation(mover.body, physicsClientId=c)[0], dtype=float)
                 to = pos + shift * normal
+                # the position to write: the file's, moved (the run's pose noise moved the body a little)
+                spec = next((o for o in sim.scene.objects if o.name == mover.name), None)
+                written = (np.asarray(spec.pose, dtype=float)[:3, 3] if spec is not None and getattr(spec, "pose", None)
+                           is not None else pos) + shift * normal
                 text += (f"move {mover.name!r} by {shift:.3f} m along {direction_text(normal)}, to pose position "
-                         f"{_xyz(to)} {POSE_IS}")
-                if fixes is not None and mover.kind == "object" and (mover.name not in fixes or depth > fixes[mover.name][1]):
+                         f"{_xyz(written)} {POSE_IS}")
+                into = _overlap_at(sim, mover, to, tol, exclude=other)
+                if into is not None:  # that move takes it into another body: it is wedged between two
+                    third, mm = into
+                    text += (f"; moved there it would start {mm:.0f} mm inside {third.kind} {third.name!r}: it is "
+                             f"caught between {other.name!r} and {third.name!r}: move "
+                             + (f"robot {other.name!r} (its base_pose)" if other.kind == "robot" else
+                                f"{other.kind} {other.name!r}" if not other.static or third.static else
+                                f"it clear of both")
+                             + " instead")
+                if (into is None and fixes is not None and mover.kind == "object"
+                        and (mover.name not in fixes or depth > fixes[mover.name][1])):
                     fixes[mover.name] = (to, depth)  # type: ignore[assignment]
             found.append((depth, text))
             names.update((mover.name, other.name))
     found.sort(key=lambda x: -x[0])
     return [t for _, t in found], names
+
+
+def _overlap_at(sim: Any, mover: _Body, to: np.ndarray, tol: float, exclude: _Body) -> Optional[tuple[_Body, float]]:
+    """The deepest body (other than ``mover`` and ``exclude``) that ``mover`` would start more than
+    ``tol`` inside with its base at ``to`` (world, m), and the depth in mm; None: clear. Puts it back."""
+    c = sim.client
+    p, q = pb.getBasePositionAndOrientation(mover.body, physicsClientId=c)
+    pb.resetBasePositionAndOrientation(mover.body, [float(v) for v in to], q, physicsClientId=c)
+    try:
+        pb.performCollisionDetection(physicsClientId=c)
+        worst: Optional[tuple[_Body, float]] = None
+        for b in _bodies(sim):
+            if b.body in (mover.body, exclude.body) or b.kind == "body":
+                continue
+            pts = pb.getClosestPoints(mover.body, b.body, -tol, physicsClientId=c)
+            if pts:
+                d = -min(float(x[8]) for x in pts)
+                if d > tol and (worst is None or d * 1000 > worst[1]):
+                    worst = (b, d * 1000)
+        return worst
+    finally:
+        pb.resetBasePositionAndOrientation(mover.body, p, q, physicsClientId=c)
 
 
 def apply_overlap_fixes(sim: Any, fixes: dict[str, Any]) -> None:

@@ -215,3 +215,38 @@ tree:
     else:
         assert code == 2 and re.search(r"t\.yaml:\d+:\d+: scene: object 'cup' cannot rest as written on 'table': " + expect,
                                        out.out + out.err), out.out + out.err
+
+
+def test_a_mug_written_through_the_table_is_told_to_go_up_onto_it_at_its_written_position():
+    # the mug's frame 8 cm too low: most of it under the top, the shortest way out is down, where
+    # nothing holds it (a new user's try: "move 'mug' by 0.057 m along -z", then "nothing under it").
+    # Out through the top instead, at the file's x, y (not the run's pose noise)
+    mug = {"name": "mug", "urdf": "objects/mug.urdf", "scale": 0.8, "mass_kg": 0.2,
+           "pose": {"position": [0.5, 0.0, 0.55]}, "pose_noise": {"position_m": 0.005, "yaw_deg": 5}}
+    with SimBackend({"robots": [PANDA], "fixtures": [TABLE], "objects": [mug], "seed": 0}, visual_shapes=False) as sim:
+        text = sim.preflight_failure or ""
+    m = re.fullmatch(rf"object 'mug' starts {MM} mm inside fixture 'table' \(start_penetration_m 3 mm\): move 'mug' by "
+                     rf"(\d\.\d{{3}}) m along \+z, to pose position {POS} \(.*\)", text)
+    assert m, text
+    assert (float(m.group(3)), float(m.group(4))) == (0.5, 0.0)
+    assert abs(float(m.group(5)) - 0.630) <= 0.002     # the example's 0.629 + 1 mm: resting on the top
+
+
+def test_an_object_caught_between_a_robot_and_the_table_names_the_robot_to_move(tmp_path):
+    import json
+
+    from py_trees_manipulation.cli import main
+
+    # the handover's right Panda moved onto the box: the box's way out of the robot's base is down into
+    # the table, whose way out is back up (a new user's loop between two suggestions)
+    summary = tmp_path / "s.json"
+    import os
+
+    task = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "handover.yaml")
+    code = main(["run", task, "-q", "--no-log", "--summary", str(summary), "--set",
+                 "scene.robots.1.base_pose={position: [0.5, 0, 0.626], rpy_deg: [0, 0, 180]}"])
+    error = json.loads(summary.read_text())["error"]
+    assert code == 1 and re.search(r"object 'box' starts \d+ mm inside robot 'right' \(panda_link0\) .*; moved there it "
+                                   r"would start \d+ mm inside fixture 'table': it is caught between 'right' and 'table': "
+                                   r"move robot 'right' \(its base_pose\) instead", error), error
+    assert "would still not rest" not in error
