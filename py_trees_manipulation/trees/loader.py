@@ -474,6 +474,7 @@ def _check_scene_references(tree: NodeSpec, scene: Any, ctx: _Ctx, blackboard: A
     import inspect
 
     names = _scene_names(scene)
+    handled: list[tuple[str, Loc, str]] = []  # (object named literally by a node, where, "Type.key")
     for node in tree.walk():
         if node.category != "behaviour":
             continue
@@ -483,6 +484,8 @@ def _check_scene_references(tree: NodeSpec, scene: Any, ctx: _Ctx, blackboard: A
             ref = getattr(decl.get(key), "refers_to", None)
             if ref is None or not isinstance(value, str) or ref not in names:
                 continue
+            if ref == "object":
+                handled.append((value, node.param_locs.get(key, node.loc), f"{node.type}.{key}"))
             known = names[ref]
             if value not in known:
                 what = "named configuration" if ref == "configuration" else ref
@@ -497,6 +500,17 @@ def _check_scene_references(tree: NodeSpec, scene: Any, ctx: _Ctx, blackboard: A
                 kw["origins"] = node.param_origins
             for key, message, hint in check(node.params, scene, **kw):
                 ctx.add(node.param_locs.get(key, node.loc), message, hint)
+    # the task's target object is what the run's metrics and verdict are about (lifted, placed,
+    # dropped): a tree that names objects but never it would succeed about an object it never touched
+    target = getattr(getattr(scene, "task", None), "target_object", None)
+    named = {n for n, _, _ in handled}
+    if target and named and target not in named and target in names.get("object", []):
+        obj, loc, where = handled[0]
+        ctx.add(loc, f"{where}: the tree handles {', '.join(repr(n) for n in sorted(named))}, never "
+                     f"scene.task.target_object {target!r}, the object the run's metrics and verdict are about "
+                     "(lifted, placed, dropped)",
+                f"make them the same: scene.task.target_object: {obj}, or the tree's object {target!r} (in the "
+                "examples parameters.object sets the tree's)")
 
 
 def _check_reach(tree: NodeSpec, scene: Any, ctx: _Ctx) -> None:

@@ -98,6 +98,20 @@ def test_an_override_of_an_includes_name_says_to_set_one_of_its_nodes():
             "grasp/close, ") in text and "you set max_effort_n" in text and "did you mean" not in text
 
 
+def test_a_target_object_the_tree_never_handles_is_a_load_error():
+    # a new user's try: a block added as the task's target while the tree still lifts the mug ran to
+    # "SUCCESS ... target_object=block, object_lift_m=0.000"
+    sets = ["scene.objects.1={name: block, primitive: {shape: box, size: [0.05, 0.05, 0.05]}, "
+            "pose: {position: [0.45, 0.25, 0.651]}}", "scene.task.target_object=block"]
+    with pytest.raises(TreeLoadError) as e:
+        load_task(os.path.join(ROOT, "examples", "pick_and_lift.yaml"), sets)
+    assert ("GetObjectPose.object: the tree handles 'mug', never scene.task.target_object 'block', the object the "
+            "run's metrics and verdict are about") in str(e.value)
+    assert "make them the same: scene.task.target_object: mug" in str(e.value)
+    # the tree's object made the block too: loads
+    load_task(os.path.join(ROOT, "examples", "pick_and_lift.yaml"), sets + ["parameters.object=block"])
+
+
 def test_every_problem_is_reported_not_just_the_first(tmp_path):
     path = write(tmp_path, "t.yaml", """
         tree:
