@@ -928,6 +928,30 @@ def _description_of(r: RobotSpec) -> Optional[RobotDescription]:
         return None
 
 
+#: Bullet's friction of a body whose URDF gives none (``btCollisionObject``'s default)
+BULLET_DEFAULT_FRICTION = 0.5
+
+
+@functools.lru_cache(maxsize=64)
+def urdf_lateral_friction(path: Optional[str]) -> Optional[float]:
+    """The lateral friction PyBullet gives a URDF object's base link: its ``<contact><lateral_friction
+    value=.../>``, else :data:`BULLET_DEFAULT_FRICTION`; None when the file cannot be read."""
+    import xml.etree.ElementTree as ET
+
+    if not path:
+        return None
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return None
+    link = root.find("link")
+    el = link.find("contact/lateral_friction") if link is not None else None
+    try:
+        return float(el.get("value")) if el is not None else BULLET_DEFAULT_FRICTION
+    except (TypeError, ValueError):
+        return None
+
+
 def grip_problem(scene: SceneSpec, obj: str, robot: Optional[str] = None,
                  grip_force_n: Optional[float] = None,
                  set_force: Optional[Callable[[int], str]] = None) -> Optional[str]:
@@ -935,8 +959,8 @@ def grip_problem(scene: SceneSpec, obj: str, robot: Optional[str] = None,
     ``default_force_n``) cannot hold object ``obj`` even at rest: each pad must press
     ``m g / (2 mu)`` (``mu`` the object's lateral friction times the finger pads', as Bullet combines
     them: the run's ``grip_needed_n``), with the numbers and the fix; None when it can, when a
-    GraspFix section welds what ``robot``'s fingers hold, or when the friction or the mass is not
-    known from the file (a URDF object without ``lateral_friction``).
+    GraspFix section welds what ``robot``'s fingers hold, or when the mass or the friction is not
+    known (a URDF object without ``lateral_friction`` has its URDF's, :func:`urdf_lateral_friction`).
 
     Without ``grip_force_n``, a ``tactile:`` section whose controller sets ``fingertip_force_limit``
     bounds the grip too: the PR2 holds (SlipServo, Grab) never squeeze harder (the run's
@@ -957,7 +981,7 @@ def grip_problem(scene: SceneSpec, obj: str, robot: Optional[str] = None,
         return None
     mass = object_mass_kg(o)
     mu_obj = o.lateral_friction if o.lateral_friction is not None else (
-        DEFAULT_LATERAL_FRICTION if o.primitive is not None else None)
+        DEFAULT_LATERAL_FRICTION if o.primitive is not None else urdf_lateral_friction(o.urdf_path))
     if mass is None or mu_obj is None or mass <= 0:
         return None
     mu_pad = float(desc.gripper.finger_friction)
