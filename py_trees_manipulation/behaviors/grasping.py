@@ -476,8 +476,8 @@ def _base_for_grasp(world: Any, scene: Any, robot: str, obj: str, object_pose: n
     :func:`~py_trees_manipulation.trees.plan_check.whole_task_test`) only a base from which the whole
     task passes it (the grasp choice itself included) is offered. The world is put back as it was."""
     from ..collision.base_placement import surface_under, task_accept
-    from .reach import SUGGEST_BUDGET_S
-    from ..collision.base_search import find_base_relaxing
+    from .reach import SUGGEST_BUDGET
+    from ..collision.base_search import SearchBudget, find_base_relaxing
     from ..scene.reach_targets import grasp_target
 
     spec = next((o for o in getattr(scene, "objects", ()) if o.name == obj), None)
@@ -488,4 +488,4 @@ def _base_for_grasp(world: Any, scene: Any, robot: str, obj: str, object_pose: n
     if not target.paths:
         return None
     return find_base_relaxing(world, robot, lambda probe: [target], surface_under(world, scene, robot), seed=seed,
-                              total_budget_s=SUGGEST_BUDGET_S, accept=task_accept(task_check, scene, robot))
+                              budget=SearchBudget(SUGGEST_BUDGET), accept=task_accept(task_check, scene, robot))

@@ -416,7 +416,8 @@ def regrasp_base_suggestion(world: Any, scene: Any, cfg: RegraspConfig, start: A
     if task_check is False or ("reach" not in why and "workspace" not in why):
         return ""
     from ..collision.base_placement import surface_under, task_accept
-    from .reach import SUGGEST_BUDGET_S
+    from .reach import SUGGEST_BUDGET
+    from ..collision.base_search import SearchBudget
     from ..collision.reachability import base_frame, find_base_relaxing, set_base_frame
     from ..scene.reach_targets import grasp_target
     from .reach import base_suggestion
@@ -427,7 +428,7 @@ def regrasp_base_suggestion(world: Any, scene: Any, cfg: RegraspConfig, start: A
     robots = sorted({arm for arm, _ in cfg.grippers.values()}, key=lambda r: names.index(r) if r in names else 0)
     if not targets:
         return ""
-    budget = SUGGEST_BUDGET_S / max(len(robots), 1)
+    budget = SUGGEST_BUDGET // max(len(robots), 1)
     for robot in robots:
         if robot not in names or robot not in world.robots:
             continue
@@ -445,7 +446,7 @@ def regrasp_base_suggestion(world: Any, scene: Any, cfg: RegraspConfig, start: A
             return whole(T) if whole is not None else None
 
         placement = find_base_relaxing(world, robot, lambda probe: targets, surface_under(world, scene, robot),
-                                       seed=seed, total_budget_s=budget, accept=accept)
+                                       seed=seed, budget=SearchBudget(budget), accept=accept)
         if placement.ok:
             return base_suggestion(placement, names.index(robot), "a regrasp plan passes every check")
     return ""

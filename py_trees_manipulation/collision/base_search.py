@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -23,9 +24,10 @@ from .base_pose import base_overlap, base_pose_at, placed_base_pose, set_base_fr
 from .reach_checker import (HELD_PADDING_M, POSITION_TOLERANCE_M, SEARCH_HELD_PADDING_M, SEARCH_JOINT_MARGIN_RAD,
                             SEARCH_TOLERANCE_M, ReachChecker, search_checker)
 from .reach_results import BasePlacement, MountingSurface, TargetResult
+from .work import work_units
 from .world import CollisionWorld
 
-__all__ = ["find_base", "find_base_relaxing", "RELAX_STEPS"]
+__all__ = ["find_base", "find_base_relaxing", "RELAX_STEPS", "SearchBudget"]
 
 #: what a base search gives up, step by step, when no base passes with its margins
 #: (:func:`find_base_relaxing`): ``(what is relaxed, IK position tolerance m, held padding m, joint
@@ -61,6 +63,33 @@ QUALITY_EXTRA_CHECKS = 10
 #: them, radians, and their distance over :data:`AXIS_DISTANCE_SCALE_M`)
 AXIS_SEPARATION_MIN = 0.35
 AXIS_DISTANCE_SCALE_M = 0.1
+
+
+@dataclass
+class SearchBudget:
+    """The work a base search may spend, counted, not timed: ``units`` of
+    :func:`~.work.work_units` (IK solver calls plus arm states checked for collision, those of the
+    whole-task tests it runs included), from the first :meth:`begin` on. The search checks it
+    before each candidate (one candidate may overrun it), so the same input stops at the same
+    candidate on any machine and under any load (a wall-clock budget stopped a loaded machine's
+    search earlier: another base suggested)."""
+
+    units: int
+    start: Optional[int] = None
+
+    def begin(self) -> "SearchBudget":
+        if self.start is None:
+            self.start = work_units()
+        return self
+
+    def spent(self) -> int:
+        return 0 if self.start is None else work_units() - self.start
+
+    def exhausted(self) -> bool:
+        return self.start is not None and self.spent() >= self.units
+
+    def describe(self) -> str:
+        return f"its budget of {self.units} IK solves and collision checks"
 
 
 def _fmt(v: Sequence[float]) -> str:
@@ -223,7 +252,8 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
               time_budget_s: float = 60.0, restore: bool = True, position_tolerance_m: float = SEARCH_TOLERANCE_M,
               held_padding_m: float = SEARCH_HELD_PADDING_M, joint_margin_rad: float = SEARCH_JOINT_MARGIN_RAD,
               progress: Optional[Callable[[int, str], None]] = None,
-              accept: Optional[Callable[[Pose], Optional[str]]] = None) -> BasePlacement:
+              accept: Optional[Callable[[Pose], Optional[str]]] = None,
+              budget: Optional[SearchBudget] = None) -> BasePlacement:
     """Search a base pose on ``surface`` from which every target is reachable (see the module docs).
 
     Args:
@@ -233,7 +263,9 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
         surface: where the base may stand.
         seed: seeds the IK seeds (the search is deterministic for a given seed).
         start: the arm configuration the task starts from (default: the arm's now).
-        max_candidates, time_budget_s: stop after this many IK-checked candidates or this much wall time.
+        max_candidates, time_budget_s: stop after this many IK-checked candidates or this much wall time
+            (``base_pose: auto``'s safety net; a suggestion's search passes ``budget`` and no time).
+        budget: stop once this :class:`SearchBudget` is spent (counted work: deterministic).
         position_tolerance_m: IK position error accepted at a sample (less than the check's 5 mm,
             so that the pose found works with a margin).
         progress: ``progress(candidates, text)`` after each candidate checked.
@@ -248,6 +280,8 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
         target that no candidate reached (and the candidate that reached the most).
     """
     t0 = time.perf_counter()
+    if budget is not None:
+        budget.begin()
     r = world.robots[robot]
     c = world.client
     body = r.body
@@ -304,7 +338,8 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
     refused: list[tuple[Pose, str]] = []   # bases that reach every target but fail the whole-task test
     try:
         for cost, rho, k, p, yaw in cands:
-            if checked >= max_candidates or screened >= 8 * max_candidates or time.perf_counter() - t0 > time_budget_s:
+            if checked >= max_candidates or screened >= 8 * max_candidates or time.perf_counter() - t0 > time_budget_s \
+                    or (budget is not None and budget.exhausted()):
                 break
             T = placed_base_pose(p[0], p[1], p[2], yaw)
             set_base_frame(world, robot, T)
@@ -412,8 +447,9 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
                 reason = (f"no base position {where} has every target within reach at once "
                           f"({', '.join(t.name for t in targets)}; {considered} positions considered)")
         elif screened == 0 and not overlap or screened > 0 and not quick_failed:
-            # the time budget ran out before the first position was tried (a relaxed step started late)
-            return BasePlacement(robot, False, None, surface, [], f"the search's time ran out before it tried a "
+            # the budget ran out before the first position was tried (a relaxed step started late)
+            what = "budget" if budget is not None and budget.exhausted() else "time"
+            return BasePlacement(robot, False, None, surface, [], f"the search's {what} ran out before it tried a "
                                  f"base position {where}", checked, dt, timed_out=True)
         elif screened == 0:
             reason = (f"every base position {where} within reach of the targets is taken: {overlap[0]}"
@@ -431,7 +467,7 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
 
 
 def find_base_relaxing(world: CollisionWorld, robot: str, targets: Callable[[bool], Sequence[ReachTarget]],
-                       surface: MountingSurface, seed: int = 0, total_budget_s: Optional[float] = None,
+                       surface: MountingSurface, seed: int = 0, budget: Optional[SearchBudget] = None,
                        **kwargs: Any) -> BasePlacement:
     """:func:`find_base` with the search's margins, relaxed in steps (:data:`RELAX_STEPS`) when no
     base passes with them: a base found with fewer margins is better than none, and says which it
@@ -441,9 +477,10 @@ def find_base_relaxing(world: CollisionWorld, robot: str, targets: Callable[[boo
     Args:
         targets: ``targets(probe)``: the task's targets, probed beyond the motion (the request's
             ``with_margin``) when ``probe``.
-        total_budget_s: wall time for all the steps together (None: each step its own
-            ``time_budget_s``): a failure that suggests a base keeps its answer within seconds;
-            a search cut short says so.
+        budget: the work all the steps together may spend (a :class:`SearchBudget`; the steps
+            then have no wall-clock limit, so the answer does not depend on the machine or its
+            load; None: each step its own ``time_budget_s``): a failure that suggests a base keeps
+            its answer within seconds; a search cut short says so.
         kwargs: passed to :func:`find_base` (``restore``, ``max_candidates``, ``progress``, ...).
 
     Returns:
@@ -451,6 +488,8 @@ def find_base_relaxing(world: CollisionWorld, robot: str, targets: Callable[[boo
         says the margins were relaxed), candidates and time summed over the steps.
     """
     t0 = time.perf_counter()
+    if budget is not None:
+        budget.begin()
     checked = steps = 0
     last: Optional[BasePlacement] = None
     out_of_time = False
@@ -467,12 +506,12 @@ def find_base_relaxing(world: CollisionWorld, robot: str, targets: Callable[[boo
         kwargs = {**kwargs, "accept": once}
     for what, tol, held, margin, probe, count in RELAX_STEPS:
         step_kw = {"max_candidates": count, **kwargs}
-        if total_budget_s is not None:
-            left = total_budget_s - (time.perf_counter() - t0)
-            if left <= 0.0:
+        if budget is not None:
+            if last is not None and budget.exhausted():   # (a first step spent at once says so itself)
                 out_of_time = True
                 break
-            step_kw["time_budget_s"] = min(float(step_kw.get("time_budget_s", 60.0)), left)
+            step_kw.setdefault("time_budget_s", math.inf)
+            step_kw["budget"] = budget
         found = find_base(world, robot, targets(probe), surface, seed=seed, position_tolerance_m=tol,
                           held_padding_m=held, joint_margin_rad=margin, **step_kw)
         if found.timed_out and last is not None:   # the step had no time to try anything: keep the last answer
@@ -491,6 +530,6 @@ def find_base_relaxing(world: CollisionWorld, robot: str, targets: Callable[[boo
     last.time_s = time.perf_counter() - t0
     if not last.ok and steps > 1:
         last.failure += f" (with the search's margins relaxed in {steps - 1} step{'s' if steps > 2 else ''})"
-    if not last.ok and total_budget_s is not None and (out_of_time or last.time_s >= total_budget_s):
-        last.failure += f" (the search stopped after its {total_budget_s:g} s budget)"
+    if not last.ok and budget is not None and (out_of_time or budget.exhausted()):
+        last.failure += f" (the search stopped after {budget.describe()})"
     return last

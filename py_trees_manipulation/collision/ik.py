@@ -17,6 +17,7 @@ from transforms3d import quaternions as t3d_quaternions
 
 from ..conventions import quat_xyzw_from_wxyz
 from ..geometry.poses import Pose
+from .work import WORK
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..bullet.robots import LoadedRobot
@@ -113,6 +114,7 @@ def solve_ik(robot: "LoadedRobot", target: Pose, seeds: Sequence[Sequence[float]
 
     def dls() -> Sequence[float]:
         """One plain damped-least-squares call from the arm's current joints."""
+        WORK.ik_calls += 1
         return pb.calculateInverseKinematics(sh.body, sh.tcp_link, pos_l, orn, jointDamping=damping,
                                              maxNumIterations=50, residualThreshold=1e-7, physicsClientId=sh.client)
 
@@ -133,6 +135,7 @@ def solve_ik(robot: "LoadedRobot", target: Pose, seeds: Sequence[Sequence[float]
         rest_q = sh.ik_rest(q if rest is None else sh.clip_to_limits(rest))
         for it in range(2 + iterations):
             if it < 2:
+                WORK.ik_calls += 1
                 sol = pb.calculateInverseKinematics(
                     sh.body, sh.tcp_link, pos_l, orn, lowerLimits=sh.ik_lower, upperLimits=sh.ik_upper,
                     jointRanges=sh.ik_ranges, restPoses=rest_q, maxNumIterations=50, residualThreshold=1e-6,

@@ -121,7 +121,8 @@ class BasePlacement:
         candidates: candidate poses checked (IK and collision). time_s: wall time of the search.
         relaxed: empty when the pose passed with the search's full margins; else which margins
             :func:`find_base_relaxing` gave up to find it (:data:`RELAX_STEPS`).
-        timed_out: the search's time ran out before it tried any base position (``failure`` says so).
+        timed_out: the search's time (or its counted budget) ran out before it tried any base position
+            (``failure`` says so).
     """
 
     robot: str

@@ -17,6 +17,7 @@ import numpy as np
 import pybullet as pb
 
 from .contacts import AllowedContacts, Proximity
+from .work import WORK
 
 __all__ = ["StateChecker"]
 
@@ -154,6 +155,7 @@ class StateChecker:
     # ---- the check ---------------------------------------------------------------------------------
     def set_state(self, q: Sequence[float]) -> None:
         """Teleport the arm to ``q`` (radians) and the attached object with it."""
+        WORK.state_checks += 1
         c = self._client
         values = q.tolist() if isinstance(q, np.ndarray) else q
         pb.resetJointStatesMultiDof(self._body, self._arm, [[float(v)] for v in values], physicsClientId=c)

@@ -31,8 +31,10 @@ Resources (named after the robot, e.g. ``arms["panda"]`` and ``grippers["panda"]
   70 N), clipped to its ``max_force_n``. As in
   PR2's gripper action (see ``reference/pr2_gripper_controller.md`` §1.6), the goal SUCCEEDS with
   ``reached_goal`` when the gap is within ``position_tolerance_m`` of the command, and is ABORTED with
-  ``stalled=True`` when the fingers stop short of it (gap speed below 5 mm/s for 0.1 s), which is what
-  closing on an object does; the fingers keep squeezing afterwards. (PR2 uses a 1e-6 m/s stall
+  ``stalled=True`` when the fingers stop short of it (their speed toward it under 5 mm/s for 0.1 s,
+  read as the new progress of the gap's closest approach to the goal, from the positions, so that a
+  jittering squeeze stalls too), which is what closing on an object does; the fingers keep squeezing afterwards. A goal
+  neither reached nor stalled within 10 s is aborted with the gap and squeeze in the text. (PR2 uses a 1e-6 m/s stall
   speed, which never triggers in simulation, pr2_simulator#115.)
 
 A new goal on a resource preempts the one running there. A cancelled goal ends PREEMPTED and the

@@ -63,6 +63,10 @@ CONTACT_TOUCH_M = 0.0
 #: within one step: the contact threw them back and kicked the hand, one pad reading 112.7 N (a
 #: right-hinged door's lever) and 113.6 N (a 5 kg drawer's bar) at a 100 N limit (issue 33 item 4)
 SQUEEZE_TIME_S = 0.02
+#: a ``gripper_action`` goal that has neither reached its gap nor stalled after this long (s of sim
+#: time) is aborted, not stalled (a backstop of the progress test, _GripperMove.stalled: a move
+#: across the widest gripper takes under 2 s)
+MOVE_TIMEOUT_S = 10.0
 #: the load across the grip (SimGripper.share_pad_load) the motors do not give way to, as a
 #: fraction of the command's force (the pads' solver noise, a pad a newton above the other)
 SHARE_DEADBAND = 0.01
@@ -102,6 +106,10 @@ class _GripperMove(_Execution):
         self.target = target
         self.force = force
         self.count = 0
+        #: the progress test (see :meth:`stalled`): the closest approach to the goal so far (m), the
+        #: last check's time (s), and since when the fingers have made no progress (s, None: moving)
+        self.closest = math.inf
+        self.started = self.checked = gripper.backend.now()
         self.still_since: Optional[float] = None
         gripper.command_gap(target, force)
         #: the fingers close: their speed follows the distance to contact (SimGripper.approach_speed;
@@ -127,17 +135,44 @@ class _GripperMove(_Execution):
                                       f"reached gap {st.gap_m * 1000:.1f} mm (goal {self.target * 1000:.1f} mm)")
             self.finish()
             return
-        if abs(st.gap_velocity_mps) < g.stall_speed_mps:
-            if self.still_since is None:
-                self.still_since = now
-            elif now - self.still_since >= g.stall_time_s:
-                self.handle.set_aborted(
-                    self._result(st, stalled=True),
-                    f"stalled at gap {st.gap_m * 1000:.1f} mm (goal {self.target * 1000:.1f} mm), "
-                    f"squeezing with {st.grip_force_n:.1f} N: the fingers are blocked, typically by a grasped object")
-                self.finish()
-        else:
+        if self.stalled(now, st.gap_m):
+            self.handle.set_aborted(
+                self._result(st, stalled=True),
+                f"stalled at gap {st.gap_m * 1000:.1f} mm (goal {self.target * 1000:.1f} mm), "
+                f"squeezing with {st.grip_force_n:.1f} N: the fingers are blocked, typically by a grasped object")
+            self.finish()
+        elif now - self.started >= MOVE_TIMEOUT_S:
+            # (a backstop: the progress test ends every move that is not going anywhere)
+            self.handle.set_aborted(
+                self._result(st),
+                f"the fingers neither reached the gap {self.target * 1000:.1f} mm nor stalled within "
+                f"{MOVE_TIMEOUT_S:g} s: at {st.gap_m * 1000:.1f} mm, squeezing with {st.grip_force_n:.1f} N")
+            self.finish()
+
+    def stalled(self, now: float, gap_m: float) -> bool:
+        """The progress test, at each check: the fingers are stalled when, at every check over the
+        last ``stall_time_s``, their closest approach to the goal (on the gap, read from the joints'
+        positions) came nearer by less than ``stall_speed_mps`` times the time since the check
+        before (a speed toward the goal under the stall speed, as PR2's gripper action tests it).
+
+        The test counts only new progress toward the goal, so a gap that jitters, oscillates or is
+        pushed back (a squeeze the contact throws back and forth, however far) is no progress, and
+        it does not read the joints' velocity: a pinned linkage (the xArm's, ``_pin_linkage``)
+        squeezing a drawer's bar at 30 N stood still at 16.18 mm for 300 s while its driver read
+        +23 mm/s of opening speed every step (the pins' correction undoes the motion the motor
+        makes each step), and the test on that speed never fired."""
+        g = self.gripper
+        d = abs(gap_m - self.target)
+        progress = self.closest - d if math.isfinite(self.closest) else math.inf
+        self.closest = min(self.closest, d)
+        slow = progress < g.stall_speed_mps * (now - self.checked)
+        self.checked = now
+        if not slow:
             self.still_since = None
+            return False
+        if self.still_since is None:
+            self.still_since = now
+        return now - self.still_since >= g.stall_time_s
 
     @staticmethod
     def _result(st: FingerState, stalled: bool = False, reached: bool = False) -> Pr2GripperCommandResult:
@@ -174,8 +209,9 @@ class SimGripper(_SimResource):
         robot: the :class:`~.robots.LoadedRobot`.
         max_gap_m: fully open gap, metres.
         position_tolerance_m: ``gripper_action`` succeeds within this of the commanded gap, metres.
-        stall_speed_mps, stall_time_s: the fingers count as stalled when the gap speed stays below
-            ``stall_speed_mps`` for ``stall_time_s``.
+        stall_speed_mps, stall_time_s: the fingers count as stalled when their speed toward the
+            goal (new progress of their closest approach, read from the positions, not the joints'
+            velocity; ``_GripperMove.stalled``) stays below ``stall_speed_mps`` for ``stall_time_s``.
         controller: the installed 1 kHz controller, or None (position motors driven by the actions).
     """
 

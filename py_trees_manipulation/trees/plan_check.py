@@ -489,9 +489,9 @@ def motion_base_fix(world: Any, scene: Any, node: Any, dry: "DryRun", seed: int,
     with the TCP targets of the robot's motions so far, the refused one last, as the targets, on the
     surface the robot stands on; each is kept only if the whole task passes from it. When none does,
     the text says why (``"and no base position ... passes the whole task: ..."``)."""
-    from ..behaviors.reach import SUGGEST_BUDGET_S, base_suggestion
+    from ..behaviors.reach import SUGGEST_BUDGET, base_suggestion
     from ..collision.base_placement import surface_under, task_accept
-    from ..collision.base_search import find_base_relaxing
+    from ..collision.base_search import SearchBudget, find_base_relaxing
     from ..scene.reach_targets import ReachSample, ReachTarget
 
     robot = dry._robot(node)
@@ -506,7 +506,7 @@ def motion_base_fix(world: Any, scene: Any, node: Any, dry: "DryRun", seed: int,
     saved = world.save_state()
     try:
         placement = find_base_relaxing(world, robot, lambda probe: [target], surface_under(world, scene, robot),
-                                       seed=seed, total_budget_s=SUGGEST_BUDGET_S,
+                                       seed=seed, budget=SearchBudget(SUGGEST_BUDGET),
                                        accept=task_accept(task_check, scene, robot))
     finally:
         world.restore_state(saved)

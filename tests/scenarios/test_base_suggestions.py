@@ -115,3 +115,28 @@ def test_a_motion_out_of_reach_names_a_base_or_says_none_passes():
         assert plan_check(load_task(path, sets + [m.group(1)])) == []
     else:
         assert "no base position on 'table' passes the whole task" in text
+
+
+def test_the_suggestion_does_not_depend_on_the_clock(monkeypatch):
+    """The suggestion search's budget counts work (IK solves and collision checks), not wall seconds:
+    base_sweep_mechanisms' xarm_base_moved_back (the xArm 0.3 m back from examples/open_drawer.yaml's
+    cabinet) suggests the same base with a clock on which every reading is 1000 s after the last (a
+    machine loaded past any wall-clock budget: a 30 s one stopped the search before its first base).
+    The search's own record of its wall time is all the clock changes."""
+    from types import SimpleNamespace
+
+    from py_trees_manipulation.collision import base_search
+
+    path = os.path.join(EXAMPLES, "open_drawer.yaml")
+    sets = ["scene.robots.0.model=ufactory_xarm6", "scene.robots.0.base_pose.position=[-0.3, 0, 0]"]
+    now = [0.0]
+
+    def slow_clock() -> float:
+        now[0] += 1000.0
+        return now[0]
+
+    monkeypatch.setattr(base_search, "time", SimpleNamespace(perf_counter=slow_clock))
+    (problem,) = plan_check(load_task(path, sets))
+    assert problem.node_type == "CheckReachability" and "the drawer handle is out of reach" in problem.message
+    assert suggested(problem.message) == "scene.robots.0.base_pose={position: [-0.1977, 0.1042, 0], rpy_deg: [0, 0, -10]}"
+    assert now[0] > 0.0   # (the clock was read: the search ran under it)

@@ -333,3 +333,35 @@ def test_a_massless_finger_is_refused_at_load_naming_the_link_and_the_fix(tmp_pa
     assert len(msgs) == 2 and all(":3:7: the URDF's link '" in m for m in msgs)
     assert "'left_finger' (line 18) and the links below it have no mass, but joint 'left_finger_joint' moves them" in msgs[0]
     assert "give 'left_finger' an <inertial> with <mass value> > 0" in msgs[0]
+
+
+def test_the_xarm_squeezing_a_drawer_bar_from_a_moved_base_stalls_holding_it():
+    """The xArm 6's pinned linkage on examples/open_drawer.yaml's bar, from the base the suggestions
+    propose for base_sweep_mechanisms' xarm_base_moved_back ((-0.1977, 0.1042), facing -10 deg), the
+    arm where the run's approach put it: the fingers stop at 16.2 mm squeezing 30 N while the
+    driver's joint reads +23 mm/s of opening (the pins undo its motion each step). The command read
+    that speed for its stall and ran until the run's 300 s timeout; the windowed progress test on
+    the gap ends it stalled (pr2 semantics: ABORTED with ``stalled``, GripperCommand's SUCCESS
+    holding the bar) 0.1 s after the fingers stop."""
+    from py_trees_manipulation.msgs.actions import GoalStatus
+
+    grasp_q = [0.062645, 0.471083, -2.179199, 0.687309, 0.176911, -2.250399]   # the approach's last waypoint
+    scene = {"seed": 0,
+             "robots": [{"name": "arm", "model": "ufactory_xarm6", "initial_configuration": grasp_q,
+                         "base_pose": {"position": [-0.1977, 0.1042, 0], "rpy_deg": [0, 0, -10]}}],
+             "cabinets": [{"name": "cabinet", "pose": {"position": [0.84, 0, 0], "rpy_deg": [0, 0, 180]},
+                           "width_m": 0.6, "depth_m": 0.5, "height_m": 0.8, "drawer_travel_m": 0.35,
+                           "damping": 5.0, "friction": 1.0}]}
+    with SimBackend(scene) as sim:
+        gripper = sim.grippers["arm"]
+        assert gripper.gap_m() == pytest.approx(0.085, abs=0.002)
+        t0 = sim.now()
+        h = _wait(sim, gripper.send_goal("gripper_action", Pr2GripperCommand(position=0.0, max_effort=100.0)),
+                  timeout_s=3.0)
+        assert h.status == GoalStatus.ABORTED and h.result.stalled and not h.result.reached_goal, h.text
+        # 85 -> 16 mm at 0.1 m/s, then the 0.1 s window (checked at the backend's 1/30 s advances)
+        assert sim.now() - t0 < 1.0
+        assert h.result.position == pytest.approx(0.0162, abs=0.0005)
+        assert h.result.effort == pytest.approx(30.0, abs=1.0)           # the xArm's 30 N grip force limit
+        assert h.text.startswith(f"stalled at gap {h.result.position * 1000:.1f} mm (goal 0.0 mm), squeezing with "
+                                 f"{h.result.effort:.1f} N")

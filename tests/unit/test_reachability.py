@@ -181,7 +181,8 @@ def test_a_search_out_of_time_before_its_first_base_says_so_and_a_relaxed_step_k
                                               "no base position on the floor reaches the door handle", 12, 1.0),
                     p])
     monkeypatch.setattr(base_search, "find_base", lambda *a, **k: next(answers))
-    r = base_search.find_base_relaxing(None, "arm", lambda probe: targets, MountingSurface("floor"), total_budget_s=30.0)
+    r = base_search.find_base_relaxing(None, "arm", lambda probe: targets, MountingSurface("floor"),
+                                        budget=base_search.SearchBudget(30000))
     assert r.failure.startswith("no base position on the floor reaches the door handle"), r.failure
     assert "time ran out" not in r.failure and r.candidates == 12
 
