@@ -491,9 +491,10 @@ class TactileSensing:
         friction, ``m g / (2 mu)`` (``mu``: the product of the target's and the finger pads'
         lateral friction, as Bullet combines them; lifting with acceleration ``a`` needs
         ``m (g + a) / (2 mu)``); ``grip_force_limit_n``: the first gripper's force limit (the
-        controller's ``fingertip_force_limit``, or the actuator's ``max_effort_n``, or the force
-        limit of the last position command that closed the fingers when lower: GripperCommand's
-        ``max_effort``);
+        controller's ``fingertip_force_limit``; else the force of the last position command that
+        closed the fingers, GripperCommand's ``max_effort``, above the actuator's continuous force
+        too when the command asked for more (the Panda's 70 N, up to its 140 N peak: what the fingers
+        applied, ``max_grip_effort_n``); else the actuator's ``max_effort_n``);
         ``grip_margin``: their ratio (below about 1.2 the lift's acceleration is not held)."""
         c = self.backend.client
         g0 = next(iter(self.grippers.values()))
@@ -506,8 +507,8 @@ class TactileSensing:
         if limit < 0:
             limit = float(g0._lim)  # the actuator limit (tactile max_effort_n, or the gripper description's)
             closing = g0.gripper.closing_force_n
-            if closing is not None:   # a GripperCommand's max_effort squeezed with less
-                limit = min(limit, float(closing))
+            if closing is not None:   # a GripperCommand's max_effort: what the fingers squeezed with
+                limit = float(closing)
         if mass <= 0 or mu <= 0:
             return {}
         needed = mass * g / (2.0 * mu)
