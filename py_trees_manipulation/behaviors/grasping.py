@@ -266,9 +266,9 @@ class ChooseGrasp(ManipulationBehaviour):
                                object_grasp_key=np.array(c.grasp.pose), width_key=float(c.grasp.width_m),
                                grasp_name_key=c.grasp.name)
             return []
-        text = f"ChooseGrasp: no feasible grasp of {obj}: {choice.summary()}"
+        text = f"ChooseGrasp: no feasible grasp of {obj}: {choice.summary()}" + _in_the_object(choice, obj)
         if (values.get("suggest_base", True) and task_check is not False
-                and any(c.rejection in SUGGEST_FOR for c in choice.candidates)):
+                and _base_may_help(choice, obj)):
             from .reach import base_suggestion
 
             opening = float(world.robots[robot].model.max_gap_m)
@@ -375,7 +375,7 @@ class ChooseGrasp(ManipulationBehaviour):
             if choice is None:
                 choice = choose_grasp(world, robot, obj, object_pose, grasps, cancelled=cancelled, **kw)
             placement = None
-            if suggest and choice.chosen is None and any(c.rejection in SUGGEST_FOR for c in choice.candidates):
+            if suggest and choice.chosen is None and _base_may_help(choice, obj):
                 considered = _considered(grasps, object_pose, kw, float(world.robots[robot].model.max_gap_m))
                 placement = _base_for_grasp(world, scene, robot, obj, object_pose, places, seed, considered,
                                             task_check)
@@ -407,7 +407,7 @@ class ChooseGrasp(ManipulationBehaviour):
         self._event(choice, summary, record)
         obj = self.param("object")
         if choice.chosen is None:
-            text = f"no feasible grasp of {obj}: {summary}"
+            text = f"no feasible grasp of {obj}: {summary}" + _in_the_object(choice, obj)
             if placement is not None:
                 from .reach import base_suggestion
 
@@ -445,6 +445,29 @@ class ChooseGrasp(ManipulationBehaviour):
 #: rejections a base elsewhere may cure (the arm's reach, or the arm in the way of the scene where it
 #: stands): a grasp too wide or from a forbidden direction is refused from every base
 SUGGEST_FOR = ("unreachable", "place", "pregrasp_collision", "grasp_collision", "approach_line", "lift")
+
+
+def _meets_the_object(c: Any, obj: str) -> bool:
+    """The candidate's hand meets the grasped object itself at its grasp or pregrasp: where the
+    fingers are around the object is the same from any base."""
+    return (c.rejection in ("pregrasp_collision", "grasp_collision")
+            and str(c.detail or "").endswith(f" with {obj}"))
+
+
+def _base_may_help(choice: Any, obj: str) -> bool:
+    """A base search can find a grasp: some candidate was refused for something a base changes
+    (:data:`SUGGEST_FOR`), not only for the hand meeting the object itself (a new user's declared
+    grasps turned 90 deg: a 30 s search of 51 bases that could not help)."""
+    return any(c.rejection in SUGGEST_FOR and not _meets_the_object(c, obj) for c in choice.candidates)
+
+
+def _in_the_object(choice: Any, obj: str) -> str:
+    """The fix when every candidate a base could change meets the object itself; "" otherwise."""
+    if not any(_meets_the_object(c, obj) for c in choice.candidates) or _base_may_help(choice, obj):
+        return ""
+    return (f"; no base pose changes this: at every grasp the hand meets {obj!r} itself, where it closes around "
+            f"it (the same from any base): the grasps do not fit its shape (their poses or width_m: the fingers "
+            "must close across a side narrower than their opening)")
 
 
 def _considered(grasps: list, object_pose: Any, kw: dict, opening_m: float) -> list:
