@@ -453,7 +453,9 @@ def find_base(world: CollisionWorld, robot: str, targets: Sequence[ReachTarget],
                                  f"base position {where}", checked, dt, timed_out=True)
         elif screened == 0:
             reason = (f"every base position {where} within reach of the targets is taken: {overlap[0]}"
-                      + (f" ({len(overlap)} positions tried)" if len(overlap) > 1 else ""))
+                      + (f" ({len(overlap)} positions tried)" if len(overlap) > 1 else "")
+                      + (": start the arm in another initial_configuration, or mount it elsewhere (another "
+                         "base_pose auto surface, or a base_pose)" if "the arm where it starts" in overlap[0] else ""))
         else:
             i = max(quick_failed, key=lambda k_: quick_failed[k_])
             reason = (f"no base position {where} reaches {targets[i].name}: at {screened} clear positions within "

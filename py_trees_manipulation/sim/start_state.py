@@ -142,6 +142,9 @@ def start_overlaps(sim: Any, fixes: Optional[dict[str, np.ndarray]] = None) -> t
                     f"{_label(sim, other, deepest[4])} (start_penetration_m {tol * 1000:g} mm): ")
             if mover.kind == "robot":
                 spec = next(r for r in sim.scene.robots if r.name == mover.name)
+                if getattr(spec, "base_auto", None) is not None and getattr(sim, "_placement_failure", None):
+                    names.update((mover.name, other.name))
+                    continue  # base_pose: auto found no base: that refusal says why, not "give it auto"
                 at = np.asarray(spec.base_pose[:3, 3], dtype=float)
                 to = at + shift * normal
                 if to[2] < -1e-6 <= at[2]:   # the way out is down through the floor: a base under a table top

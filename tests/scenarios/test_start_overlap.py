@@ -250,3 +250,23 @@ def test_an_object_caught_between_a_robot_and_the_table_names_the_robot_to_move(
                                    r"would start \d+ mm inside fixture 'table': it is caught between 'right' and 'table': "
                                    r"move robot 'right' \(its base_pose\) instead", error), error
     assert "would still not rest" not in error
+
+
+def test_an_auto_base_that_found_nothing_is_not_told_to_use_auto(tmp_path):
+    import json
+    import os
+
+    from py_trees_manipulation.cli import main
+
+    # the Panda searched for on the floor: from every base near enough, its ready posture is in the
+    # table. The refusal said so, then "... give it base_pose: auto" (it had it) for the overlap at the
+    # unplaced base
+    task = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "pick_and_lift.yaml")
+    summary = tmp_path / "s.json"
+    code = main(["run", task, "-q", "--no-log", "--summary", str(summary), "--set",
+                 "scene.robots.0.base_pose={auto: {surface: floor}}"])
+    error = json.loads(summary.read_text())["error"]
+    assert code == 1 and re.fullmatch(r"base_pose auto of 'panda': every base position on the floor within reach of the "
+                                      r"targets is taken: the arm where it starts: panda_link\d would hit table .*: start "
+                                      r"the arm in another initial_configuration, or mount it elsewhere .*", error), error
+    assert "give it base_pose: auto" not in error
