@@ -232,20 +232,24 @@ def test_a_mug_written_through_the_table_is_told_to_go_up_onto_it_at_its_written
     assert abs(float(m.group(5)) - 0.630) <= 0.002     # the example's 0.629 + 1 mm: resting on the top
 
 
-def test_an_object_caught_between_a_robot_and_the_table_names_the_robot_to_move(tmp_path):
+def _run_error(tmp_path, example: str, override: str) -> tuple[int, str]:
+    """``ptm run examples/EXAMPLE --set OVERRIDE``: (exit code, the summary's error)."""
     import json
+    import os
 
     from py_trees_manipulation.cli import main
 
+    task = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", example)
+    summary = tmp_path / "s.json"
+    code = main(["run", task, "-q", "--no-log", "--summary", str(summary), "--set", override])
+    return code, json.loads(summary.read_text())["error"]
+
+
+def test_an_object_caught_between_a_robot_and_the_table_names_the_robot_to_move(tmp_path):
     # the handover's right Panda moved onto the box: the box's way out of the robot's base is down into
     # the table, whose way out is back up (a new user's loop between two suggestions)
-    summary = tmp_path / "s.json"
-    import os
-
-    task = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "handover.yaml")
-    code = main(["run", task, "-q", "--no-log", "--summary", str(summary), "--set",
-                 "scene.robots.1.base_pose={position: [0.5, 0, 0.626], rpy_deg: [0, 0, 180]}"])
-    error = json.loads(summary.read_text())["error"]
+    code, error = _run_error(tmp_path, "handover.yaml",
+                             "scene.robots.1.base_pose={position: [0.5, 0, 0.626], rpy_deg: [0, 0, 180]}")
     assert code == 1 and re.search(r"object 'box' starts \d+ mm inside robot 'right' \(panda_link0\) .*; moved there it "
                                    r"would start \d+ mm inside fixture 'table': it is caught between 'right' and 'table': "
                                    r"move robot 'right' \(its base_pose\) instead", error), error
@@ -253,19 +257,10 @@ def test_an_object_caught_between_a_robot_and_the_table_names_the_robot_to_move(
 
 
 def test_an_auto_base_that_found_nothing_is_not_told_to_use_auto(tmp_path):
-    import json
-    import os
-
-    from py_trees_manipulation.cli import main
-
     # the Panda searched for on the floor: from every base near enough, its ready posture is in the
     # table. The refusal said so, then "... give it base_pose: auto" (it had it) for the overlap at the
     # unplaced base
-    task = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "pick_and_lift.yaml")
-    summary = tmp_path / "s.json"
-    code = main(["run", task, "-q", "--no-log", "--summary", str(summary), "--set",
-                 "scene.robots.0.base_pose={auto: {surface: floor}}"])
-    error = json.loads(summary.read_text())["error"]
+    code, error = _run_error(tmp_path, "pick_and_lift.yaml", "scene.robots.0.base_pose={auto: {surface: floor}}")
     assert code == 1 and re.fullmatch(r"base_pose auto of 'panda': every base position on the floor within reach of the "
                                       r"targets is taken: the arm where it starts: panda_link\d would hit table .*: start "
                                       r"the arm in another initial_configuration, or mount it elsewhere .*", error), error
