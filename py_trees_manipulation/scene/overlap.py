@@ -395,8 +395,9 @@ def support_problems(scene: Any, bodies: Optional[list[Body]] = None) -> list[tu
 TIP_CONTACT_M = 0.002
 #: how far outside the bearing vertices' hull its centre of mass may be and the object still rest, m
 TIP_MARGIN_M = 0.001
-#: an object tilted at most this from a resting pose settles onto it within the simulator's settle
-#: check (``sim.start_state.SETTLE_TURN_DEG``, the same figure: this module does not import PyBullet), deg
+#: a movable object that turns more than this while the scene settles is refused (degrees): the
+#: simulator's settle check (``sim.start_state``) and this module's tipping test, which counts an
+#: object tilted at most this from a resting pose as settling onto it
 SETTLE_TURN_DEG = 5.0
 
 
@@ -458,28 +459,21 @@ def tipping_problems(scene: Any, bodies: Optional[list[Body]] = None) -> list[tu
         verts = shape.polyhedron[0]
         zmin = float(verts[:, 2].min())
         lo, hi = shape.aabb()
-        near: list[tuple[Body, Shape]] = []
-        unknown = False
-        for b in bodies:
-            if b is a:
-                continue
-            if any(blo[0] < hi[0] + 0.005 and bhi[0] > lo[0] - 0.005 and blo[1] < hi[1] + 0.005
-                   and bhi[1] > lo[1] - 0.005 and blo[2] < hi[2] + 0.005 and bhi[2] > lo[2] - 0.005
-                   for blo, bhi in b.boxes) or (not b.complete and not b.shapes and not b.boxes):
-                unknown = True  # a mesh near it, or a body known to nobody but the simulator
-            for sb in b.shapes:
-                blo, bhi = sb.aabb()
-                if (blo[0] < hi[0] + 0.005 and bhi[0] > lo[0] - 0.005 and blo[1] < hi[1] + 0.005
-                        and bhi[1] > lo[1] - 0.005 and blo[2] < hi[2] + 0.005 and bhi[2] > lo[2] - 0.005):
-                    near.append((b, sb))
-        if unknown or not near:
-            continue
+
+        def touches(box: tuple[np.ndarray, np.ndarray]) -> bool:  # within 5 mm of its bounding box
+            return bool(np.all(box[0] < hi + 0.005) and np.all(box[1] > lo - 0.005))
+
         def flat_top_below(sb: Shape) -> bool:
             axes = range(3) if sb.kind == "box" else (2,)
             return (sb.kind in ("box", "cylinder") and any(abs(float(sb.pose[2, k])) >= level for k in axes)
                     and float(sb.aabb()[1][2]) <= zmin + 0.02)
 
-        if not all(flat_top_below(sb) for _, sb in near):
+        others = [b for b in bodies if b is not a]
+        # a mesh near it, or a body known to nobody but the simulator: left to the simulator
+        if any(any(touches(box) for box in b.boxes) or not (b.complete or b.shapes or b.boxes) for b in others):
+            continue
+        near = [(b, sb) for b in others for sb in b.shapes if touches(sb.aabb())]
+        if not near or not all(flat_top_below(sb) for _, sb in near):
             continue
         tilt = _tilt_from_resting_deg(shape)
         if tilt <= SETTLE_TURN_DEG:

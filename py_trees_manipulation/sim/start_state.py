@@ -29,11 +29,11 @@ from typing import Any, Optional
 import numpy as np
 import pybullet as pb
 
+from ..scene.overlap import SETTLE_TURN_DEG  # (one figure for the settle check and validate's tipping test)
+
 #: a movable object that falls further than this while the scene settles was placed in the air (m):
 #: the report says what is under it and the height that puts it there
 START_FALL_M = 0.10
-#: a movable object that turns more than this while the scene settles is refused (degrees)
-SETTLE_TURN_DEG = 5.0
 #: how a scene places an object, said with a position that fixes it
 POSE_IS = "(a primitive's pose is its centre, a URDF object's pose its frame)"
 
@@ -87,12 +87,12 @@ def _label(sim: Any, b: _Body, link: int) -> str:
     return text
 
 
-def start_overlaps(sim: Any, fixes: Optional[dict[str, np.ndarray]] = None) -> tuple[list[str], set[str]]:
+def start_overlaps(sim: Any, fixes: Optional[dict[str, tuple[np.ndarray, float]]] = None) -> tuple[list[str], set[str]]:
     """The pairs of bodies that start deeper than ``scene.start_penetration_m`` inside each other.
 
     Args:
-        fixes: filled with movable object name -> (3,) world base position, m, that clears its
-            deepest overlap (the position the message gives), for :func:`apply_overlap_fixes`.
+        fixes: filled with movable object name -> ((3,) world base position, m, that clears its
+            deepest overlap; that depth, m), for :func:`apply_overlap_fixes`.
 
     Returns:
         (one message per pair, deepest first; the names of the bodies involved).
@@ -176,7 +176,7 @@ def start_overlaps(sim: Any, fixes: Optional[dict[str, np.ndarray]] = None) -> t
                              + " instead")
                 if (into is None and fixes is not None and mover.kind == "object"
                         and (mover.name not in fixes or depth > fixes[mover.name][1])):
-                    fixes[mover.name] = (to, depth)  # type: ignore[assignment]
+                    fixes[mover.name] = (to, depth)
             found.append((depth, text))
             names.update((mover.name, other.name))
     found.sort(key=lambda x: -x[0])
@@ -205,7 +205,7 @@ def _overlap_at(sim: Any, mover: _Body, to: np.ndarray, tol: float, exclude: _Bo
         pb.resetBasePositionAndOrientation(mover.body, p, q, physicsClientId=c)
 
 
-def apply_overlap_fixes(sim: Any, fixes: dict[str, Any]) -> None:
+def apply_overlap_fixes(sim: Any, fixes: dict[str, tuple[np.ndarray, float]]) -> None:
     """Move each movable object named in ``fixes`` (from :func:`start_overlaps`) to the position its
     message gives, before the scene settles: the run is refused anyway, and the settle then tells
     whether that move is the whole fix (:func:`settle_report`'s ``moved_by_fix``: a mug tilted 20 deg,
