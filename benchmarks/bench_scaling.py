@@ -55,10 +55,25 @@ Prints figures, asserts nothing. Sections (``--only`` picks one):
     worlds report the same ``getDynamicsInfo``, constraints and engine parameters), so what is left
     between the two is the grasp itself (where the fingers hold the mug, the arm's posture).
 
+``grip``
+    What a held grasp costs per physics step on each robot model (issue 35: the xArm's mesh fingers
+    made it 6x dearer): ``--grip-examples`` (pick_declared_grasp, pick_and_lift) run in process on
+    each of ``--grip-models`` (the stock models; a robot description file too, e.g. a copy of a
+    stock file on another URDF, to compare collision shapes), every ``stepSimulation`` timed (CPU)
+    and, after it, put in a class by the contacts of the robot's two pad links with other bodies
+    (both pads, one, none; with the robot's other links touching something, named): the whole run's
+    physics CPU, the steps and CPU per step of each class.
+    Each class also names the solver iterations in force (a tracked linkage gripper, the xArm's,
+    solves with ``sim.gripper.LOADED_SOLVER_ITERATIONS`` while it squeezes). Then, each run's world
+    kept as it ended (the object held), chunks of 300 steps interleaved across the runs, the median
+    CPU per step of ``max(5, 4 x --reps)`` chunks: the step, the collision detection alone
+    (``performCollisionDetection``: what the collision shapes cost), and the step at the scene's 50
+    iterations when more are in force (what the iterations cost).
+
 The 1-minute load average (``os.getloadavg``; the machine is shared) is printed with each
 section, before and after.
 
-Usage: ``python benchmarks/bench_scaling.py [--reps 3] [--only objects|breakdown|...] [--n 0,20,80,200]``
+Usage: ``python benchmarks/bench_scaling.py [--reps 3] [--only objects|breakdown|grip|...] [--n 0,20,80,200]``
 """
 
 from __future__ import annotations
@@ -661,17 +676,113 @@ def section_settings(n_boxes: int, rounds: int) -> None:
     print(f"  load after: {load()}")
 
 
+GRIP_EXAMPLES = "pick_declared_grasp,pick_and_lift"
+GRIP_MODELS = "franka_panda,kuka_iiwa_wsg50,ufactory_xarm6"
+
+
+def _grip_run(example: str, model: str) -> tuple[dict, Any]:
+    """One example on one model in this process, every ``stepSimulation`` timed and classed by the
+    pads' contacts after it; returns the figures and the backend, kept open (the object held)."""
+    from py_trees_manipulation.trees.loader import load_task
+    from py_trees_manipulation.trees.runner import RunOptions, make_backend, run_task
+
+    path = os.path.join(ROOT, "examples", f"{example}.yaml")
+    task = load_task(path, [f"scene.robots.0.model={model}"])
+    opts = RunOptions(display=False)
+    sim = make_backend(task, opts)
+    robot = next(iter(sim.arms.values())).robot
+    body, pads, cid = robot.body, set(robot.finger_links), sim.client
+    names = {j: pb.getJointInfo(body, j, physicsClientId=cid)[12].decode() for j in range(pb.getNumJoints(body, physicsClientId=cid))}
+    classes: dict[str, list] = {}
+    real = pb.stepSimulation
+
+    def step(*a: Any, **k: Any) -> Any:
+        t = time.process_time()
+        out = real(*a, **k)
+        dt = time.process_time() - t
+        touching = {p[3] for p in pb.getContactPoints(bodyA=body, physicsClientId=cid) if p[2] != body}
+        n = len(touching & pads)
+        key = "both pads" if n == 2 else "one pad" if n == 1 else "no pad" if touching else "no contact"
+        others = sorted(names.get(li, "base") for li in touching - pads)
+        key += f" (+{','.join(others)})" if others and n else f" ({','.join(others)})" if others else ""
+        key += f" @{pb.getPhysicsEngineParameters(physicsClientId=cid)['numSolverIterations']} it"
+        c = classes.setdefault(key, [0, 0.0])
+        c[0] += 1
+        c[1] += dt
+        return out
+
+    pb.stepSimulation = step
+    try:
+        summary = run_task(task, opts, backend=sim).summary
+    finally:
+        pb.stepSimulation = real
+    return {"status": summary["status"], "sim_time_s": summary["sim_time_s"], "classes": classes,
+            "physics": sum(c[1] for c in classes.values()), "steps": sum(c[0] for c in classes.values())}, sim
+
+
+def section_grip(examples: list[str], models: list[str], rounds: int) -> None:
+    print(f"\n== grip: physics CPU per step by the pads' contacts (ms/step), load {load()}")
+    runs = []
+    for ex in examples:
+        for m in models:
+            fig, sim = _grip_run(ex, m)
+            runs.append((f"{ex} / {os.path.basename(m)}", fig, sim))
+            cl = fig["classes"]
+            per = "  ".join(f"{k} {v[0]} x {v[1] / v[0] * 1e3:.3f}" for k, v in sorted(cl.items(), key=lambda kv: -kv[1][0]))
+            print(f"  {runs[-1][0]:48s} {fig['status']:8s} physics {fig['physics']:6.2f} s CPU for {fig['steps']} steps "
+                  f"({fig['sim_time_s']:.2f} s sim); {per}")
+
+    def chunk(cid: int, steps: int = 300) -> float:
+        t0 = time.process_time()
+        for _ in range(steps):
+            pb.stepSimulation(physicsClientId=cid)
+        return (time.process_time() - t0) / steps * 1e3
+
+    def collide(cid: int, steps: int = 300) -> float:
+        t0 = time.process_time()
+        for _ in range(steps):
+            pb.performCollisionDetection(physicsClientId=cid)
+        return (time.process_time() - t0) / steps * 1e3
+
+    held: dict[tuple[str, str], list[float]] = {}
+    iters = {label: pb.getPhysicsEngineParameters(physicsClientId=sim.client)["numSolverIterations"]
+             for label, _fig, sim in runs}
+    for _ in range(rounds):
+        for label, _fig, sim in runs:
+            held.setdefault((label, "step"), []).append(chunk(sim.client))
+            held.setdefault((label, "collide"), []).append(collide(sim.client))
+            if iters[label] != 50:
+                pb.setPhysicsEngineParameter(numSolverIterations=50, physicsClientId=sim.client)
+                held.setdefault((label, "step50"), []).append(chunk(sim.client))
+                pb.setPhysicsEngineParameter(numSolverIterations=iters[label], physicsClientId=sim.client)
+    print(f"  held at the end of the run, median of {rounds} interleaved chunks of 300 steps: the step, the collision "
+          "detection alone (performCollisionDetection), the step at 50 solver iterations when more are in force:")
+    for label, _fig, sim in runs:
+        robot = next(iter(sim.arms.values())).robot
+        pads = {p[3] for p in pb.getContactPoints(bodyA=robot.body, physicsClientId=sim.client)
+                if p[2] != robot.body} & set(robot.finger_links)
+        m = {k: statistics.median(v) for (lb, k), v in held.items() if lb == label}
+        at50 = f"; {m['step50']:.3f} at 50 it" if "step50" in m else ""
+        print(f"  {label:48s} {m['step']:7.3f} ms/step @{iters[label]} it (collision detection {m['collide']:.3f}{at50}); "
+              f"pads touching: {len(pads)}")
+        sim.close()
+    print(f"  load after: {load()}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=3, help="ABBA pairs per comparison (default 3)")
-    ap.add_argument("--only", choices=["settings", "objects", "tree", "clutter", "breakdown"], default=None)
+    ap.add_argument("--only", choices=["settings", "objects", "tree", "clutter", "breakdown", "grip"], default=None)
     ap.add_argument("--n", default="0,20,80,200", help="extra boxes for 'objects' (default 0,20,80,200)")
     ap.add_argument("--nodes", default="50,200", help="extra tree nodes for 'tree' (default 50,200)")
     ap.add_argument("--obstacles", default="0,5,10,20", help="extra obstacles for 'clutter' (default 0,5,10,20)")
     ap.add_argument("--settings-n", default="0,80", help="extra boxes for 'settings' (default 0,80)")
     ap.add_argument("--states", type=int, default=5000, help="random states per clutter scene (default 5000)")
     ap.add_argument("--queries", type=int, default=20, help="plan queries per clutter scene (default 20)")
+    ap.add_argument("--grip-examples", default=GRIP_EXAMPLES, help=f"examples for 'grip' (default {GRIP_EXAMPLES})")
+    ap.add_argument("--grip-models", default=GRIP_MODELS,
+                    help=f"robot models or description files for 'grip' (default {GRIP_MODELS})")
     args = ap.parse_args()
     print(f"bench_scaling {datetime.datetime.now().isoformat(timespec='minutes')} on {platform.node()} "
           f"({os.cpu_count()} cores), Python {platform.python_version()}, PyBullet API {pb.getAPIVersion()}; "
@@ -687,6 +798,8 @@ def main() -> None:
         section_clutter([int(x) for x in args.obstacles.split(",")], args.states, args.queries)
     if args.only in (None, "breakdown"):
         section_breakdown(args.reps)
+    if args.only in (None, "grip"):
+        section_grip(args.grip_examples.split(","), args.grip_models.split(","), rounds=max(5, 4 * args.reps))
 
 
 if __name__ == "__main__":
