@@ -24,7 +24,7 @@ from .base_pose import base_overlap, base_pose_at, placed_base_pose, set_base_fr
 from .reach_checker import (HELD_PADDING_M, POSITION_TOLERANCE_M, SEARCH_HELD_PADDING_M, SEARCH_JOINT_MARGIN_RAD,
                             SEARCH_TOLERANCE_M, ReachChecker, search_checker)
 from .reach_results import BasePlacement, MountingSurface, TargetResult
-from .work import work_units
+from .work import SearchBudget, work_units
 from .world import CollisionWorld
 
 __all__ = ["find_base", "find_base_relaxing", "RELAX_STEPS", "SearchBudget"]
@@ -63,33 +63,6 @@ QUALITY_EXTRA_CHECKS = 10
 #: them, radians, and their distance over :data:`AXIS_DISTANCE_SCALE_M`)
 AXIS_SEPARATION_MIN = 0.35
 AXIS_DISTANCE_SCALE_M = 0.1
-
-
-@dataclass
-class SearchBudget:
-    """The work a base search may spend, counted, not timed: ``units`` of
-    :func:`~.work.work_units` (IK solver calls plus arm states checked for collision, those of the
-    whole-task tests it runs included), from the first :meth:`begin` on. The search checks it
-    before each candidate (one candidate may overrun it), so the same input stops at the same
-    candidate on any machine and under any load (a wall-clock budget stopped a loaded machine's
-    search earlier: another base suggested)."""
-
-    units: int
-    start: Optional[int] = None
-
-    def begin(self) -> "SearchBudget":
-        if self.start is None:
-            self.start = work_units()
-        return self
-
-    def spent(self) -> int:
-        return 0 if self.start is None else work_units() - self.start
-
-    def exhausted(self) -> bool:
-        return self.start is not None and self.spent() >= self.units
-
-    def describe(self) -> str:
-        return f"its budget of {self.units} IK solves and collision checks"
 
 
 def _fmt(v: Sequence[float]) -> str:

@@ -27,7 +27,6 @@ from __future__ import annotations
 from ..bullet import _quiet_import  # noqa: F401  (first: pybullet's import banner)
 
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -35,6 +34,7 @@ import numpy as np
 import pybullet as pb
 
 from ..geometry.poses import Pose
+from .work import SearchBudget
 
 #: the support's surface may lie this far below the object's lowest point at the place (m)
 SUPPORT_GAP_M = 0.02
@@ -44,9 +44,13 @@ CLEARANCE_M = 0.002
 PENETRATION_M = 0.003
 #: the search for a free spot: rings this far apart, out to this radius (m)
 RING_STEP_M, SEARCH_RADIUS_M = 0.02, 0.6
-#: with a whole-task test (``accept``), at most this many free spots are tested, for at most this
-#: much wall time (s): each test is a dry run of the task (0.07-0.5 s on the examples)
-ACCEPT_MAX_TESTS, ACCEPT_BUDGET_S = 150, 20.0
+#: with a whole-task test (``accept``), at most this many free spots are tested, spending at most
+#: this much work (units of :func:`~.work.work_units`: IK solves plus arm states checked, the tests'
+#: own included): counted, not timed, so the same scene suggests the same spot on any machine and
+#: under any load (a 20 s wall-clock budget stopped a loaded machine's search sooner: another spot
+#: suggested). Each test is a dry run of the task: ~1400 units for examples/pick_and_place.yaml's
+#: mug (0.3-2 s), so about 40 tests, ~20 s on a quiet machine
+ACCEPT_MAX_TESTS, ACCEPT_BUDGET = 150, 60000
 
 
 @dataclass
@@ -290,7 +294,7 @@ def check_place(world: Any, obj: str, place_pose: Pose, search: bool = True,
 
     ``accept``: the whole-task test of a spot (``accept((x, y, z))`` -> None or why not, world
     frame, m; it must not depend on ``world``'s state): a free spot is suggested only if it passes
-    (at most :data:`ACCEPT_MAX_TESTS` tested, for :data:`ACCEPT_BUDGET_S`); those refused are
+    (at most :data:`ACCEPT_MAX_TESTS` tested, within :data:`ACCEPT_BUDGET` of counted work); those refused are
     listed (:attr:`PlaceCheck.refused`). None: room for the object decides.
 
     Raises:
@@ -381,15 +385,16 @@ class _Spots:
     def __init__(self, probe: _Probe, orn: Any, accept: Optional[Accept]):
         self.probe, self.orn, self.accept = probe, orn, accept
         self.refused: list[tuple[tuple[float, float, float], str]] = []
-        self.tests, self.t0, self.stopped = 0, time.perf_counter(), ""
+        self.tests, self.stopped = 0, ""
+        self.budget = SearchBudget(ACCEPT_BUDGET).begin()
 
     def exhausted(self) -> bool:
         if self.accept is None:
             return False
         if self.tests >= ACCEPT_MAX_TESTS:
             self.stopped = f"the search stopped after {self.tests} spots tested"
-        elif time.perf_counter() - self.t0 > ACCEPT_BUDGET_S:
-            self.stopped = f"the search stopped after its {ACCEPT_BUDGET_S:g} s budget ({self.tests} spots tested)"
+        elif self.budget.exhausted():
+            self.stopped = f"the search stopped after {self.budget.describe()} ({self.tests} spots tested)"
         return bool(self.stopped)
 
     def offer(self, cand: np.ndarray, support: Optional[int]) -> Optional[tuple[float, float, float]]:
