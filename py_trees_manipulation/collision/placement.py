@@ -42,6 +42,10 @@ SUPPORT_GAP_M = 0.02
 CLEARANCE_M = 0.002
 #: the support may be this far inside the object at the place (m; the scene's start_penetration_m)
 PENETRATION_M = 0.003
+#: the worst case over a declared pose noise: yaws this far apart at most (deg), at most this many
+#: each side of the written yaw (a wider noise is sampled more coarsely); shifts at the corners of the
+#: position noise's square (the overhang past a straight or convex edge is largest at a corner)
+NOISE_YAW_STEP_DEG, NOISE_YAW_STEPS = 1.0, 10
 #: the search for a free spot: rings this far apart, out to this radius (m)
 RING_STEP_M, SEARCH_RADIUS_M = 0.02, 0.6
 #: with a whole-task test (``accept``), at most this many free spots are tested, spending at most
@@ -69,6 +73,8 @@ class PlaceCheck:
         tested: whether the suggestion was whole-task tested (an ``accept`` was given).
         stopped: why the search for a spot that passes stopped early ("" when it did not).
         fix: how to apply the suggestion (``--set 'parameters.place_position=[...]'``), "" when not known.
+        worst: the pose of the declared pose noise at which the place as given fails (it stands
+            on its support with room as given), None when none does or none was declared.
     """
 
     ok: bool
@@ -80,6 +86,7 @@ class PlaceCheck:
     tested: bool = False
     stopped: str = ""
     fix: str = ""
+    worst: Optional["NoiseMiss"] = None
 
     def message(self, obj: str, position: Any) -> str:
         """``"the place [0.450, 0.200, 0.629] of 'mug' is taken: ... ; the nearest free spot on 'table' is ..."``."""
@@ -138,6 +145,9 @@ class _Probe:
         self.others = [b for n, b in world.bodies.items() if b != self.body and b not in self.robots]
         #: the body under the object's centre at the last :meth:`support` (-1: none), for an overhang's message
         self.centre_body = -1
+        #: the declared pose noise, body -> (position_m, yaw_deg): the held object's and its support's
+        #: (:meth:`worst`); empty: the pose as given is the only one tested
+        self.noise: dict[int, tuple[float, float]] = {}
 
     def restore(self) -> None:
         pb.resetBasePositionAndOrientation(self.body, *self.pose0, physicsClientId=self.c)
@@ -263,22 +273,164 @@ class _Probe:
         body, gap = self.support(position, orn)
         if body < 0 or gap > SUPPORT_GAP_M or (support is not None and body != support):
             return False
-        return self.in_the_way(position, orn, body)[0] is None
+        return self.in_the_way(position, orn, body)[0] is None and self.worst(position, orn, body) is None
+
+    def draws(self, support: int) -> list[tuple[float, float, float, float]]:
+        """The poses of the declared noise the worst case is taken over, (held object's yaw, deg;
+        shift x, y, m; the support's yaw, deg), the pose as given first: the held object's yaw at
+        most :data:`NOISE_YAW_STEP_DEG` apart over ``[-yaw_deg, yaw_deg]`` (the noise of
+        :meth:`~py_trees_manipulation.sim.loading.SimWorld._noisy_pose`: about world z, through its
+        frame's origin), times the corners of the square the two position noises together span (the
+        object's shift less the support's), times the support's own yaw at its two ends."""
+        p_obj, y_obj = self.noise.get(self.body, (0.0, 0.0))
+        p_sup, y_sup = self.noise.get(support, (0.0, 0.0))
+        k = min(NOISE_YAW_STEPS, int(math.ceil(y_obj / NOISE_YAW_STEP_DEG - 1e-9))) if y_obj > 0 else 0
+        yaws = [0.0] + [y_obj * i / k for i in range(-k, k + 1) if i != 0] if k else [0.0]
+        p = p_obj + p_sup
+        shifts = [(0.0, 0.0)] + ([(sx * p, sy * p) for sx in (1.0, -1.0) for sy in (1.0, -1.0)] if p > 0 else [])
+        turns = [0.0] + ([y_sup, -y_sup] if y_sup > 0 else [])
+        return [(y, dx, dy, t) for t in turns for y in yaws for dx, dy in shifts]
+
+    def worst(self, position: np.ndarray, orn: Any, support: int,
+              measure: bool = False) -> Optional["NoiseMiss"]:
+        """None when the object stands on ``support`` with room at every pose of the declared noise
+        (:meth:`draws`), else the pose where it does not (with ``measure``: of those where it stands
+        only partly on it, the one it reaches farthest past the edge, :meth:`overhang`; else the
+        first found). No noise declared for the object or ``support``: None (the pose as given is
+        :meth:`free`'s own test)."""
+        if self.body not in self.noise and support not in self.noise:
+            return None
+        base = np.asarray(position, dtype=float)
+        R = np.array(pb.getMatrixFromQuaternion(orn)).reshape(3, 3)
+        s_pose = pb.getBasePositionAndOrientation(support, physicsClientId=self.c)
+        found: Optional[NoiseMiss] = None
+        try:
+            for yaw, dx, dy, turn in self.draws(support)[1:] if not measure else self.draws(support):
+                if turn:   # the support turned about its own frame's origin
+                    q = pb.getQuaternionFromEuler([0.0, 0.0, math.radians(turn)])
+                    sq = pb.multiplyTransforms([0, 0, 0], q, [0, 0, 0], s_pose[1])[1]
+                    pb.resetBasePositionAndOrientation(support, s_pose[0], sq, physicsClientId=self.c)
+                else:
+                    pb.resetBasePositionAndOrientation(support, *s_pose, physicsClientId=self.c)
+                c, sn = math.cos(math.radians(yaw)), math.sin(math.radians(yaw))
+                Rz = np.array([[c, -sn, 0.0], [sn, c, 0.0], [0.0, 0.0, 1.0]])
+                o = _quat_from_matrix(Rz @ R)
+                at = base + np.array([dx, dy, 0.0])
+                body, gap = self.support(at, o)
+                miss: Optional[NoiseMiss] = None
+                if body != support or gap > SUPPORT_GAP_M:
+                    miss = NoiseMiss(yaw, (dx, dy), turn)
+                    if measure:
+                        miss.overhang_m = self.overhang(at, o, support)
+                else:
+                    blocker, d = self.in_the_way(at, o, support)
+                    if blocker is not None:
+                        miss = NoiseMiss(yaw, (dx, dy), turn, blocker=blocker, distance_m=d)
+                if miss is None:
+                    continue
+                if not measure:
+                    return miss
+                if (found is None or (miss.blocker is None and found.blocker is not None)
+                        or (miss.blocker is None and miss.overhang_m > found.overhang_m)):
+                    found = miss
+        finally:
+            pb.resetBasePositionAndOrientation(support, *s_pose, physicsClientId=self.c)
+        return found
+
+    def overhang(self, position: np.ndarray, orn: Any, support: int) -> float:
+        """How far the object's footprint at ``position`` reaches past the edge of ``support``,
+        horizontally, m (0: none of it). The object's farthest point in each of 16 horizontal
+        directions (its shape's own, not its bounding box's: a cylinder's is its radius whatever
+        its yaw; from the closest points to a wall 1 m out), and how far that point lies beside the
+        nearest point of ``support`` at the object's bottom (the point probe of :meth:`support`)."""
+        self.at(position, orn)
+        lo, _hi = _aabb(self.c, self.body)
+        bottom = float(lo[2])
+        wall = getattr(self.world, "_place_wall", None)
+        if wall is None:
+            col = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=[0.005, 3.0, 3.0], physicsClientId=self.c)
+            wall = pb.createMultiBody(0.0, col, -1, [0, 0, -100], physicsClientId=self.c)
+            pb.setCollisionFilterGroupMask(wall, -1, 0, 0, physicsClientId=self.c)
+            self.world._place_wall = wall
+        self.support(position, orn)   # the point probe made
+        probe = self.world._place_probe
+        worst = 0.0
+        try:
+            for k in range(16):
+                a = 2 * math.pi * k / 16
+                u = np.array([math.cos(a), math.sin(a)])
+                self.at(position, orn)
+                pb.resetBasePositionAndOrientation(
+                    wall, [float(position[0] + u[0]), float(position[1] + u[1]), float(position[2])],
+                    pb.getQuaternionFromEuler([0.0, 0.0, a]), physicsClientId=self.c)
+                pts = pb.getClosestPoints(self.body, wall, 2.0, physicsClientId=self.c)
+                if not pts:
+                    continue
+                e = min(pts, key=lambda pt: pt[8])[5]   # the object's point nearest the wall
+                pb.resetBasePositionAndOrientation(probe, [e[0], e[1], bottom], [0, 0, 0, 1], physicsClientId=self.c)
+                near = pb.getClosestPoints(probe, support, 1.0, physicsClientId=self.c)
+                if not near or min(pt[8] for pt in near) < 0:
+                    continue   # over it (the probe inside its top), or nothing to measure from
+                q = min(near, key=lambda pt: pt[8])[6]
+                worst = max(worst, math.hypot(q[0] - e[0], q[1] - e[1]))
+        finally:
+            pb.resetBasePositionAndOrientation(wall, [0, 0, -100], [0, 0, 0, 1], physicsClientId=self.c)
+            pb.resetBasePositionAndOrientation(probe, [0, 0, -100], [0, 0, 0, 1], physicsClientId=self.c)
+            self.at(position, orn)
+        return worst
 
 
-def check_task_place(world: Any, task: Any, accept: Optional[Accept] = None) -> Optional[PlaceCheck]:
+@dataclass
+class NoiseMiss:
+    """A pose of the declared noise (:meth:`_Probe.worst`) at which the place fails: the held
+    object's yaw (deg) and shift (x, y, m) from the pose as given, the support's yaw (deg); the
+    body in the way there and its distance (m), or (``blocker`` None) how far its footprint reaches
+    past the support's edge (m, measured on request)."""
+
+    yaw_deg: float
+    shift_m: tuple[float, float]
+    support_yaw_deg: float = 0.0
+    blocker: Optional[int] = None
+    distance_m: float = 0.0
+    overhang_m: float = 0.0
+
+    def pose(self) -> str:
+        """``"yawed +5.0 deg and shifted [+0.005, +0.005] m"``."""
+        parts = []
+        if self.yaw_deg:
+            parts.append(f"yawed {self.yaw_deg:+.1f} deg")
+        if any(self.shift_m):
+            parts.append(f"shifted [{self.shift_m[0]:+.3f}, {self.shift_m[1]:+.3f}] m")
+        if self.support_yaw_deg:
+            parts.append(f"its support yawed {self.support_yaw_deg:+.1f} deg")
+        return " and ".join(parts) or "as given"
+
+
+def _quat_from_matrix(R: np.ndarray) -> list:
+    """xyzw quaternion of a rotation matrix (pybullet's convention)."""
+    from ..conventions import quat_xyzw_from_wxyz
+    from ..geometry.poses import pq_from_pose
+
+    T = np.eye(4)
+    T[:3, :3] = R
+    return list(quat_xyzw_from_wxyz(pq_from_pose(T)[1]))
+
+
+def check_task_place(world: Any, task: Any, accept: Optional[Accept] = None,
+                     noise: Optional[dict] = None) -> Optional[PlaceCheck]:
     """The scene's ``task`` section (:class:`~py_trees_manipulation.scene.spec.TaskSpec`-like:
     ``target_object``, ``place_position`` [x, y, z] world frame, metres, ``placed``) checked in
     ``world``: the target at the place position, its orientation as it stands now
     (:func:`check_place`). None when the task asks for no place (no target, no place position,
     or ``placed: false``). Raises KeyError for a target the world does not hold. The run's check
-    before the first tick and ``ptm validate --plan`` both call it; ``accept``: as :func:`check_place`'s."""
+    before the first tick and ``ptm validate --plan`` both call it; ``accept``, ``noise``: as
+    :func:`check_place`'s."""
     if (task is None or getattr(task, "place_position", None) is None or getattr(task, "target_object", None) is None
             or not getattr(task, "placed", True)):
         return None
     pose = np.array(world.object_pose(task.target_object), dtype=float)
     pose[:3, 3] = np.asarray(task.place_position, dtype=float)
-    return check_place(world, task.target_object, pose, accept=accept)
+    return check_place(world, task.target_object, pose, accept=accept, noise=noise)
 
 
 #: a whole-task test of a spot: ``accept((x, y, z))`` -> None when the task passes with its place
@@ -287,7 +439,7 @@ Accept = Callable[[tuple], Optional[str]]
 
 
 def check_place(world: Any, obj: str, place_pose: Pose, search: bool = True,
-                accept: Optional[Accept] = None) -> PlaceCheck:
+                accept: Optional[Accept] = None, noise: Optional[dict] = None) -> PlaceCheck:
     """Is there room for ``obj`` at ``place_pose`` ((4, 4) pose of its base, world frame), on a
     support? See the module docs. The object's copy in ``world`` (a
     :class:`~py_trees_manipulation.collision.world.CollisionWorld`) is moved and put back.
@@ -296,6 +448,13 @@ def check_place(world: Any, obj: str, place_pose: Pose, search: bool = True,
     frame, m; it must not depend on ``world``'s state): a free spot is suggested only if it passes
     (at most :data:`ACCEPT_MAX_TESTS` tested, within :data:`ACCEPT_BUDGET` of counted work); those refused are
     listed (:attr:`PlaceCheck.refused`). None: room for the object decides.
+
+    ``noise``: the scene's declared pose noise, body name -> ``pose_noise``
+    (:class:`~py_trees_manipulation.scene.spec.PoseNoiseSpec`: ``position_m``, ``yaw_deg``). The
+    place, and every spot suggested, must then stand on its support with room at every pose of the
+    noise of ``obj`` and of its support (the worst case, :meth:`_Probe.worst`; ``place_pose`` is the
+    pose as written): a run draws one of them, and the draw must not refuse what this passed. A
+    place that fails only there says at which pose and how far it overhangs (:attr:`PlaceCheck.worst`).
 
     Raises:
         KeyError: ``obj`` is not a body of the world.
@@ -308,6 +467,9 @@ def check_place(world: Any, obj: str, place_pose: Pose, search: bool = True,
     p, q = pq_from_pose(np.asarray(place_pose, dtype=float))
     orn = quat_xyzw_from_wxyz(q)
     probe = _Probe(world, obj)
+    for name, n in (noise or {}).items():
+        if name in world.bodies and (float(n.position_m) > 0 or float(n.yaw_deg) > 0):
+            probe.noise[world.bodies[name]] = (float(n.position_m), float(n.yaw_deg))
     names = world.names
     spots = _Spots(probe, orn, accept)
     try:
@@ -360,7 +522,16 @@ def _check(probe: _Probe, spots: "_Spots", p: np.ndarray, orn: Any, names: dict,
     support = names.get(body, f"body {body}")
     blocker, d = probe.in_the_way(p, orn, body)
     if blocker is None:
-        return PlaceCheck(True, support)
+        miss = probe.worst(p, orn, body, measure=True)
+        if miss is None:
+            return PlaceCheck(True, support)
+        written = probe.overhang(p, orn, body) if miss.blocker is None else 0.0
+        check = PlaceCheck(False, support, _noise_reason(probe, names, body, miss, written), worst=miss)
+        if miss.blocker is not None:
+            check.blocker = names.get(miss.blocker, f"body {miss.blocker}")
+        if search:
+            check.suggestion = spots.nearest(p, body)
+        return check
     who = names.get(blocker, f"body {blocker}")
     how = (f"{-d * 1000:.0f} mm inside it" if d < 0 else f"{d * 1000:.0f} mm from it")
     if blocker == body:
@@ -375,6 +546,30 @@ def _check(probe: _Probe, spots: "_Spots", p: np.ndarray, orn: Any, names: dict,
         check.suggestion = ((spots.offer(raised, body) if raised is not None else None)
                             or spots.nearest(p if raised is None else raised, body))
     return check
+
+
+def _noise_reason(probe: _Probe, names: dict, support: int, miss: NoiseMiss, written: float = 0.0) -> str:
+    """Why a place that stands on ``support`` with room as written fails at a pose of the declared noise."""
+    declared = []
+    for body in (probe.body, support):
+        if body in probe.noise:
+            pos, yaw = probe.noise[body]
+            declared.append(f"the pose_noise of {names.get(body, f'body {body}')!r} (position_m {pos:g}, yaw_deg {yaw:g})")
+    within = " and ".join(declared)
+    name = names.get(support, f"body {support}")
+    if miss.blocker is None:
+        return (f"stands on {name!r} as written but only partly on it within {within}: {miss.pose()}, its "
+                f"footprint reaches {miss.overhang_m * 1000:.0f} mm past the edge of {name!r} ({written * 1000:.0f} mm "
+                "as written; the middle of each "
+                "half of its footprint must stand on it: an overhang): it would tip when let go")
+    who = names.get(miss.blocker, f"body {miss.blocker}")
+    d = miss.distance_m
+    how = f"{-d * 1000:.0f} mm inside it" if d < 0 else f"{d * 1000:.0f} mm from it"
+    if miss.blocker == support:
+        return (f"is free as written but not within {within}: {miss.pose()}, it is inside its support {who!r} "
+                f"({how}, more than {PENETRATION_M * 1000:g} mm)")
+    return (f"is free as written but taken within {within}: {miss.pose()}, {who!r} is in the way (the object "
+            f"there would be {how}; it keeps {CLEARANCE_M * 1000:g} mm from everything but its support {name!r})")
 
 
 class _Spots:

@@ -47,7 +47,8 @@ from ..located.errors import Problem
 from .spec import TaskSpec
 
 __all__ = ["plan_check", "plan_check_in_backend", "PlanProblem", "DryRun", "whole_task_test", "place_accept",
-           "with_place", "place_override", "task_place_as_written"]
+           "with_place", "place_override", "task_place_as_written",
+           "declared_noise"]
 
 
 @dataclass(frozen=True)
@@ -201,25 +202,44 @@ def task_place_problems(task: TaskSpec, world: Any, scene: Any, seed: Optional[i
     test): the nearest free spot, not tested. The spot is searched with the scene's own seed (its
     IK seeds), whatever ``seed`` the check or the run is given: a property of the scene as written,
     so that ``ptm validate --plan`` and ``ptm run --seed N`` (whose seed varies the pose noise)
-    suggest the same spot (C3 of issue 33)."""
+    suggest the same spot (C3 of issue 33). With pose noise declared (``pose_noise`` of the target or
+    of what it is placed on: :func:`declared_noise`), the place and its spot must hold at every pose
+    of the noise (the worst case): the run, whose objects carry one draw of it, makes this same
+    test before its first tick, so the two cannot disagree (issue 33)."""
+    return _task_place(task, world, scene, suggest)[0]
+
+
+def _task_place(task: TaskSpec, world: Any, scene: Any, suggest: bool = True) -> tuple[list[PlanProblem], str]:
+    """:func:`task_place_problems`, and the support the place rests on ("" when refused or none)."""
     from ..collision.placement import check_task_place
 
     t = getattr(scene, "task", None)
     accept = place_accept(task, scene, None) if suggest and t is not None else None
     try:
-        check = check_task_place(world, t, accept=accept)
+        check = check_task_place(world, t, accept=accept, noise=declared_noise(scene))
     except (KeyError, ValueError):
-        return []
+        return [], ""
     finally:
         if accept is not None:
             accept.close()
     if check is None or check.ok:
-        return []
+        return [], check.support if check is not None else ""
     if check.suggestion is not None and check.tested:
         check.fix = place_override(task, check.suggestion)
     section = (task.scene or {}).get("task")
     loc = section.value_loc("place_position") if hasattr(section, "value_loc") else task.tree.loc
-    return [PlanProblem(loc, f"scene.task.place_position: {check.message(t.target_object, t.place_position)}")]
+    return [PlanProblem(loc, f"scene.task.place_position: {check.message(t.target_object, t.place_position)}")], ""
+
+
+def declared_noise(scene: Any) -> dict:
+    """The scene's objects that declare a pose noise: name -> ``pose_noise``
+    (:class:`~py_trees_manipulation.scene.spec.PoseNoiseSpec`); empty when none does."""
+    out = {}
+    for o in getattr(scene, "objects", ()) or ():
+        n = getattr(o, "pose_noise", None)
+        if n is not None and (float(n.position_m) > 0 or float(n.yaw_deg) > 0):
+            out[o.name] = n
+    return out
 
 
 def task_place_as_written(task: TaskSpec, scene: Any, seed: Optional[int] = None) -> list[PlanProblem]:
@@ -229,9 +249,16 @@ def task_place_as_written(task: TaskSpec, scene: Any, seed: Optional[int] = None
     the scene's pose noise, and spots searched in its world moved by a ring with it)."""
     from ..collision.world import CollisionWorld
 
+    return task_place_verdict_as_written(task, scene)[0]
+
+
+def task_place_verdict_as_written(task: TaskSpec, scene: Any) -> tuple[list[PlanProblem], str]:
+    """:func:`task_place_as_written`, and the support the place rests on ("" when refused)."""
+    from ..collision.world import CollisionWorld
+
     world = CollisionWorld.from_scene(scene)
     try:
-        return task_place_problems(task, world, scene, seed)
+        return _task_place(task, world, scene)
     finally:
         world.close()
 
