@@ -340,9 +340,10 @@ class _Probe:
     def overhang(self, position: np.ndarray, orn: Any, support: int) -> float:
         """How far the object's footprint at ``position`` reaches past the edge of ``support``,
         horizontally, m (0: none of it). The object's farthest point in each of 32 horizontal
-        directions (11.25 deg apart: within 0.2 mm of a 4 cm can's overhang) (its shape's own, not its bounding box's: a cylinder's is its radius whatever
-        its yaw; from the closest points to a wall 1 m out), and how far that point lies beside the
-        nearest point of ``support`` at the object's bottom (the point probe of :meth:`support`)."""
+        directions, 11.25 deg apart (within 0.2 mm of a 4 cm can's overhang): its shape's own, not its
+        bounding box's (a cylinder's is its radius whatever its yaw), from its closest point to a wall
+        1 m out; and how far that point lies beside the nearest point of ``support`` at the object's
+        bottom (the point probe of :meth:`support`)."""
         self.at(position, orn)
         lo, _hi = _aabb(self.c, self.body)
         bottom = float(lo[2])
@@ -554,7 +555,8 @@ def _noise_reason(probe: _Probe, names: dict, support: int, miss: NoiseMiss, wri
     for body in (probe.body, support):
         if body in probe.noise:
             pos, yaw = probe.noise[body]
-            declared.append(f"the pose_noise of {names.get(body, f'body {body}')!r} (position_m {pos:g}, yaw_deg {yaw:g})")
+            who = names.get(body, f"body {body}")
+            declared.append(f"the pose_noise of {who!r} (position_m {pos:g}, yaw_deg {yaw:g})")
     within = " and ".join(declared)
     name = names.get(support, f"body {support}")
     if miss.blocker is None:

@@ -47,8 +47,7 @@ from ..located.errors import Problem
 from .spec import TaskSpec
 
 __all__ = ["plan_check", "plan_check_in_backend", "PlanProblem", "DryRun", "whole_task_test", "place_accept",
-           "with_place", "place_override", "task_place_as_written",
-           "declared_noise"]
+           "with_place", "place_override", "task_place_as_written", "task_place_verdict_as_written", "declared_noise"]
 
 
 @dataclass(frozen=True)
@@ -247,8 +246,6 @@ def task_place_as_written(task: TaskSpec, scene: Any, seed: Optional[int] = None
     scene, robots placed; no pose noise): the place's verdict and its suggested spot as ``ptm
     validate --plan`` gives them, for a run to give the same (C3 of issue 33: a run's objects carry
     the scene's pose noise, and spots searched in its world moved by a ring with it)."""
-    from ..collision.world import CollisionWorld
-
     return task_place_verdict_as_written(task, scene)[0]
 
 
