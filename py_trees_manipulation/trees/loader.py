@@ -270,11 +270,14 @@ def _apply_overrides(doc: LocDict, overrides: list[str], ctx: _Ctx) -> None:
                         node[part].loc, node[part].key_locs, node[part].value_locs = doc.loc, {}, {}
                     else:
                         rest = ".".join(parts[i + 1:])
-                        nested = "{" + rest.replace(".", ": {") + ": " + str(expr).partition("=")[2].strip() + "}" * (rest.count(".") + 1)
-                        ctx.add(where, f"{'.'.join(parts[:i + 1])} does not exist",
-                                did_you_mean(part, list(node)) or
-                                f"the file does not write it: give the whole block, e.g. --set "
-                                f"'{'.'.join(parts[:i + 1])}={nested}'")
+                        if parts[i + 1].isdigit():  # an item of a list the file does not write: no block to give
+                            fix = (f"{'.'.join(parts[:i])} writes {', '.join(map(str, node))}" if node
+                                   else f"{'.'.join(parts[:i])} writes nothing")
+                        else:
+                            nested = "{" + rest.replace(".", ": {") + ": " + str(expr).partition("=")[2].strip() + "}" * (rest.count(".") + 1)
+                            fix = (f"the file does not write it: give the whole block, e.g. --set "
+                                   f"'{'.'.join(parts[:i + 1])}={nested}'")
+                        ctx.add(where, f"{'.'.join(parts[:i + 1])} does not exist", did_you_mean(part, list(node)) or fix)
                         ok = False
                         break
                 nxt = node[part]
@@ -296,6 +299,8 @@ def _apply_overrides(doc: LocDict, overrides: list[str], ctx: _Ctx) -> None:
                 node[int(last)] = value
         elif isinstance(node, dict):
             node[last] = value
+            if isinstance(node, LocDict):  # a problem with this value points at the --set that gave it, not at the file
+                node.value_locs[last] = where
         else:
             ctx.add(where, f"{'.'.join(parts[:-1])} is a value, not a section")
             continue

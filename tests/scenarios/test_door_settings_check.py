@@ -1,6 +1,6 @@
 """``ptm validate --plan`` judges a door task's lever settings as the run does (issue 33 item 1): a
 twist short of the latch, a lever turned past its stop or back past its rest, a locked door are
-refused before anything moves, at the line of the setting, with the run's own words (the same
+refused before anything moves, at the line of the setting (or the ``--set`` that gave it), with the run's own words (the same
 functions: ``ArticulatedDoor.latch_text``, ``MoveAlongArc.short_text``) and a number that works."""
 
 import os
@@ -36,14 +36,19 @@ def _line(text: str) -> int:
     ("parameters.twist_deg=34", "name: release_lever", "TwistHandle",
      "stops at its rest (0 deg), 34 deg now: reached only -34.0 deg of -40.0 deg (85% < 90%)",
      "angle: at least -34 deg"),
-    ("scene.doors.0.locked=true", "locked:", "MoveAlongArc",
+    # set from the command line: the problem points at the --set that made it, not at the file's
+    # `locked: false` (a new user's trial)
+    ("scene.doors.0.locked=true", None, "MoveAlongArc",
      "door 'door' is locked: its latch holds it shut whatever the lever's angle", "unlock it (locked: false)"),
 ])
 def test_a_lever_setting_the_run_would_fail_is_refused_at_its_line(override, where, node, says, fix):
     problems = plan_check(load_task(DOOR, [override]))
     assert len(problems) == 1, problems
     p = problems[0]
-    assert (p.loc.line, p.node_type) == (_line(where), node), p
+    if where is None:
+        assert (str(p.loc), p.loc.line, p.node_type) == (f"--set {override}", 0, node), p
+    else:
+        assert (p.loc.line, p.node_type) == (_line(where), node), p
     assert says in p.message and fix in p.hint, p
 
 

@@ -252,6 +252,16 @@ def test_set_errors_name_the_set_expression_not_a_file_line(tmp_path):
     assert lines[1].startswith("--set tree.lift.speed_mps=5 N: MoveCartesian.speed_mps: unit 'N'")
 
 
+def test_a_set_into_a_list_the_file_does_not_write_names_what_it_writes(tmp_path):
+    # was "give the whole block, e.g. --set 'scene.mechanisms={0: {locked: true}}'" (a new user's try):
+    # 0 is an item of a list, not a key of a block
+    path = write(tmp_path, "t.yaml", SCENE + "tree:\n  MoveCartesian: {name: lift, delta: [0, 0, 0.1]}\n")
+    with pytest.raises(TreeLoadError) as e:
+        load_task(path, ["scene.mechanisms.0.locked=true"])
+    assert str(e.value).startswith("--set scene.mechanisms.0.locked=true: scene.mechanisms does not exist; "
+                                   "scene writes robots, fixtures, objects")
+
+
 def test_missing_include_parameter_is_reported_once(tmp_path):
     write(tmp_path, "sub.yaml", """
         parameters: {pose_key: null}
