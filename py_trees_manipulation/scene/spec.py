@@ -989,13 +989,20 @@ def grip_problem(scene: SceneSpec, obj: str, robot: Optional[str] = None,
     limit = float(desc.gripper.max_force_n)
     grip = float(desc.gripper.default_force_n if grip_force_n is None or grip_force_n < 0 else grip_force_n)
     what = f"a {grip:.0f} N grip"
+    if grip > limit:  # the gripper's actuator clamps a larger request (the run's grip_force_limit_n)
+        what = f"a {grip:.0f} N grip (clamped to the gripper's {limit:.0f} N limit)"
+        grip = limit
     tactile = (scene.extra or {}).get("tactile")
     tactile_limit = (tactile.controller.get("fingertip_force_limit") if tactile is not None and tactile.enabled
                      else None)
     if (grip_force_n is None or grip_force_n < 0) and tactile_limit is not None and 0 <= tactile_limit < grip:
         grip = float(tactile_limit)
         what = f"the tactile fingertip_force_limit of {grip:g} N"
-    needed = mass * GRAVITY_MPS2 / (2.0 * mu) if mu > 0 else math.inf
+    if mu <= 0:
+        return (f"{obj!r} is frictionless (lateral_friction {float(mu_obj):g} x the fingers' {mu_pad:g}): no "
+                f"friction grip holds it; give it a lateral_friction above 0, "
+                f"or weld it with GraspFix")
+    needed = mass * GRAVITY_MPS2 / (2.0 * mu)
     if grip >= needed:
         return None
     tactile_grip = what.startswith("the tactile")

@@ -39,6 +39,29 @@ def test_over_the_grippers_limit_no_grip_holds_it():
     assert "no grip of this gripper holds it (its limit is 80 N)" in text
 
 
+def test_a_grip_over_the_grippers_limit_is_judged_at_the_limit():
+    """A new user's trial: the xArm (30 N limit) asked for 40 N passed validate on a 3.5 kg box that
+    needs 38.2 N a pad and failed the lift (grip_margin 0.79): the actuator clamps the request, so the
+    check uses the limit. 3.5 kg x 9.81 / (2 x 0.3 x 1.5) = 38.2 N per pad."""
+    text = grip_problem(scene(mass=3.5, mu=0.3, model="ufactory_xarm6"), "box", None, 40.0)
+    assert text is not None and text.startswith(
+        "a 40 N grip (clamped to the gripper's 30 N limit) cannot hold 'box' (3.50 kg) by friction: "
+        "each pad must press 38.2 N"), text
+    assert "no grip of this gripper holds it (its limit is 30 N)" in text
+    # the WSG 50 at 140 N asked: 80 N, under the 81.75 N that 2 kg at mu 0.08 x 1.5 needs
+    text = grip_problem(scene(mass=2.0, mu=0.08, model="kuka_iiwa_wsg50"), "box", None, 140.0)
+    assert text is not None and "clamped to the gripper's 80 N limit" in text and "must press 81.8 N" in text
+    assert grip_problem(scene(mass=1.0, mu=0.3, model="ufactory_xarm6"), "box", None, 40.0) is None   # 10.9 N
+
+
+def test_a_frictionless_object_is_refused_not_a_crash():
+    """lateral_friction 0 (allowed: >= 0) ended validate and run in an OverflowError (m g / 0)."""
+    text = grip_problem(scene(mu=0.0), "box", None, 40.0)
+    assert text is not None and text.startswith("'box' is frictionless (lateral_friction 0 x the fingers' 1.5): "
+                                                "no friction grip holds it"), text
+    assert grip_problem(scene(mu=0.0, grasp_fix=True), "box", None, 40.0) is None   # a weld holds it
+
+
 def test_a_weld_is_not_refused():
     """GraspFix welds what the fingers grip."""
     assert grip_problem(scene(grasp_fix=True), "box", None, 40.0) is None
