@@ -199,7 +199,7 @@ class ChooseGrasp(ManipulationBehaviour):
         except ValueError as e:
             key = "object" if isinstance(e, NoGraspsError) else "grasps"
             return [(key, f"{cls.__name__}.{key}: {e}", "")]
-        from ..scene.spec import grip_problem, payload_problem
+        from ..scene.spec import crush_problem, grip_problem, payload_problem
 
         arm = params.get("arm")
         heavy = payload_problem(scene, obj, arm if isinstance(arm, str) else None)
@@ -211,6 +211,9 @@ class ChooseGrasp(ManipulationBehaviour):
                                 set_force=grip_force_key(origins, force is not None))
             if weak:
                 return [("grip_force_n" if force is not None else "object", f"{cls.__name__}: {weak}", "")]
+        crush = crush_problem(scene, obj, arm if isinstance(arm, str) else None)
+        if crush and (force is None or (isinstance(force, (int, float)) and force < 0)):
+            return [("object", f"{cls.__name__}: {crush}", "")]
         return []
 
     @classmethod

@@ -1021,6 +1021,30 @@ def grip_problem(scene: SceneSpec, obj: str, robot: Optional[str] = None,
             f"{mu_pad:g}); {fix_text}, raise the friction, or weld it with GraspFix")
 
 
+def crush_problem(scene: SceneSpec, obj: str, robot: Optional[str] = None) -> Optional[str]:
+    """Why the tactile holds would crush object ``obj``: a ``tactile:`` section whose controller's
+    ``fingertip_force_limit`` (N, the most Grab's hold and the slip servo press with) is not under
+    the object's ``crush_force_n`` (N), with the value that works (0.8 x the crush force, as the
+    fragile example's 4 N under 5 N); None when there is no such limit, no crush force, or the
+    fingers of ``robot`` are welded by GraspFix. A GripperCommand's effort is not judged here (its
+    crush is the run's FAILURE, ``crushed``)."""
+    found = _robot_and_object(scene, obj, robot)
+    if found is None:
+        return None
+    _, _r, o = found
+    crush = getattr(o, "crush_force_n", None)
+    tactile = (scene.extra or {}).get("tactile")
+    if crush is None or tactile is None or not tactile.enabled:
+        return None
+    limit = tactile.controller.get("fingertip_force_limit")
+    if limit is None or limit < 0 or limit < crush:
+        return None
+    works = math.floor(0.8 * crush * 10) / 10
+    return (f"the tactile fingertip_force_limit of {limit:g} N is not under the crush_force_n of {obj!r} "
+            f"({crush:g} N): Grab's hold and the slip servo may press it with up to {limit:g} N and crush it; "
+            f"set scene.tactile.controller.fingertip_force_limit: {works:g} (0.8 x its crush force)")
+
+
 def lift_limit(scene: SceneSpec, robot: Optional[str] = None) -> Optional[tuple[float, str, int]]:
     """What ``robot`` (default: the scene's first) may lift: ``(limit kg, how it is rated, its index
     in scene.robots)``, the limit being the arm's rated payload (the scene's ``payload_kg``, else the

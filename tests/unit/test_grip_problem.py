@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from py_trees_manipulation.scene.spec import grip_problem, parse_scene
+from py_trees_manipulation.scene.spec import crush_problem, grip_problem, parse_scene
 
 
 def scene(mass=2.0, mu=0.1, model="franka_panda", grasp_fix=False, urdf=False):
@@ -79,13 +79,27 @@ def test_a_urdf_objects_friction_is_its_urdfs():
 
 
 
-def tactile_scene(mass, limit=20.0):
+def tactile_scene(mass, limit=20.0, crush=None):
     """The slip_servo can's friction (0.3 x the Panda's 1.5 pads: mu 0.45), a tactile force limit."""
+    can = {"name": "can", "mass_kg": mass, "lateral_friction": 0.3, "pose": {"position": [0.5, 0, 0.686]},
+           "primitive": {"shape": "cylinder", "radius": 0.03, "length": 0.12}}
+    if crush is not None:
+        can["crush_force_n"] = crush
     return parse_scene({
         "robots": [{"name": "arm", "model": "franka_panda", "base_pose": {"position": [0, 0, 0.626]}}],
-        "objects": [{"name": "can", "mass_kg": mass, "lateral_friction": 0.3, "pose": {"position": [0.5, 0, 0.686]},
-                     "primitive": {"shape": "cylinder", "radius": 0.03, "length": 0.12}}],
-        "tactile": {"controller": {"fingertip_force_limit": limit}}})
+        "objects": [can], "tactile": {"controller": {"fingertip_force_limit": limit}}})
+
+
+def test_a_tactile_limit_not_under_the_crush_force_is_refused():
+    """A new user's trial: the fragile egg with crush_force_n 3 under the example's 4 N
+    fingertip_force_limit passed validate --plan and was crushed in the run; 0.8 x 3 N = 2.4 N works."""
+    text = crush_problem(tactile_scene(0.06, limit=4.0, crush=3.0), "can")
+    assert text == ("the tactile fingertip_force_limit of 4 N is not under the crush_force_n of 'can' (3 N): "
+                    "Grab's hold and the slip servo may press it with up to 4 N and crush it; set "
+                    "scene.tactile.controller.fingertip_force_limit: 2.4 (0.8 x its crush force)")
+    assert crush_problem(tactile_scene(0.06, limit=3.0, crush=3.0), "can") is not None   # at it: not under
+    assert crush_problem(tactile_scene(0.06, limit=4.0, crush=5.0), "can") is None        # the example
+    assert crush_problem(tactile_scene(0.06, limit=4.0), "can") is None                   # not fragile
 
 
 def test_a_tactile_fingertip_force_limit_bounds_the_grip():
