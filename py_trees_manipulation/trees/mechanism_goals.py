@@ -76,6 +76,42 @@ def mechanism_goal_problems(tree: Any, scene: Any, add: Callable[[Any, str, str]
                 found[kind].append((n, param, value))
             if not _direction(spec, key, found, add):
                 _one(spec, key, travel, unit, found, add)
+            if key == "cabinets":
+                _resistance(spec, nodes, only, add)
+
+
+def _resistance(spec: Any, nodes: list, only: Any, add: Callable[[Any, str, str], None]) -> None:
+    """A pull whose wrist force bound the drawer's own resistance reaches: damping x the pull's cruise
+    speed + friction (N), as the run's diagnosis counts it (``resistance_n``), at or over the
+    ``MoveAlongArc``'s ``max_force_n``: the guard stops every such pull once the hand holds the bar.
+    The fix is the bound the run's diagnosis names (1.25 x the resistance, in 5 N steps)."""
+    import math
+
+    from ..behaviors import registry
+
+    cls = registry.lookup("MoveAlongArc")
+    declared = cls.all_params() if cls is not None else {}
+    asset = spec.asset
+    for n in nodes:
+        if n.type != "MoveAlongArc" or only != spec.name:
+            continue   # MoveAlongArc names no mechanism: counted when the scene has one drawer
+        move = _num(n.params.get("translation_m"))
+        if move is None or move == 0:
+            continue
+        values = {k: _num(n.params[k]) if k in n.params else (declared[k].default if k in declared else None)
+                  for k in ("speed_mps", "max_force_n")}
+        speed, bound = values["speed_mps"], values["max_force_n"]
+        if speed is None or bound is None:
+            continue   # read from the blackboard: the run's
+        resist = float(asset.drawer_damping) * speed + float(asset.drawer_friction)
+        if resist < bound:
+            continue
+        works = 5.0 * math.ceil(1.25 * resist / 5.0)
+        add(n.param_locs.get("max_force_n", n.loc),
+            f"{n.type}.max_force_n: the drawer of {spec.name!r} resists {resist:.0f} N at {speed:g} m/s (its damping "
+            f"{float(asset.drawer_damping):g} N*s/m and friction {float(asset.drawer_friction):g} N), at or over the "
+            f"{bound:g} N wrist force bound: the pull would stop as soon as it starts",
+            f"max_force_n: {works:g} (1.25 x the resistance), or a drawer with less friction")
 
 
 def _direction(spec: Any, key: str, found: dict, add: Callable[[Any, str, str], None]) -> bool:

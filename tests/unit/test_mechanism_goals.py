@@ -68,3 +68,16 @@ def test_an_arc_or_pull_the_way_the_mechanism_does_not_open_is_refused_when_load
     (p,) = _problems("open_drawer.yaml", "parameters.pull_m=0.25")
     assert "CheckReachability.pull_m: the drawer of 'cabinet' starts closed: it opens by pulling it out, and 0.25 m" in p
     assert "CheckReachability 'check_reach' pull_m -0.25, MoveAlongArc 'pull_open' translation_m -0.25" in p
+
+
+def test_a_drawer_that_resists_more_than_the_pulls_force_bound_is_refused_with_a_bound_that_works():
+    # a new user's trial: friction 80 N against the example's 60 N max_force_n passed validate --plan,
+    # then the pull stopped after the grasp ("max_force_n 105 N would let it through"). The drawer's own
+    # resistance at the pull's 0.06 m/s: 5 N*s/m x 0.06 m/s + 80 N = 80.3 N; 1.25 x that in 5 N steps: 105 N
+    (p,) = _problems("open_drawer.yaml", "scene.cabinets.0.friction=80")
+    assert ("MoveAlongArc.max_force_n: the drawer of 'cabinet' resists 80 N at 0.06 m/s (its damping 5 N*s/m and "
+            "friction 80 N), at or over the 60 N wrist force bound") in p
+    assert "max_force_n: 105 (1.25 x the resistance)" in p
+    # that bound loads (the run then opens it: the trial's); a resistance under the bound is the run's to judge
+    load_task(os.path.join(EXAMPLES, "open_drawer.yaml"), ["scene.cabinets.0.friction=80", "parameters.max_force_n=105"])
+    load_task(os.path.join(EXAMPLES, "open_drawer.yaml"), ["scene.cabinets.0.friction=55"])
