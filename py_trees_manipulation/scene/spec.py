@@ -651,6 +651,31 @@ def _parse_primitive(v: Any, path: PathT) -> PrimitiveSpec:
                          length=_number(d, "length", path, gt=0.0, unit="m"))
 
 
+#: the largest extent of a movable (graspable) primitive, m: beyond it a size is taken for a unit
+#: mistake (a box written [50, 50, 80] in millimetres started 25,400 mm inside the table)
+MOVABLE_SIZE_MAX_M = 2.0
+
+
+def _movable_size(pr: PrimitiveSpec, name: str, path: PathT) -> None:
+    """A movable primitive larger than :data:`MOVABLE_SIZE_MAX_M`: a SceneError at the key, with the
+    value in metres as if it had been written in millimetres."""
+    for key in ("size", "radius", "length"):
+        v = getattr(pr, key)
+        if v is None:
+            continue
+        vals = list(v) if isinstance(v, (tuple, list)) else [v]
+        if max(vals) * (2.0 if key == "radius" else 1.0) <= MOVABLE_SIZE_MAX_M:
+            continue
+        mm = [round(x / 1000.0, 6) for x in vals]
+        written = ", ".join(f"{x:g}" for x in vals)
+        meant = ", ".join(f"{x:g}" for x in mm)
+        if key == "size":
+            written, meant = f"[{written}]", f"[{meant}]"
+        raise SceneError(path + (key,), f"object {name!r}: {key} {written} m is over {MOVABLE_SIZE_MAX_M:g} m across, "
+                         f"more than a gripper holds: sizes are metres ({written} mm is {key}: {meant}); a large "
+                         "body that stays put is fixed: true")
+
+
 _HANDLE_NAME = re.compile(r"^[A-Za-z0-9_.+\-]+$")
 _AXIS_NAMES = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0),
                "-x": (-1.0, 0.0, 0.0), "-y": (0.0, -1.0, 0.0), "-z": (0.0, 0.0, -1.0)}
@@ -783,6 +808,8 @@ def _parse_object(d: Any, path: PathT, seen: dict[str, PathT], base_dir: Optiona
     may_move = d.get("may_move", False)
     if not isinstance(may_move, bool):
         raise SceneError(path + ("may_move",), f"may_move must be true or false, got {may_move!r}")
+    if primitive is not None and not fixed:
+        _movable_size(primitive, name, path + ("primitive",))
     scale = _number(d, "scale", path, 1.0, gt=0.0)
     grasps = _parse_grasps(d["grasps"], path + ("grasps",), name, primitive, scale) if "grasps" in d else ()
     return ObjectSpec(

@@ -84,6 +84,12 @@ def test_joint_angle_configuration():
      ["a box takes size"]),
     (lambda s: s["objects"][1]["primitive"].update(size=[0.05, 0, 0.03]), ("objects", 1, "primitive", "size", 1),
      ["must be > 0"]),
+    # a size in millimetres (a new user's [50, 50, 80]: "starts 25400 mm inside fixture 'table'")
+    (lambda s: s["objects"][1]["primitive"].update(size=[50, 40, 30]), ("objects", 1, "primitive", "size"),
+     ["size [50, 40, 30] m is over 2 m across", "sizes are metres ([50, 40, 30] mm is size: [0.05, 0.04, 0.03])",
+      "fixed: true"]),
+    (lambda s: s["objects"][1].update(primitive={"shape": "cylinder", "radius": 30, "length": 0.1}),
+     ("objects", 1, "primitive", "radius"), ["radius 30 m", "30 mm is radius: 0.03"]),
     (lambda s: s["objects"][1].pop("contact_damping"), ("objects", 1), ["add 'contact_damping'"]),
     (lambda s: s["objects"][1].update(color=[1, 0, 0, 2]), ("objects", 1, "color", 3), ["0 ... 1"]),
     (lambda s: s["objects"][0].update(primitive={"shape": "sphere", "radius": 0.1}), ("objects", 0),
