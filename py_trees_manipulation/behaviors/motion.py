@@ -321,6 +321,16 @@ class MoveCartesian(_ArmMotion):
                 out.append(("held_object", f"{cls.__name__}.held_object: {heavy}", ""))
         force, contact = params.get("max_force_n"), params.get("contact_speed_mps")
         number = (int, float)
+        delta = params.get("delta")
+        if (isinstance(delta, (list, tuple)) and len(delta) == 3 and scene.robots
+                and all(isinstance(v, number) and not isinstance(v, bool) for v in delta)):
+            r0 = next((r for r in scene.robots if r.name == arm), scene.robots[0])
+            reach = float(getattr(getattr(r0, "description", None), "reach_m", 0.0) or 0.0)
+            length = float(np.linalg.norm(np.asarray(delta, dtype=float)))
+            if reach > 0 and length > 2.0 * reach:   # further than the arm's whole workspace spans
+                out.append(("delta", f"{cls.__name__}.delta: {list(delta)} moves the hand {length:g} m, more than "
+                            f"the whole workspace of robot {r0.name!r} spans (twice its {reach:.3f} m reach)",
+                            "distances are metres (15 cm is 0.15)"))
         if not isinstance(force, number) or isinstance(force, bool) or not scene.robots:
             return out
         robot = next((r for r in scene.robots if r.name == arm), scene.robots[0])

@@ -156,6 +156,16 @@ def test_validate_refuses_a_guard_below_the_wrist_sensors_resolution():
     assert _problems(max_force_n=8.0) == []
 
 
+def test_validate_refuses_a_delta_longer_than_the_whole_workspace():
+    """A new user's lift written delta [0, 0, 15] (15 cm meant) passed plain validate: 15 m is more
+    than twice the Panda's reach, further than any two points of its workspace are apart."""
+    (key, problem, hint), = _problems(delta=[0, 0, 15])
+    assert key == "delta" and problem.startswith("MoveCartesian.delta: [0, 0, 15] moves the hand 15 m, more than "
+                                                 "the whole workspace of robot 'panda' spans (twice its 0.")
+    assert hint == "distances are metres (15 cm is 0.15)"
+    assert _problems(delta=[0, 0, 0.15]) == []
+
+
 def test_validate_refuses_a_contact_speed_too_fast_for_the_guard_with_the_speed_that_would_do():
     (key, problem, hint), = _problems(max_force_n=8.0, contact_speed_mps=0.05)
     assert key == "contact_speed_mps" and "would stop at up to 208 N" in problem
