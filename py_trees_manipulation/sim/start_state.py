@@ -146,6 +146,12 @@ def start_overlaps(sim: Any, fixes: Optional[dict[str, tuple[np.ndarray, float]]
                     names.update((mover.name, other.name))
                     continue  # base_pose: auto found no base: that refusal says why, not "give it auto"
                 at = np.asarray(spec.base_pose[:3, 3], dtype=float)
+                if float(normal[2]) > 0.7 and int(deepest[3]) >= 0:
+                    # up, for an arm link (not the base) dipping into a body from above: lifting the
+                    # robot off its mount clears it ("stands on nothing" then, a new user's trial: a
+                    # finger in a lower table top). Sideways instead, away from the body, by what takes
+                    # the link's box clear of the body's (a base sunk into its mount still goes up)
+                    normal, shift = _sideways(c, mover.body, int(deepest[3]), at, boxes[other.body])
                 to = at + shift * normal
                 if to[2] < -1e-6 <= at[2]:   # the way out is down through the floor: a base under a table top
                     text += (f"its base at {_xyz(at)} puts it under or inside {other.name!r}: move robot "
@@ -181,6 +187,28 @@ def start_overlaps(sim: Any, fixes: Optional[dict[str, tuple[np.ndarray, float]]
             names.update((mover.name, other.name))
     found.sort(key=lambda x: -x[0])
     return [t for _, t in found], names
+
+
+def _sideways(c: int, body: int, link: int, base: np.ndarray, other: tuple) -> tuple[np.ndarray, float]:
+    """The horizontal axis (+-x or +-y, away from the centre of ``other``'s world AABB) and the
+    distance, m, that take link ``link`` of ``body`` (its AABB) clear of ``other``'s AABB: the move
+    of a robot base whose link overlaps a body from above or below."""
+    lo, hi = (np.asarray(v, dtype=float) for v in pb.getAABB(body, link, physicsClientId=c))
+    olo, ohi = np.asarray(other[0], dtype=float), np.asarray(other[1], dtype=float)
+    away = base[:2] - 0.5 * (olo[:2] + ohi[:2])
+    best: Optional[tuple[float, np.ndarray]] = None
+    for i in (0, 1):
+        for sign in (-1.0, 1.0):
+            if away[i] * sign < 0:
+                continue   # towards the body's centre: through it
+            need = (ohi[i] - lo[i]) if sign > 0 else (hi[i] - olo[i])
+            axis = np.zeros(3)
+            axis[i] = sign
+            if best is None or need < best[0]:
+                best = (float(need), axis)
+    if best is None:  # pragma: no cover (away is never zero on both axes with both signs excluded)
+        return np.array([0.0, 0.0, 1.0]), 0.0
+    return best[1], best[0] + 0.001
 
 
 def _overlap_at(sim: Any, mover: _Body, to: np.ndarray, tol: float, exclude: _Body) -> Optional[tuple[_Body, float]]:

@@ -70,6 +70,23 @@ def test_a_robot_link_inside_a_fixture_names_the_link_and_the_base_move():
                         text), text
 
 
+def test_a_finger_dipping_into_a_lower_table_moves_the_robot_sideways_not_off_the_floor():
+    # a new user's trial: the Panda on the floor, the table scaled 0.8 and moved to x 0.75; the ready
+    # posture's right finger starts 23 mm in the top. "move robot 'panda' by 0.024 m along +z" cleared
+    # it and left the robot standing on nothing; the base moves back instead, and that start is clear
+    table = {**TABLE, "scale": 0.8, "pose": {"position": [0.75, 0, 0]}}
+    scene = {"robots": [{**PANDA, "base_pose": {"position": [0, 0, 0]}}], "fixtures": [table]}
+    with SimBackend(scene, visual_shapes=False) as sim:
+        text = sim.preflight_failure or ""
+        m = re.match(r"robot 'panda' \(panda_\w+\) starts 2\d mm inside fixture 'table' \(start_penetration_m 3 mm\): "
+                     r"move robot 'panda' by (0\.\d+) m along -x \(base_pose position \[(-0\.\d+), 0\.000, 0\.000\]\)",
+                     text)
+        assert m, text
+    moved = {"robots": [{**PANDA, "base_pose": {"position": [float(m.group(2)), 0, 0]}}], "fixtures": [table]}
+    with SimBackend(moved, visual_shapes=False) as sim:
+        assert sim.preflight_failure is None, sim.preflight_failure
+
+
 def test_a_robot_standing_under_a_table_is_not_sent_through_the_floor():
     # the Panda on the floor under the table top: its elbow pokes 96 mm into the top; the way out along
     # the contact normal is 0.097 m down, through the floor (it was offered as base_pose z -0.097)
