@@ -447,7 +447,7 @@ class ChooseGrasp(ManipulationBehaviour):
 
 #: rejections a base elsewhere may cure (the arm's reach, or the arm in the way of the scene where it
 #: stands): a grasp too wide or from a forbidden direction is refused from every base
-SUGGEST_FOR = ("unreachable", "place", "pregrasp_collision", "grasp_collision", "approach_line", "lift")
+SUGGEST_FOR = ("unreachable", "place", "pregrasp_collision", "grasp_collision", "closing", "approach_line", "lift")
 
 
 def _meets_the_object(c: Any, obj: str) -> bool:

@@ -61,8 +61,13 @@ __all__ = ["GraspCandidate", "GraspChoice", "choose_grasp", "grasp_at", "REJECTI
 #: the speed the retreat from a place is checked at (examples/pick_and_place.yaml's retreat), m/s
 RETREAT_SPEED_MPS = 0.1
 #: rejection categories, in the order the summary lists them
-REJECTIONS = ("approach", "width", "unreachable", "pregrasp_collision", "grasp_collision", "place",
+REJECTIONS = ("approach", "width", "unreachable", "pregrasp_collision", "grasp_collision", "closing", "place",
               "approach_line", "lift")
+#: a finger closed on the object may reach this far into another body, m (the collision world reads a
+#: mesh hull's 1 mm margin as surface, as the simulator's contacts do: a fingertip on the table reads 0)
+CLOSING_TOLERANCE_M = 0.0005
+#: gaps checked along the fingers' closing stroke, open to the object's width, ends included
+CLOSING_SAMPLES = 6
 POSITION_TOLERANCE_M = 0.01        # as MoveToPose's default
 ORIENTATION_TOLERANCE_RAD = 0.1
 LINE_STEP_M = 0.01
@@ -201,6 +206,7 @@ class GraspChoice:
                 "grasp_collision": f"collide{'s' if one else ''} at the grasp",
                 "place": "cannot put it down at the place pose",
                 "lift": f"cannot lift it{' so' if one else ''}",
+                "closing": f"{'meets' if one else 'meet'} another body as the fingers close",
                 "approach_line": f"ha{'s' if one else 've'} the approach line blocked"}
         return f"{n} {what.get(category, category)}: {listed}{more}" + self._hit_figures(category, members)
 
@@ -406,6 +412,43 @@ def _place(ctx: _Context, c: GraspCandidate, places: Sequence[Pose], approach_m:
         w.detach(robot)
 
 
+def _closing(ctx: _Context, c: GraspCandidate) -> Optional[str]:
+    """The hand at the grasp with its fingers closed to the object's width: a linkage's fingertips
+    travel along the approach as they close (the xArm Gripper's about 10 mm over its stroke), so a
+    grasp whose open fingers clear the table by the padding may close them onto it (a new user's
+    trial: 'closed on no object: the fingers stalled at 49.8 mm against table'). Which hand link
+    would reach more than :data:`CLOSING_TOLERANCE_M` into a body other than the object and how far,
+    or None. A parallel gripper's fingers close level: this never finds what the grasp check did not."""
+    import pybullet as pb
+
+    w, robot = ctx.world, ctx.robot
+    r = w.robots[robot]
+    width = c.grasp.width_m if math.isfinite(c.grasp.width_m) else 0.0
+    held = w.bodies.get(ctx.obj)
+    closed, opened = max(width, r.closed_gap), float(r.model.max_gap_m)
+    try:
+        worst: Optional[tuple[float, int, str, float]] = None
+        # the sweep from open to the object's width: a linkage's fingertips travel along an arc, the
+        # deepest point of the stroke may lie between its ends
+        for gap in np.linspace(opened, closed, CLOSING_SAMPLES) if opened > closed else [closed]:
+            w.set_robot_state(robot, c.q_grasp, fingers=r.finger_targets(float(gap)))
+            for name, other in w.bodies.items():
+                if other in (r.body, held):
+                    continue
+                for link in w.hand_links(robot):
+                    for p in pb.getClosestPoints(r.body, other, 0.0, linkIndexA=link, physicsClientId=w.client):
+                        depth = -float(p[8])
+                        if depth > CLOSING_TOLERANCE_M and (worst is None or depth > worst[0]):
+                            worst = (depth, link, name, float(gap))
+        if worst is None:
+            return None
+        depth, link, name, gap = worst
+        return (f"{w.link_name(r.body, link)} would reach {depth * 1000:.1f} mm into {name!r} as the fingers close "
+                f"(at {gap * 1000:.0f} mm of their way from {opened * 1000:.0f} to {closed * 1000:.0f} mm)")
+    finally:
+        w.set_robot_state(robot, c.q_grasp, fingers=r.finger_targets(float(r.model.max_gap_m)))
+
+
 def _lift(ctx: _Context, c: GraspCandidate, lift_m: float) -> Optional[str]:
     """The straight lift ``lift_m`` up from the grasp with the object held, planned as the
     ``move_cartesian`` motion plans it (:meth:`~.arm_planner.ArmMotionPlanner.plan`: its lines, the
@@ -596,6 +639,10 @@ def choose_grasp(world: CollisionWorld, robot: str, obj: str, object_pose: Pose,
             c.line_checked = True
             if failed is not None:
                 c.reject("approach_line", f"approach line blocked: {failed[0]}", failed[1])
+                continue
+            why = _closing(ctx, c)
+            if why is not None:
+                c.reject("closing", f"closing on it: {why}", why)
                 continue
             why = _retreats(ctx, c, place_approach_m)
             if why is not None:

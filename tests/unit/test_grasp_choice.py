@@ -225,3 +225,34 @@ def test_bad_arguments(panda):
         choose_grasp(world, "kuka", "mug", np.eye(4), [])
     with pytest.raises(ValueError, match="last row"):
         choose_grasp(world, "arm", "mug", np.zeros((4, 4)), [])
+
+
+def test_a_linkage_whose_fingertips_would_close_onto_the_table_is_refused():
+    """A new user's trial: the xArm with padding 5 mm over a 4 cm box passed validate --plan (the open
+    fingers 8.7 mm above the table top), then 'closed on no object: the fingers stalled at 49.8 mm
+    against table': the linkage's fingertips travel about 10 mm along the approach as they close. The
+    closing stroke is checked; a Panda's fingers close level and pass the same box."""
+    def scene(model, height):
+        return parse_scene({
+            "robots": [{"name": "arm", "model": model, "base_pose": {"position": [0, 0, 0.626]}}],
+            "fixtures": [{"name": "table", "urdf": "table/table.urdf", "pose": {"position": [0.5, 0, 0]}}],
+            "objects": [{"name": "box", "primitive": {"shape": "box", "size": [0.04, 0.04, height]},
+                         "pose": {"position": [0.5, 0.1, 0.626 + height / 2]}}],
+            "motion_planning": {"padding_m": 0.005}})
+
+    for model, height, closes in (("ufactory_xarm6", 0.04, False), ("ufactory_xarm6", 0.06, True),
+                                  ("franka_panda", 0.04, True)):
+        s = scene(model, height)
+        world = CollisionWorld.from_scene(s)
+        try:
+            choice = choose_grasp(world, "arm", "box", np.asarray(s.objects[0].pose), grasps_for_object(s.objects[0]),
+                                  max_approach_angle_deg=45.0)
+        finally:
+            world.close()
+        closing = [c for c in choice.candidates if c.rejection == "closing"]
+        assert (choice.chosen is not None) == closes, (model, height, [c.describe() for c in choice.candidates])
+        if not closes:
+            assert closing and all("into 'table' as the fingers close" in c.reason for c in closing), \
+                [c.reason for c in choice.candidates]
+        else:
+            assert not closing, [c.reason for c in closing]
