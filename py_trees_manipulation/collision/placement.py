@@ -301,20 +301,15 @@ class _Probe:
         if self.body not in self.noise and support not in self.noise:
             return None
         base = np.asarray(position, dtype=float)
-        R = np.array(pb.getMatrixFromQuaternion(orn)).reshape(3, 3)
         s_pose = pb.getBasePositionAndOrientation(support, physicsClientId=self.c)
         found: Optional[NoiseMiss] = None
         try:
             for yaw, dx, dy, turn in self.draws(support)[1:] if not measure else self.draws(support):
                 if turn:   # the support turned about its own frame's origin
-                    q = pb.getQuaternionFromEuler([0.0, 0.0, math.radians(turn)])
-                    sq = pb.multiplyTransforms([0, 0, 0], q, [0, 0, 0], s_pose[1])[1]
-                    pb.resetBasePositionAndOrientation(support, s_pose[0], sq, physicsClientId=self.c)
+                    pb.resetBasePositionAndOrientation(support, s_pose[0], _yawed(s_pose[1], turn), physicsClientId=self.c)
                 else:
                     pb.resetBasePositionAndOrientation(support, *s_pose, physicsClientId=self.c)
-                c, sn = math.cos(math.radians(yaw)), math.sin(math.radians(yaw))
-                Rz = np.array([[c, -sn, 0.0], [sn, c, 0.0], [0.0, 0.0, 1.0]])
-                o = _quat_from_matrix(Rz @ R)
+                o = _yawed(orn, yaw)
                 at = base + np.array([dx, dy, 0.0])
                 body, gap = self.support(at, o)
                 miss: Optional[NoiseMiss] = None
@@ -407,14 +402,10 @@ class NoiseMiss:
         return " and ".join(parts) or "as given"
 
 
-def _quat_from_matrix(R: np.ndarray) -> list:
-    """xyzw quaternion of a rotation matrix (pybullet's convention)."""
-    from ..conventions import quat_xyzw_from_wxyz
-    from ..geometry.poses import pq_from_pose
-
-    T = np.eye(4)
-    T[:3, :3] = R
-    return list(quat_xyzw_from_wxyz(pq_from_pose(T)[1]))
+def _yawed(orn: Any, yaw_deg: float) -> Any:
+    """The xyzw quaternion ``orn`` (PyBullet's convention) turned ``yaw_deg`` about world z."""
+    q = pb.getQuaternionFromEuler([0.0, 0.0, math.radians(yaw_deg)])
+    return pb.multiplyTransforms([0, 0, 0], q, [0, 0, 0], orn)[1]
 
 
 def check_task_place(world: Any, task: Any, accept: Optional[Accept] = None,

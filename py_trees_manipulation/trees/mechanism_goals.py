@@ -25,6 +25,7 @@ at run time are left to the run.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 __all__ = ["mechanism_goal_problems"]
@@ -85,8 +86,6 @@ def _resistance(spec: Any, nodes: list, only: Any, add: Callable[[Any, str, str]
     speed + friction (N), as the run's diagnosis counts it (``resistance_n``), at or over the
     ``MoveAlongArc``'s ``max_force_n``: the guard stops every such pull once the hand holds the bar.
     The fix is the bound the run's diagnosis names (1.25 x the resistance, in 5 N steps)."""
-    import math
-
     from ..behaviors import registry
 
     cls = registry.lookup("MoveAlongArc")
